@@ -1,0 +1,50 @@
+"""Settings from the environment, read when asked for (never at import time)."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+DEFAULT_PORT = 8765
+DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where the data lives and how the engine behaves; every field has an environment variable."""
+
+    home: Path
+    port: int = DEFAULT_PORT
+    model_path: str | None = None  # a local sentence-transformers folder; None: the bundled MiniLM
+    chroma_url: str | None = None  # a Chroma server instead of the embedded client
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    embed_batch_size: int = 32
+    device: str | None = None  # None: CUDA when present, else CPU
+
+    @classmethod
+    def from_env(cls, home: str | Path | None = None) -> "Settings":
+        env = os.environ
+        home_path = Path(home or env.get("SKMEMORY_HOME") or platformdirs.user_data_dir("skmemory", "SK Memory"))
+        return cls(
+            home=home_path.expanduser().resolve(),
+            port=_int_env("SKMEMORY_PORT", DEFAULT_PORT),
+            model_path=env.get("SKMEMORY_MODEL") or None,
+            chroma_url=env.get("SKMEMORY_CHROMA_URL") or None,
+            max_file_bytes=_int_env("SKMEMORY_MAX_FILE_BYTES", DEFAULT_MAX_FILE_BYTES),
+            embed_batch_size=_int_env("SKMEMORY_EMBED_BATCH", 32),
+            device=env.get("SKMEMORY_DEVICE") or None,
+        )
+
+
+def _int_env(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        from .errors import SKMemoryError
+
+        raise SKMemoryError(f"{name} must be a whole number, not {raw!r}.") from None
