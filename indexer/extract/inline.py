@@ -1,0 +1,115 @@
+"""Markdown inside a line: code fences, #tags, [[wikilinks]] and links to local files."""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from urllib.parse import unquote
+
+from indexer.parsed import Link
+
+FENCE_OPEN = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?(`{3,}|~{3,})")  # Logseq puts fences after a bullet
+CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+WIKILINK = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]")
+BRACKET_TAG = re.compile(r"(?<![^\s(])#\[\[([^\[\]\n]+?)\]\]")  # Logseq's #[[multi word tag]]
+MARKDOWN_LINK = re.compile(r"!?\[[^\]\n]*\]\(\s*(<[^>\n]*>|[^\s)]+)[^)\n]*\)")
+BARE_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://\S+")
+TAG = re.compile(r"(?<![^\s(])#([\w\-/]+)")
+HAS_LETTER = re.compile(r"[^\W\d]")  # a letter or underscore: '#123' is an issue number, not a tag
+URL_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
+
+
+def code_lines(lines: list[str]) -> list[bool]:
+    """Return, for each line, whether it belongs to a fenced code block (fence lines included)."""
+    flags: list[bool] = []
+    fence = ""
+    for line in lines:
+        if fence:
+            flags.append(True)
+            stripped = line.strip()
+            if stripped.startswith(fence) and not stripped.strip(fence[0]):
+                fence = ""
+            continue
+        match = FENCE_OPEN.match(line)
+        # A backtick "fence" with a backtick after it on the line is an inline code span (CommonMark).
+        if match and match.group(1)[0] == "`" and "`" in line[match.end():]:
+            match = None
+        if match:
+            fence = match.group(1)
+        flags.append(bool(match))
+    return flags
+
+
+def wikilink_target(inner: str) -> str:
+    """Return the note a wikilink's inside points at: without '|alias' and without '#heading'."""
+    return inner.split("|", 1)[0].rstrip("\\").split("#", 1)[0].strip()
+
+
+def normalise_tags(raw: Iterable[str]) -> list[str]:
+    """Strip '#', lowercase, strip a trailing '/', drop empties and duplicates, keeping first-seen order."""
+    seen: dict[str, None] = {}
+    for tag in raw:
+        tag = str(tag).strip().lstrip("#").lower().rstrip("/").strip()
+        if tag:
+            seen.setdefault(tag, None)
+    return list(seen)
+
+
+def dedupe_links(links: Iterable[Link]) -> list[Link]:
+    """Drop repeated (target, kind) pairs, keeping first-seen order."""
+    seen: dict[tuple[str, str], Link] = {}
+    for link in links:
+        seen.setdefault((link.target, link.kind), link)
+    return list(seen.values())
+
+
+def wikilinks_in(text: str) -> list[Link]:
+    """Return every [[wikilink]] and ![[embed]] in text as a 'wikilink' Link."""
+    links = []
+    for match in WIKILINK.finditer(text):
+        target = wikilink_target(match.group(1))
+        if target:
+            links.append(Link(target, "wikilink"))
+    return links
+
+
+def local_file_target(destination: str) -> str | None:
+    """Return the local path a markdown link destination names, or None for URLs, anchors and page refs."""
+    destination = destination.strip().removeprefix("<").removesuffix(">").strip()
+    if not destination or destination.startswith(("#", "//", "[[", "((")) or URL_SCHEME.match(destination):
+        return None
+    path = unquote(re.split(r"[#?]", destination, maxsplit=1)[0]).strip()
+    return path or None
+
+
+def scan_lines(lines: list[str], in_code: list[bool] | None = None) -> tuple[list[str], list[Link]]:
+    """Find the raw #tags and the links in markdown lines, ignoring code blocks, code spans and URLs."""
+    if in_code is None:
+        in_code = code_lines(lines)
+    tags: list[str] = []
+    links: list[Link] = []
+    for line, is_code in zip(lines, in_code):
+        if is_code or not line.strip():
+            continue
+        if "`" in line:
+            line = CODE_SPAN.sub(" ", line)
+        if "[[" in line:
+            tags.extend(match.group(1) for match in BRACKET_TAG.finditer(line))
+            links.extend(wikilinks_in(line))
+            line = WIKILINK.sub(" ", line)
+        if "](" in line:
+            for match in MARKDOWN_LINK.finditer(line):
+                target = local_file_target(match.group(1))
+                if target:
+                    links.append(Link(target, "file"))
+            line = MARKDOWN_LINK.sub(" ", line)
+        if "#" in line:
+            if "://" in line:
+                line = BARE_URL.sub(" ", line)
+            tags.extend(m.group(1) for m in TAG.finditer(line) if HAS_LETTER.search(m.group(1)))
+    return tags, links
+
+
+def scan_text(text: str) -> tuple[list[str], list[Link]]:
+    """Find the normalised tags and deduplicated links in a piece of markdown text."""
+    tags, links = scan_lines(text.split("\n"))
+    return normalise_tags(tags), dedupe_links(links)

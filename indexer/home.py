@@ -1,0 +1,99 @@
+"""The engine's front door: a data home with its projects, one shared model and token counter."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from .chunking import TokenCounter
+from .config import Settings
+from .embeddings import Embedder
+from .errors import SKMemoryError
+from .lock import LOCK_NAME, read_holder
+from .project import Project, project_status
+from .registry import ProjectInfo, Registry
+from .store import SQLITE_NAME, Store
+
+logger = logging.getLogger(__name__)
+
+
+class Home:
+    """A data home (SKMEMORY_HOME): the registry of projects and the means to open them."""
+
+    def __init__(self, settings: Settings | None = None, embedder: Embedder | None = None):
+        self.settings = settings or Settings.from_env()
+        self.registry = Registry(self.settings.home)
+        self._embedder = embedder
+        self._counter: TokenCounter | None = None
+
+    @property
+    def embedder(self) -> Embedder:
+        """The shared embedding model (loaded on first use, not here)."""
+        if self._embedder is None:
+            self._embedder = Embedder(self.settings.model_path, self.settings.device)
+        return self._embedder
+
+    @property
+    def counter(self) -> TokenCounter:
+        if self._counter is None:
+            model_dir = Path(self.settings.model_path) if self.settings.model_path else None
+            self._counter = TokenCounter.for_model(model_dir)
+        return self._counter
+
+    # --- projects ------------------------------------------------------------------------------------------
+
+    def projects(self) -> list[ProjectInfo]:
+        """Return every registered project."""
+        return self.registry.list()
+
+    def project(self, name: str) -> ProjectInfo:
+        return self.registry.get(name)
+
+    def add_project(self, root: str | Path, name: str | None = None, builtin: bool = False,
+                    inside_home: bool = False) -> ProjectInfo:
+        """Register a folder as a project (it is indexed by `index`, `watch` or the server)."""
+        info = self.registry.add(root, name, builtin=builtin)
+        inside = self.settings.home in info.root.parents or info.root == self.settings.home
+        if inside and not inside_home:
+            self.registry.remove(info.name)
+            raise SKMemoryError(f"{info.root} is inside SK Memory's data folder; choose a folder of your own notes.")
+        return info
+
+    def rename_project(self, old: str, new: str) -> ProjectInfo:
+        return self.registry.rename(old, new)
+
+    def remove_project(self, name: str) -> ProjectInfo:
+        """Forget a project and delete its index (refused while another process owns it); files stay."""
+        info = self.registry.get(name)
+        holder = read_holder(info.index_dir / LOCK_NAME)
+        if holder:
+            # Taking the lock proves the holder is gone; a live holder makes this raise ProjectLocked.
+            from .lock import WriterLock
+
+            WriterLock(info.index_dir, info.name, "skmemory remove").acquire().release()
+        if self.settings.chroma_url:
+            from .vectors import VectorStore
+
+            store = VectorStore.open(info.index_dir / "chroma", f"skm_{info.id}", self.settings.chroma_url)
+            store.drop()
+            store.close()
+        return self.registry.remove(name)
+
+    def open_project(self, name: str, role: str = "skmemory") -> Project:
+        """Open a project for writing; raises ProjectLocked if another process owns it."""
+        info = self.registry.get(name)
+        return Project(info, self.settings, self.embedder, self.counter, role=role)
+
+    def status(self, name: str) -> dict:
+        """Describe a project's index without taking its lock (safe while the server runs)."""
+        info = self.registry.get(name)
+        if not (info.index_dir / SQLITE_NAME).exists():
+            return {"project": info.name, "root": str(info.root), "documents": 0, "chunks": 0, "embedded": 0,
+                    "pending": 0, "failed": 0, "errors": [], "indexed": False}
+        store = Store(info.index_dir, readonly=True)
+        try:
+            result = project_status(info, store, None)
+        finally:
+            store.close()
+        result["indexed"] = True
+        result["owner"] = read_holder(info.index_dir / LOCK_NAME) or None
+        return result

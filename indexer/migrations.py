@@ -1,0 +1,130 @@
+"""Numbered schema migrations for a project's index, applied in order when it opens."""
+from __future__ import annotations
+
+import sqlite3
+from typing import Callable
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = []
+
+
+def migration(fn: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Connection], None]:
+    """Register a migration; its position in this file is its number."""
+    MIGRATIONS.append(fn)
+    return fn
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Apply every migration this database has not seen yet, each in its own transaction."""
+    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (number INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)")
+    done = {row[0] for row in conn.execute("SELECT number FROM _migrations")}
+    for number, fn in enumerate(MIGRATIONS, start=1):
+        if number in done:
+            continue
+        with conn:
+            fn(conn)
+            conn.execute(
+                "INSERT INTO _migrations (number, name, applied_at) VALUES (?, ?, datetime('now'))",
+                (number, fn.__name__),
+            )
+
+
+@migration
+def m001_documents_chunks_tags_links(conn: sqlite3.Connection) -> None:
+    conn.executescript(
+        """
+        CREATE TABLE documents (
+            document_id TEXT PRIMARY KEY,
+            rel_path TEXT NOT NULL UNIQUE,
+            file_type TEXT NOT NULL,
+            title TEXT NOT NULL,
+            frontmatter TEXT NOT NULL DEFAULT '{}',
+            frontmatter_type TEXT,
+            created TEXT,
+            modified REAL NOT NULL,
+            size INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            warnings TEXT NOT NULL DEFAULT '[]',
+            indexed_at TEXT NOT NULL DEFAULT (datetime('now'))
+        );
+        CREATE INDEX documents_hash ON documents(content_hash);
+        CREATE INDEX documents_modified ON documents(modified);
+
+        CREATE TABLE chunks (
+            chunk_id TEXT PRIMARY KEY,
+            document_id TEXT NOT NULL REFERENCES documents(document_id) ON DELETE CASCADE,
+            ordinal INTEGER NOT NULL,
+            heading_path TEXT NOT NULL DEFAULT '[]',
+            content TEXT NOT NULL,
+            embed_text TEXT NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            embed_state TEXT NOT NULL DEFAULT 'pending' CHECK (embed_state IN ('pending', 'embedded', 'failed')),
+            embed_error TEXT
+        );
+        CREATE INDEX chunks_document ON chunks(document_id, ordinal);
+        CREATE INDEX chunks_state ON chunks(embed_state);
+
+        CREATE TABLE tags (
+            document_id TEXT NOT NULL REFERENCES documents(document_id) ON DELETE CASCADE,
+            tag TEXT NOT NULL,
+            PRIMARY KEY (document_id, tag)
+        );
+        CREATE INDEX tags_tag ON tags(tag);
+
+        CREATE TABLE links (
+            document_id TEXT NOT NULL REFERENCES documents(document_id) ON DELETE CASCADE,
+            target TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            PRIMARY KEY (document_id, target, kind)
+        );
+        CREATE INDEX links_target ON links(target);
+
+        -- Files that could not be indexed at all (unreadable, binary, too big): what the user sees in status.
+        CREATE TABLE file_errors (
+            rel_path TEXT PRIMARY KEY,
+            error TEXT NOT NULL,
+            at TEXT NOT NULL DEFAULT (datetime('now'))
+        );
+        """
+    )
+
+
+@migration
+def m002_full_text_indexes(conn: sqlite3.Connection) -> None:
+    # Trigram: case-insensitive substring search over chunk text and over document titles and paths.
+    # Porter: BM25 ranking with stemming. Both are external-content tables kept current by triggers.
+    conn.executescript(
+        """
+        CREATE VIRTUAL TABLE chunks_trigram USING fts5(content, content='chunks', content_rowid='rowid', tokenize='trigram');
+        CREATE VIRTUAL TABLE chunks_porter USING fts5(heading_path, content, content='chunks', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2');
+        CREATE VIRTUAL TABLE documents_trigram USING fts5(title, rel_path, content='documents', content_rowid='rowid', tokenize='trigram');
+
+        CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_trigram(rowid, content) VALUES (new.rowid, new.content);
+            INSERT INTO chunks_porter(rowid, heading_path, content) VALUES (new.rowid, new.heading_path, new.content);
+        END;
+        CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_trigram(chunks_trigram, rowid, content) VALUES ('delete', old.rowid, old.content);
+            INSERT INTO chunks_porter(chunks_porter, rowid, heading_path, content) VALUES ('delete', old.rowid, old.heading_path, old.content);
+        END;
+        CREATE TRIGGER chunks_au AFTER UPDATE OF content, heading_path ON chunks BEGIN
+            INSERT INTO chunks_trigram(chunks_trigram, rowid, content) VALUES ('delete', old.rowid, old.content);
+            INSERT INTO chunks_trigram(rowid, content) VALUES (new.rowid, new.content);
+            INSERT INTO chunks_porter(chunks_porter, rowid, heading_path, content) VALUES ('delete', old.rowid, old.heading_path, old.content);
+            INSERT INTO chunks_porter(rowid, heading_path, content) VALUES (new.rowid, new.heading_path, new.content);
+        END;
+
+        CREATE TRIGGER documents_ai AFTER INSERT ON documents BEGIN
+            INSERT INTO documents_trigram(rowid, title, rel_path) VALUES (new.rowid, new.title, new.rel_path);
+        END;
+        CREATE TRIGGER documents_ad AFTER DELETE ON documents BEGIN
+            INSERT INTO documents_trigram(documents_trigram, rowid, title, rel_path) VALUES ('delete', old.rowid, old.title, old.rel_path);
+        END;
+        CREATE TRIGGER documents_au AFTER UPDATE OF title, rel_path ON documents BEGIN
+            INSERT INTO documents_trigram(documents_trigram, rowid, title, rel_path) VALUES ('delete', old.rowid, old.title, old.rel_path);
+            INSERT INTO documents_trigram(rowid, title, rel_path) VALUES (new.rowid, new.title, new.rel_path);
+        END;
+        """
+    )

@@ -1,0 +1,165 @@
+"""Files -> documents -> chunks in the store: reading, parsing, chunking and diffing one file at a time."""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import stat as stat_mod
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from .chunking import TokenCounter, chunk_document
+from .errors import ExtractionError
+from .extract import parse_file
+from .parsed import ParsedDocument
+from .store import ChunkRow, DocumentRow, Store
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class FileRead:
+    """A file's bytes with the stat taken around the read."""
+
+    data: bytes
+    mtime_ns: int
+    size: int
+    birth: float | None
+    ctime: float
+
+    @property
+    def content_hash(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+
+@dataclass
+class SyncReport:
+    """What one pass over a set of paths changed."""
+
+    added: int = 0
+    updated: int = 0
+    moved: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    chunks_added: int = 0
+    removed_chunk_ids: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.moved or self.deleted or self.failed or self.removed_chunk_ids)
+
+    def to_dict(self) -> dict:
+        d = dict(self.__dict__)
+        d["removed_chunks"] = len(d.pop("removed_chunk_ids"))
+        return d
+
+
+class Gone(Exception):
+    """The file disappeared before or while it was read."""
+
+
+def read_file(path: Path, max_bytes: int) -> FileRead:
+    """Read a file whole, retrying if it changes during the read; raise ExtractionError for unreadable files."""
+    for _ in range(3):
+        try:
+            before = path.stat()
+            if not stat_mod.S_ISREG(before.st_mode):
+                raise ExtractionError("Not a regular file; only regular files are indexed.")
+            if before.st_size > max_bytes:
+                raise ExtractionError(
+                    f"File is {before.st_size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit "
+                    "(SKMEMORY_MAX_FILE_BYTES); it is skipped."
+                )
+            with open(path, "rb") as fh:
+                data = fh.read(max_bytes + 1)
+            after = path.stat()
+        except FileNotFoundError as exc:
+            raise Gone(str(path)) from exc
+        except PermissionError:
+            raise ExtractionError("Permission denied: SK Memory cannot read this file; check its permissions.") from None
+        except IsADirectoryError:
+            raise Gone(str(path)) from None
+        except OSError as exc:
+            if exc.errno == 40:  # ELOOP: a symlink loop
+                raise ExtractionError("Symlink loop: this link points back at itself.") from None
+            raise ExtractionError(f"Cannot read this file: {exc.strerror or exc}.") from None
+        if (after.st_mtime_ns, after.st_size) == (before.st_mtime_ns, before.st_size) and len(data) == after.st_size:
+            return FileRead(data, after.st_mtime_ns, after.st_size, getattr(after, "st_birthtime", None), after.st_ctime)
+    raise ExtractionError("The file kept changing while it was read; it will be read again on its next change.")
+
+
+def build_chunks(document_id: str, parsed: ParsedDocument, counter: TokenCounter) -> list[ChunkRow]:
+    """Cut a parsed document into chunks whose ids depend only on the document and the embedded text."""
+    seen: Counter[str] = Counter()
+    rows = []
+    for draft in chunk_document(parsed, counter):
+        content_hash = hashlib.sha1(draft.embed_text.encode("utf-8")).hexdigest()
+        occurrence = seen[content_hash]
+        seen[content_hash] += 1
+        chunk_id = hashlib.sha1(f"{document_id}\0{content_hash}\0{occurrence}".encode()).hexdigest()[:24]
+        rows.append(ChunkRow(chunk_id, draft.ordinal, draft.heading_path, draft.content, draft.embed_text,
+                             draft.start_line, draft.end_line, content_hash))
+    return rows
+
+
+def created_date(parsed: ParsedDocument, read: FileRead) -> str:
+    """The document's creation date: frontmatter created/date, else the file's birth time, else its ctime."""
+    if parsed.created:
+        return parsed.created
+    stamp = read.birth if read.birth else read.ctime
+    return datetime.fromtimestamp(stamp).isoformat(timespec="seconds")
+
+
+def index_file(store: Store, root: Path, rel_path: str, counter: TokenCounter, max_bytes: int,
+               read: FileRead | None = None, document_id: str | None = None, force: bool = False) -> tuple[str, list[str], int]:
+    """Bring one file's document up to date; return (outcome, removed chunk ids, chunks added).
+
+    outcome is 'added', 'updated', 'unchanged', 'failed' or 'deleted'.
+    """
+    existing = store.document_by_path(rel_path)
+    try:
+        read = read or read_file(root / rel_path, max_bytes)
+    except Gone:
+        removed = store.delete_documents([existing["document_id"]]) if existing else []
+        store.clear_file_errors([rel_path])
+        return ("deleted" if existing else "unchanged"), removed, 0
+    except ExtractionError as exc:
+        return "failed", store.record_file_error(rel_path, str(exc)), 0
+
+    content_hash = read.content_hash
+    if existing is not None and not force and existing["content_hash"] == content_hash:
+        if existing["mtime_ns"] != read.mtime_ns:
+            store.touch_document(existing["document_id"], read.mtime_ns, read.mtime_ns / 1e9, read.size)
+        return "unchanged", [], 0
+
+    try:
+        parsed = parse_file(root / rel_path, read.data)
+    except ExtractionError as exc:
+        return "failed", store.record_file_error(rel_path, str(exc)), 0
+    except Exception as exc:  # an extractor bug must not stop the indexer: record it on the file
+        logger.exception("Extractor failed on %s", rel_path)
+        return "failed", store.record_file_error(rel_path, f"Could not parse this file ({type(exc).__name__}: {exc})."), 0
+
+    doc_id = document_id or (existing["document_id"] if existing else uuid.uuid4().hex)
+    doc = DocumentRow(
+        document_id=doc_id, rel_path=rel_path, file_type=parsed.file_type, title=parsed.title,
+        frontmatter=parsed.frontmatter, created=created_date(parsed, read), modified=read.mtime_ns / 1e9,
+        size=read.size, content_hash=content_hash, mtime_ns=read.mtime_ns, warnings=parsed.warnings,
+    )
+    chunks = build_chunks(doc_id, parsed, counter)
+    links = [(link.target, link.kind) for link in parsed.links]
+    removed, added = store.save_document(doc, chunks, parsed.tags, links)
+    return ("updated" if existing else "added"), removed, added
+
+
+def path_exists(path: Path) -> bool:
+    """Tell whether a path exists without following a final symlink loop into an error."""
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return os.path.lexists(path)

@@ -1,0 +1,261 @@
+"""An open project: the writer of one index, keeping SQLite and ChromaDB consistent with the files on disk."""
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from .chunking import TokenCounter
+from .config import Settings
+from .embeddings import Embedder
+from .errors import EmbeddingsUnavailable, SKMemoryError
+from .extract import EXTRACTORS
+from .lock import WriterLock
+from .pipeline import FileRead, Gone, SyncReport, index_file, path_exists, read_file
+from .registry import ProjectInfo
+from .store import Store
+from .vectors import VectorStore
+from .walk import IgnoreRules, iter_documents
+
+logger = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+# Called after vectors change: (chunk ids upserted, their vectors, chunk ids deleted).
+VectorListener = Callable[[list[str], np.ndarray | None, list[str]], None]
+
+
+@dataclass
+class ReconcileReport:
+    """What start-up repair found between SQLite and ChromaDB."""
+
+    orphan_vectors: int = 0
+    missing_vectors: int = 0
+    recovered: int = 0
+
+
+class Project:
+    """A project opened for writing: holds its lock, its SQLite store and its vector collection."""
+
+    def __init__(self, info: ProjectInfo, settings: Settings, embedder: Embedder, counter: TokenCounter,
+                 role: str = "skmemory"):
+        self.info = info
+        self.settings = settings
+        self.embedder = embedder
+        self.counter = counter
+        self.lock = WriterLock(info.index_dir, info.name, role).acquire()
+        try:
+            self.store = Store(info.index_dir)
+            self.vectors = VectorStore.open(info.index_dir / "chroma", f"skm_{info.id}", settings.chroma_url)
+        except Exception:
+            self.lock.release()
+            raise
+        self.root = info.root
+        self.rules = IgnoreRules(self.root, frozenset(EXTRACTORS))
+        # Serialises "vectors in Chroma" with "chunk rows in SQLite" so that neither side gets ahead.
+        self._vector_lock = threading.Lock()
+        self.vector_listeners: list[VectorListener] = []
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def close(self) -> None:
+        """Release the store, the vector client and the lock."""
+        try:
+            self.store.close()
+            self.vectors.close()
+        finally:
+            self.lock.release()
+
+    def __enter__(self) -> "Project":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- keeping the index current ----------------------------------------------------------------------
+
+    def reconcile(self) -> ReconcileReport:
+        """Repair the two stores after a crash: drop orphan vectors, re-queue chunks whose vectors are missing."""
+        report = ReconcileReport()
+        with self._vector_lock:
+            in_chroma = self.vectors.ids()
+            all_chunks = self.store.all_chunk_ids()
+            embedded = self.store.embedded_ids()
+            orphans = sorted(in_chroma - all_chunks)
+            if orphans:
+                self.vectors.delete(orphans)
+            missing = sorted(embedded - in_chroma)
+            self.store.set_embed_state(missing, "pending")
+            # Upserted but killed before SQLite heard of it: the id encodes the text, so the vector is right.
+            pending = {r[0] for r in self.store.query("SELECT chunk_id FROM chunks WHERE embed_state = 'pending'")}
+            recovered = sorted(pending & in_chroma)
+            self.store.set_embed_state(recovered, "embedded")
+        report.orphan_vectors, report.missing_vectors, report.recovered = len(orphans), len(missing), len(recovered)
+        if orphans or missing or recovered:
+            logger.info("Reconciled %s: %s", self.name, report)
+        return report
+
+    def sync(self, rel_paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
+        """Bring the index in line with the disk for these paths (files or folders), or the whole root if None."""
+        if not self.root.is_dir():
+            raise SKMemoryError(f"The folder of project '{self.name}' ({self.root}) is missing; reconnect the drive or remove the project.")
+        on_disk, stored = self._scope(rel_paths)
+        report = SyncReport()
+        vanished = {p: stored[p] for p in stored if p not in on_disk}
+        by_hash: dict[str, str] = {}
+        for rel, (doc_id, _mtime, _size, content_hash) in vanished.items():
+            by_hash.setdefault(content_hash, rel)
+        total = len(on_disk)
+        for done, rel in enumerate(sorted(on_disk), start=1):
+            try:
+                self._sync_file(rel, stored.get(rel), vanished, by_hash, report)
+            except Exception:  # one file must never stop the rest
+                logger.exception("Indexing %s failed", rel)
+                report.removed_chunk_ids += self.store.record_file_error(rel, "Indexing failed unexpectedly; see the log.")
+                report.failed += 1
+            if progress:
+                progress(done, total)
+        gone = [stored_doc[0] for stored_doc in vanished.values()]
+        if gone:
+            report.removed_chunk_ids += self.store.delete_documents(gone)
+            report.deleted += len(gone)
+        stale_errors = [p for p in self.store.file_error_paths() if p not in on_disk and self._in_scope(p, rel_paths)]
+        self.store.clear_file_errors(stale_errors)
+        self._drop_vectors(report.removed_chunk_ids)
+        return report
+
+    def _sync_file(self, rel: str, known, vanished: dict, by_hash: dict, report: SyncReport) -> None:
+        path = self.root / rel
+        read: FileRead | None = None
+        doc_id = None
+        if known is not None:
+            _doc_id, mtime_ns, size, _hash = known
+            try:
+                st = path.stat()
+                if st.st_mtime_ns == mtime_ns and st.st_size == size:
+                    report.unchanged += 1
+                    return
+            except OSError:
+                pass
+        else:
+            # A new path: is it a document that moved here (same content at a path that vanished)?
+            try:
+                read = read_file(path, self.settings.max_file_bytes)
+            except (Gone, SKMemoryError):
+                read = None
+            if read is not None and read.content_hash in by_hash:
+                old_rel = by_hash.pop(read.content_hash)
+                doc_id = vanished.pop(old_rel)[0]
+                self.store.move_document(doc_id, rel)
+                report.moved += 1
+        outcome, removed, added = index_file(
+            self.store, self.root, rel, self.counter, self.settings.max_file_bytes,
+            read=read, document_id=doc_id, force=doc_id is not None,
+        )
+        report.removed_chunk_ids += removed
+        report.chunks_added += added
+        if doc_id is None:
+            setattr(report, outcome, getattr(report, outcome) + 1)
+
+    def _scope(self, rel_paths: Iterable[str] | None) -> tuple[set[str], dict]:
+        if rel_paths is None:
+            return set(iter_documents(self.root, self.rules)), self.store.file_states()
+        on_disk: set[str] = set()
+        stored: dict = {}
+        for rel in sorted(set(rel_paths)):
+            path = self.root / rel
+            if path.is_dir() and not path.is_symlink():
+                if not self.rules.ignores_dir(rel):
+                    on_disk.update(iter_documents(self.root, self.rules, under=rel))
+            elif path_exists(path) and not self.rules.ignores_file(rel):
+                on_disk.add(rel)
+            stored.update(self.store.file_states(under=rel))
+        return on_disk, stored
+
+    @staticmethod
+    def _in_scope(rel: str, rel_paths: Iterable[str] | None) -> bool:
+        if rel_paths is None:
+            return True
+        return any(rel == p or rel.startswith(p + "/") for p in rel_paths)
+
+    def _drop_vectors(self, chunk_ids: list[str]) -> None:
+        if not chunk_ids:
+            return
+        with self._vector_lock:
+            self.vectors.delete(chunk_ids)
+        for listener in self.vector_listeners:
+            listener([], None, chunk_ids)
+
+    # --- embeddings ---------------------------------------------------------------------------------------
+
+    @property
+    def embed_group_size(self) -> int:
+        # Chunks fetched per round: several model batches, so the model can sort them by length and pad less.
+        return self.settings.embed_batch_size * 4
+
+    def embed_pending(self, stop: threading.Event | None = None, progress: Progress | None = None,
+                      max_batches: int | None = None) -> int:
+        """Embed waiting chunks in groups, newest documents first, until none are left; return how many."""
+        if not self.embedder.available:
+            raise EmbeddingsUnavailable(f"Embeddings are unavailable: {self.embedder.unavailable_reason}")
+        total = self.store.counts()["pending"]
+        done = batches = 0
+        while not (stop and stop.is_set()) and (max_batches is None or batches < max_batches):
+            rows = self.store.pending_chunks(self.embed_group_size)
+            if not rows:
+                break
+            done += self._embed_batch(rows)
+            batches += 1
+            if progress:
+                total = max(total, done + self.store.counts()["pending"])
+                progress(done, total)
+        return done
+
+    def _embed_batch(self, rows) -> int:
+        ids = [r["chunk_id"] for r in rows]
+        try:
+            vectors = self.embedder.embed([r["embed_text"] for r in rows], batch_size=self.settings.embed_batch_size)
+        except EmbeddingsUnavailable:
+            raise
+        except Exception as exc:
+            if len(rows) == 1:
+                logger.warning("Embedding chunk %s failed: %s", ids[0], exc)
+                self.store.set_embed_state(ids, "failed", f"{type(exc).__name__}: {exc}")
+                return 0
+            return sum(self._embed_batch([r]) for r in rows)  # find the one that fails
+        metas = [{"document_id": r["document_id"]} for r in rows]
+        with self._vector_lock:
+            # A chunk deleted while the model ran (its file was edited) must not come back as an orphan vector.
+            alive = {r[0] for r in self.store.iter_chunks_ids_pending(ids)}
+            keep = [i for i, cid in enumerate(ids) if cid in alive]
+            if keep:
+                kept_ids = [ids[i] for i in keep]
+                kept_vectors = vectors[keep]
+                self.vectors.upsert(kept_ids, kept_vectors, [metas[i] for i in keep])
+                self.store.set_embed_state(kept_ids, "embedded")
+        if keep:
+            for listener in self.vector_listeners:
+                listener(kept_ids, kept_vectors, [])
+        return len(keep)
+
+    # --- reporting ----------------------------------------------------------------------------------------
+
+    def status(self) -> dict:
+        """Counts, embedding state and per-file errors of this project."""
+        return project_status(self.info, self.store, self.embedder)
+
+
+def project_status(info: ProjectInfo, store: Store, embedder: Embedder | None) -> dict:
+    """Describe a project's index in the shape the CLI and the API print."""
+    counts = store.counts()
+    status = {"project": info.name, "root": str(info.root), **counts, "errors": store.errors()}
+    if embedder is not None:
+        status["embeddings"] = embedder.state
+        status["embeddings_unavailable_reason"] = embedder.error
+        status["model"] = embedder.name
+    return status

@@ -1,0 +1,259 @@
+"""The background indexer: owns every project's index, follows the watcher and drains the embedding queue."""
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from collections import deque
+
+from .errors import EmbeddingsUnavailable, SKMemoryError
+from .home import Home
+from .project import Project
+from .watcher import Watcher
+
+logger = logging.getLogger(__name__)
+
+ENGINE_STATE = "engine.json"
+
+
+class EmbedRate:
+    """Chunks per second over the last minute, for progress and ETA."""
+
+    def __init__(self, window: float = 60.0):
+        self.window = window
+        self.samples: deque[tuple[float, int]] = deque()
+
+    def add(self, count: int) -> None:
+        now = time.monotonic()
+        self.samples.append((now, count))
+        while self.samples and now - self.samples[0][0] > self.window:
+            self.samples.popleft()
+
+    @property
+    def per_second(self) -> float:
+        if len(self.samples) < 2:
+            return 0.0
+        span = self.samples[-1][0] - self.samples[0][0]
+        return sum(c for _, c in list(self.samples)[1:]) / span if span > 0 else 0.0
+
+
+class IndexerService:
+    """Opens projects for writing, keeps them current from the watcher, and embeds pending chunks."""
+
+    def __init__(self, home: Home, names: list[str] | None = None, role: str = "skmemory serve"):
+        self.home = home
+        self.names = names
+        self.role = role
+        self.projects: dict[str, Project] = {}
+        self.open_errors: dict[str, str] = {}
+        self.rate = EmbedRate()
+        self._work: queue.Queue = queue.Queue()
+        self._stop = threading.Event()
+        self._embed_wakeup = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._watcher: Watcher | None = None
+        self._busy = threading.Event()
+        self.last_sync: dict[str, dict] = {}
+
+    # --- lifecycle -----------------------------------------------------------------------------------------
+
+    def start(self, initial_sync: bool = True) -> "IndexerService":
+        """Open the projects, start watching, and queue a full reconcile-and-sync of each."""
+        for info in self.home.projects():
+            if self.names is None or info.name in self.names:
+                self._open(info.name)
+        self._restart_watcher()
+        for name in self.projects:
+            self._work.put((name, None) if initial_sync else None)
+        self._threads = [
+            threading.Thread(target=self._index_loop, name="skmemory-indexer", daemon=True),
+            threading.Thread(target=self._embed_loop, name="skmemory-embedder", daemon=True),
+        ]
+        for t in self._threads:
+            t.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop the threads and release every project's lock."""
+        self._stop.set()
+        self._embed_wakeup.set()
+        self._work.put(None)
+        if self._watcher:
+            self._watcher.stop()
+        for t in self._threads:
+            t.join(30)
+        for project in self.projects.values():
+            project.close()
+        self.projects.clear()
+
+    def _open(self, name: str) -> None:
+        try:
+            project = self.home.open_project(name, role=self.role)
+            project.reconcile()
+            self.projects[name] = project
+            self.open_errors.pop(name, None)
+        except SKMemoryError as exc:
+            logger.error("Cannot open project %s: %s", name, exc)
+            self.open_errors[name] = str(exc)
+
+    def add_project(self, name: str) -> None:
+        """Start indexing and watching a project registered after start."""
+        if name not in self.projects:
+            self._open(name)
+            self._restart_watcher()
+            self.request_sync(name, None)
+
+    def remove_project(self, name: str) -> None:
+        """Stop indexing a project and release its lock (before its index is deleted)."""
+        project = self.projects.pop(name, None)
+        if project is not None:
+            self._restart_watcher()
+            project.close()
+
+    def _restart_watcher(self) -> None:
+        if self._watcher:
+            self._watcher.stop()
+        self._watcher = Watcher(
+            {name: p.root for name, p in self.projects.items()}, self.request_sync, self._is_ignored
+        ).start()
+        self._watcher.ready.wait(10)
+
+    def _is_ignored(self, name: str, rel: str) -> bool:
+        project = self.projects.get(name)
+        if project is None:
+            return True
+        parent = rel.rpartition("/")[0]
+        return bool(parent) and project.rules.ignores_dir(parent)
+
+    # --- work ----------------------------------------------------------------------------------------------
+
+    def request_sync(self, name: str, rel_paths: set[str] | None) -> None:
+        """Queue a sync of these paths (None: the whole project)."""
+        self._work.put((name, rel_paths))
+
+    def wait_idle(self, timeout: float = 60, embeddings: bool = False) -> bool:
+        """Block until the queue is drained (and, if asked, nothing waits for embeddings); for tests and the CLI."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._work.unfinished_tasks == 0 and not self._busy.is_set():
+                if not embeddings or not self.embeddings_pending():
+                    return True
+            time.sleep(0.05)
+        return False
+
+    def embeddings_pending(self) -> bool:
+        if not self.home.embedder.available:
+            return False
+        return any(p.store.counts()["pending"] for p in list(self.projects.values()))
+
+    def _index_loop(self) -> None:
+        while not self._stop.is_set():
+            item = self._work.get()
+            try:
+                if item is None:
+                    continue
+                self._busy.set()
+                batch = self._coalesce(item)
+                for name, rels in batch.items():
+                    self._sync(name, rels)
+            finally:
+                self._work.task_done()
+                self._busy.clear()
+
+    def _coalesce(self, first: tuple[str, set[str] | None]) -> dict[str, set[str] | None]:
+        # Many queued bursts (a git checkout) become one pass per project.
+        batch: dict[str, set[str] | None] = {}
+        items = [first]
+        while True:
+            try:
+                items.append(self._work.get_nowait())
+                self._work.task_done()
+            except queue.Empty:
+                break
+        for item in items:
+            if item is None:
+                continue
+            name, rels = item
+            if name in batch and batch[name] is None:
+                continue
+            batch[name] = None if rels is None else (batch.get(name) or set()) | rels
+        return batch
+
+    def _sync(self, name: str, rels: set[str] | None) -> None:
+        project = self.projects.get(name)
+        if project is None:
+            return
+        if rels is None:
+            project.rules = type(project.rules)(project.root, project.rules.supported)
+        started = time.monotonic()
+        try:
+            report = project.sync(rels)
+        except SKMemoryError as exc:
+            logger.error("%s", exc)
+            self.last_sync[name] = {"error": str(exc), "at": time.time()}
+            return
+        except Exception:
+            logger.exception("Sync of %s failed", name)
+            return
+        self.last_sync[name] = {**report.to_dict(), "seconds": round(time.monotonic() - started, 3), "at": time.time()}
+        if report.chunks_added:
+            self._embed_wakeup.set()
+
+    def _embed_loop(self) -> None:
+        embedder = self.home.embedder
+        while not self._stop.is_set():
+            worked = 0
+            if embedder.available:
+                for project in list(self.projects.values()):
+                    if self._stop.is_set():
+                        break
+                    try:
+                        n = project.embed_pending(stop=self._stop, max_batches=1)
+                    except EmbeddingsUnavailable:
+                        break
+                    except Exception:
+                        logger.exception("Embedding for %s failed", project.name)
+                        n = 0
+                    if n:
+                        self.rate.add(n)
+                    worked += n
+            self._write_engine_state()
+            if not worked:
+                self._embed_wakeup.wait(2.0)
+                self._embed_wakeup.clear()
+
+    def _write_engine_state(self) -> None:
+        embedder = self.home.embedder
+        state = {"embeddings": embedder.state, "embeddings_unavailable_reason": embedder.error,
+                 "model": embedder.name, "device": embedder.device, "at": time.time()}
+        for project in list(self.projects.values()):
+            try:
+                (project.info.index_dir / ENGINE_STATE).write_text(json.dumps(state))
+            except OSError:
+                pass
+
+    # --- reporting -----------------------------------------------------------------------------------------
+
+    def status(self) -> dict:
+        """Every project's counts, embedding progress with rate and ETA, and errors."""
+        embedder = self.home.embedder
+        rate = self.rate.per_second
+        projects = []
+        for name, project in list(self.projects.items()):
+            s = project.status()
+            s["eta_seconds"] = round(s["pending"] / rate) if rate and s["pending"] else None
+            s["last_sync"] = self.last_sync.get(name)
+            projects.append(s)
+        for name, error in self.open_errors.items():
+            projects.append({"project": name, "open_error": error})
+        return {
+            "embeddings": embedder.state,
+            "embeddings_unavailable_reason": embedder.error,
+            "model": embedder.name,
+            "device": embedder.device,
+            "embed_rate_per_second": round(rate, 2),
+            "indexing": self._busy.is_set() or self._work.unfinished_tasks > 0,
+            "projects": projects,
+        }

@@ -1,0 +1,259 @@
+"""A project's SQLite index: documents, chunks with their embedding state, tags, links and per-file errors."""
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from .migrations import migrate
+
+SQLITE_NAME = "index.sqlite"
+
+
+@dataclass
+class DocumentRow:
+    """The stored facts about one document."""
+
+    document_id: str
+    rel_path: str
+    file_type: str
+    title: str
+    frontmatter: dict
+    created: str | None
+    modified: float
+    size: int
+    content_hash: str
+    mtime_ns: int
+    warnings: list[str]
+
+
+@dataclass
+class ChunkRow:
+    """A chunk ready to store: its id is derived from its document and its embedded text."""
+
+    chunk_id: str
+    ordinal: int
+    heading_path: list[str]
+    content: str
+    embed_text: str
+    start_line: int
+    end_line: int
+    content_hash: str
+
+
+def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
+    """Open the index database with the settings every connection needs (WAL, foreign keys, busy timeout)."""
+    if readonly:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+    else:
+        conn = sqlite3.connect(path, timeout=30, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA foreign_keys=ON")
+    return conn
+
+
+class Store:
+    """The writer's handle on a project's SQLite file; every method is one transaction, safe across threads."""
+
+    def __init__(self, index_dir: Path, readonly: bool = False):
+        self.path = index_dir / SQLITE_NAME
+        if readonly:
+            self.conn = connect(self.path, readonly=True)
+        else:
+            index_dir.mkdir(parents=True, exist_ok=True)
+            self.conn = connect(self.path)
+            migrate(self.conn)
+        self.lock = threading.RLock()
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()
+
+    # --- reading -----------------------------------------------------------------------------------------
+
+    def query(self, sql: str, params: Iterable = ()) -> list[sqlite3.Row]:
+        with self.lock:
+            return self.conn.execute(sql, tuple(params)).fetchall()
+
+    def document_by_path(self, rel_path: str) -> sqlite3.Row | None:
+        rows = self.query("SELECT * FROM documents WHERE rel_path = ?", (rel_path,))
+        return rows[0] if rows else None
+
+    def file_states(self, under: str = "") -> dict[str, tuple[str, int, int, str]]:
+        """Map each stored rel_path (below `under`) to (document_id, mtime_ns, size, content_hash)."""
+        sql = "SELECT rel_path, document_id, mtime_ns, size, content_hash FROM documents"
+        params: tuple = ()
+        if under:
+            sql += " WHERE rel_path = ? OR substr(rel_path, 1, ?) = ?"
+            params = (under, len(under) + 1, under + "/")
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in self.query(sql, params)}
+
+    def chunk_ids(self, document_id: str) -> list[str]:
+        return [r[0] for r in self.query("SELECT chunk_id FROM chunks WHERE document_id = ?", (document_id,))]
+
+    def pending_chunks(self, limit: int) -> list[sqlite3.Row]:
+        """Return chunks waiting for embeddings, most recently modified documents first."""
+        return self.query(
+            """SELECT c.chunk_id, c.document_id, c.embed_text FROM chunks c JOIN documents d USING (document_id)
+               WHERE c.embed_state = 'pending' ORDER BY d.modified DESC, c.document_id, c.ordinal LIMIT ?""",
+            (limit,),
+        )
+
+    def embedded_ids(self) -> set[str]:
+        return {r[0] for r in self.query("SELECT chunk_id FROM chunks WHERE embed_state = 'embedded'")}
+
+    def all_chunk_ids(self) -> set[str]:
+        return {r[0] for r in self.query("SELECT chunk_id FROM chunks")}
+
+    def counts(self) -> dict:
+        row = self.query(
+            """SELECT (SELECT count(*) FROM documents) AS documents, count(*) AS chunks,
+                      sum(embed_state = 'embedded') AS embedded, sum(embed_state = 'pending') AS pending,
+                      sum(embed_state = 'failed') AS failed FROM chunks"""
+        )[0]
+        return {k: int(row[k] or 0) for k in row.keys()}
+
+    def errors(self) -> list[dict]:
+        """Return every file that could not be indexed, and every indexed file with warnings."""
+        failed = [
+            {"path": r["rel_path"], "error": r["error"], "indexed": False}
+            for r in self.query("SELECT rel_path, error FROM file_errors ORDER BY rel_path")
+        ]
+        warned = [
+            {"path": r["rel_path"], "error": "; ".join(json.loads(r["warnings"])), "indexed": True}
+            for r in self.query("SELECT rel_path, warnings FROM documents WHERE warnings != '[]' ORDER BY rel_path")
+        ]
+        chunk_failures = [
+            {"path": r["rel_path"], "error": f"{r['n']} chunk(s) could not be embedded: {r['embed_error']}", "indexed": True}
+            for r in self.query(
+                """SELECT d.rel_path, count(*) AS n, max(c.embed_error) AS embed_error FROM chunks c
+                   JOIN documents d USING (document_id) WHERE c.embed_state = 'failed' GROUP BY d.rel_path"""
+            )
+        ]
+        return failed + warned + chunk_failures
+
+    # --- writing -----------------------------------------------------------------------------------------
+
+    def save_document(self, doc: DocumentRow, chunks: list[ChunkRow], tags: list[str], links: list[tuple[str, str]]) -> tuple[list[str], int]:
+        """Insert or replace a document and diff its chunks: return (chunk ids removed, count of chunks added).
+
+        Chunks whose id is unchanged keep their embedding; only new ids are queued as pending.
+        """
+        with self.lock, self.conn:
+            c = self.conn
+            c.execute("DELETE FROM file_errors WHERE rel_path = ?", (doc.rel_path,))
+            c.execute(
+                """INSERT INTO documents (document_id, rel_path, file_type, title, frontmatter, frontmatter_type, created,
+                       modified, size, content_hash, mtime_ns, warnings, indexed_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, datetime('now'))
+                   ON CONFLICT(document_id) DO UPDATE SET rel_path=excluded.rel_path, file_type=excluded.file_type,
+                       title=excluded.title, frontmatter=excluded.frontmatter, frontmatter_type=excluded.frontmatter_type,
+                       created=excluded.created, modified=excluded.modified, size=excluded.size,
+                       content_hash=excluded.content_hash, mtime_ns=excluded.mtime_ns, warnings=excluded.warnings,
+                       indexed_at=excluded.indexed_at""",
+                (
+                    doc.document_id, doc.rel_path, doc.file_type, doc.title, json.dumps(doc.frontmatter, default=str),
+                    _frontmatter_type(doc.frontmatter), doc.created, doc.modified, doc.size, doc.content_hash,
+                    doc.mtime_ns, json.dumps(doc.warnings),
+                ),
+            )
+            existing = {r[0] for r in c.execute("SELECT chunk_id FROM chunks WHERE document_id = ?", (doc.document_id,))}
+            wanted = {ch.chunk_id for ch in chunks}
+            removed = sorted(existing - wanted)
+            c.executemany("DELETE FROM chunks WHERE chunk_id = ?", [(i,) for i in removed])
+            added = 0
+            for ch in chunks:
+                if ch.chunk_id in existing:
+                    c.execute(
+                        "UPDATE chunks SET ordinal = ?, start_line = ?, end_line = ? WHERE chunk_id = ?",
+                        (ch.ordinal, ch.start_line, ch.end_line, ch.chunk_id),
+                    )
+                else:
+                    added += 1
+                    c.execute(
+                        """INSERT INTO chunks (chunk_id, document_id, ordinal, heading_path, content, embed_text,
+                               start_line, end_line, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                        (ch.chunk_id, doc.document_id, ch.ordinal, json.dumps(ch.heading_path), ch.content,
+                         ch.embed_text, ch.start_line, ch.end_line, ch.content_hash),
+                    )
+            c.execute("DELETE FROM tags WHERE document_id = ?", (doc.document_id,))
+            c.executemany("INSERT OR IGNORE INTO tags (document_id, tag) VALUES (?, ?)", [(doc.document_id, t) for t in tags])
+            c.execute("DELETE FROM links WHERE document_id = ?", (doc.document_id,))
+            c.executemany(
+                "INSERT OR IGNORE INTO links (document_id, target, kind) VALUES (?, ?, ?)",
+                [(doc.document_id, target, kind) for target, kind in links],
+            )
+        return removed, added
+
+    def touch_document(self, document_id: str, mtime_ns: int, modified: float, size: int) -> None:
+        """Record a new mtime for a document whose content did not change."""
+        with self.lock, self.conn:
+            self.conn.execute(
+                "UPDATE documents SET mtime_ns = ?, modified = ?, size = ? WHERE document_id = ?",
+                (mtime_ns, modified, size, document_id),
+            )
+
+    def move_document(self, document_id: str, new_rel_path: str) -> None:
+        """Give a document a new path, keeping its id (a rename or move of the same content)."""
+        with self.lock, self.conn:
+            self.conn.execute("DELETE FROM documents WHERE rel_path = ? AND document_id != ?", (new_rel_path, document_id))
+            self.conn.execute("UPDATE documents SET rel_path = ? WHERE document_id = ?", (new_rel_path, document_id))
+
+    def delete_documents(self, document_ids: list[str]) -> list[str]:
+        """Delete documents with their chunks, tags and links; return the chunk ids that went with them."""
+        removed: list[str] = []
+        with self.lock, self.conn:
+            for doc_id in document_ids:
+                removed += [r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE document_id = ?", (doc_id,))]
+                self.conn.execute("DELETE FROM documents WHERE document_id = ?", (doc_id,))
+        return removed
+
+    def record_file_error(self, rel_path: str, error: str) -> list[str]:
+        """Note that a file could not be indexed; any older version of it leaves the index. Return removed chunk ids."""
+        row = self.document_by_path(rel_path)
+        removed = self.delete_documents([row["document_id"]]) if row else []
+        with self.lock, self.conn:
+            self.conn.execute(
+                "INSERT INTO file_errors (rel_path, error) VALUES (?, ?) ON CONFLICT(rel_path) DO UPDATE SET error=excluded.error, at=datetime('now')",
+                (rel_path, error),
+            )
+        return removed
+
+    def clear_file_errors(self, rel_paths: Iterable[str]) -> None:
+        with self.lock, self.conn:
+            self.conn.executemany("DELETE FROM file_errors WHERE rel_path = ?", [(p,) for p in rel_paths])
+
+    def file_error_paths(self) -> set[str]:
+        return {r[0] for r in self.query("SELECT rel_path FROM file_errors")}
+
+    def set_embed_state(self, chunk_ids: list[str], state: str, error: str | None = None) -> None:
+        with self.lock, self.conn:
+            self.conn.executemany(
+                "UPDATE chunks SET embed_state = ?, embed_error = ? WHERE chunk_id = ?",
+                [(state, error, i) for i in chunk_ids],
+            )
+
+    def iter_chunks_ids_pending(self, chunk_ids: list[str]) -> list[sqlite3.Row]:
+        """Return the ids among chunk_ids that still exist and wait for an embedding."""
+        rows: list[sqlite3.Row] = []
+        for start in range(0, len(chunk_ids), 500):
+            part = chunk_ids[start:start + 500]
+            marks = ",".join("?" * len(part))
+            rows += self.query(f"SELECT chunk_id FROM chunks WHERE embed_state = 'pending' AND chunk_id IN ({marks})", part)
+        return rows
+
+    def iter_chunks_by_ids(self, chunk_ids: list[str]) -> Iterator[sqlite3.Row]:
+        for start in range(0, len(chunk_ids), 500):
+            part = chunk_ids[start:start + 500]
+            marks = ",".join("?" * len(part))
+            yield from self.query(f"SELECT * FROM chunks WHERE chunk_id IN ({marks})", part)
+
+
+def _frontmatter_type(frontmatter: dict) -> str | None:
+    value = frontmatter.get("type")
+    return value if isinstance(value, str) else None

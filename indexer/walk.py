@@ -1,0 +1,77 @@
+"""Which files under a project root are documents: the ignore rules shared by the full scan and the watcher."""
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path, PurePosixPath
+from typing import Iterator
+
+import pathspec
+
+logger = logging.getLogger(__name__)
+
+IGNORE_FILE = ".skmemoryignore"
+# Folders no one searches: version control, editor and tool state, dependency trees, build output.
+IGNORED_DIRS = frozenset({
+    ".git", ".hg", ".svn", ".obsidian", ".logseq", ".trash", ".venv", "venv", "node_modules",
+    "__pycache__", ".mypy_cache", ".pytest_cache", ".tox", ".idea", ".vscode", "site-packages",
+})
+
+
+class IgnoreRules:
+    """Decides whether a path relative to the project root is left out of the index."""
+
+    def __init__(self, root: Path, supported: frozenset[str]):
+        self.root = root
+        self.supported = supported
+        self.spec = _load_spec(root / IGNORE_FILE)
+
+    def ignores_dir(self, rel: str) -> bool:
+        """Tell whether a folder (relative, POSIX) and everything below it is skipped."""
+        parts = PurePosixPath(rel).parts
+        if any(p in IGNORED_DIRS or p.startswith(".") for p in parts):
+            return True
+        return bool(self.spec and self.spec.match_file(rel + "/"))
+
+    def ignores_file(self, rel: str) -> bool:
+        """Tell whether a file (relative, POSIX) is skipped: hidden, in a skipped folder, unsupported or ignored."""
+        path = PurePosixPath(rel)
+        if path.name.startswith(".") or path.suffix.lower() not in self.supported:
+            return True
+        if len(path.parts) > 1 and self.ignores_dir(str(path.parent)):
+            return True
+        return bool(self.spec and self.spec.match_file(rel))
+
+
+def _load_spec(path: Path) -> pathspec.GitIgnoreSpec | None:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def relative(root: Path, path: Path) -> str | None:
+    """Return path relative to root in POSIX form, or None when it lies outside the root."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+def iter_documents(root: Path, rules: IgnoreRules, under: str = "") -> Iterator[str]:
+    """Yield the relative paths of every indexable file below root (or below its subfolder `under`)."""
+    start = root / under if under else root
+    # Symlinked folders are not followed: that is what keeps a symlink loop from walking forever.
+    for dirpath, dirnames, filenames in os.walk(start, followlinks=False, onerror=_log_walk_error):
+        rel_dir = relative(root, Path(dirpath)) or ""
+        rel_dir = "" if rel_dir == "." else rel_dir
+        dirnames[:] = sorted(d for d in dirnames if not rules.ignores_dir(f"{rel_dir}/{d}" if rel_dir else d))
+        for name in sorted(filenames):
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            if not rules.ignores_file(rel):
+                yield rel
+
+
+def _log_walk_error(err: OSError) -> None:
+    logger.warning("Cannot list %s: %s", err.filename, err.strerror)

@@ -1,0 +1,379 @@
+"""Tests for the chunker: token budget, stability under edits, line ranges, prefixes, and real corpora."""
+from __future__ import annotations
+
+import logging
+import random
+from pathlib import Path
+
+import pytest
+
+from indexer.chunking import MAX_TOKENS, PREFIX_MAX_TOKENS, TokenCounter, chunk_document
+from indexer.parsed import ParsedDocument, Section
+
+CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+
+WORDS = (
+    "river stone cluster deploy memory index vector lantern garden kernel packet window harbor "
+    "signal orbit meadow ledger socket thunder pillow compass canyon rocket violin marble tunnel "
+    "quiet bright narrow ancient frozen gentle hollow rapid silent golden"
+).split()
+
+
+@pytest.fixture(scope="module")
+def counter() -> TokenCounter:
+    return TokenCounter.for_model()
+
+
+def paragraph(rng: random.Random, words: int) -> str:
+    """Make a deterministic paragraph of sentences from a small vocabulary."""
+    out, sentence = [], []
+    for _ in range(words):
+        sentence.append(rng.choice(WORDS))
+        if len(sentence) >= rng.randint(6, 14):
+            out.append(" ".join(sentence).capitalize() + ".")
+            sentence = []
+    if sentence:
+        out.append(" ".join(sentence).capitalize() + ".")
+    return " ".join(out)
+
+
+def one_section_doc(text: str, title: str = "Note", heading_path: list[str] | None = None) -> ParsedDocument:
+    return ParsedDocument("markdown", title, [Section(heading_path or [], text, 1, text.count("\n") + 1)])
+
+
+def sectioned_doc(title: str, sections: list[tuple[str, list[str]]]) -> tuple[ParsedDocument, str]:
+    """Build a markdown file of '## heading' sections and the ParsedDocument an extractor would make of it."""
+    parsed, lines = [], []
+    for heading, paragraphs in sections:
+        text = f"## {heading}\n\n" + "\n\n".join(paragraphs) + "\n"
+        parsed.append(Section([heading], text, len(lines) + 1, len(lines) + text.count("\n")))
+        lines.extend(text.split("\n")[:-1])
+    return ParsedDocument("markdown", title, parsed), "\n".join(lines) + "\n"
+
+
+def assert_within_budget(chunks, counter: TokenCounter, max_tokens: int = MAX_TOKENS) -> None:
+    counts = counter.count_many([c.embed_text for c in chunks])
+    over = [(c.ordinal, n) for c, n in zip(chunks, counts) if n > max_tokens]
+    assert not over, f"chunks over {max_tokens} tokens: {over[:5]}"
+
+
+def assert_lines_match(chunks, file_text: str) -> None:
+    """Check each chunk's first and last content lines sit on its start_line and end_line in the file."""
+    lines = file_text.split("\n")
+    for c in chunks:
+        assert 1 <= c.start_line <= c.end_line <= len(lines), (c.ordinal, c.start_line, c.end_line)
+        content_lines = c.content.split("\n")
+        assert content_lines[0] in lines[c.start_line - 1], (c.ordinal, c.start_line)
+        assert content_lines[-1] in lines[c.end_line - 1], (c.ordinal, c.end_line)
+        assert len(content_lines) == c.end_line - c.start_line + 1
+
+
+# --- the counter ---------------------------------------------------------------------------------------------
+
+
+def test_counter_counts_special_tokens_and_is_not_padded_or_truncated(counter):
+    assert counter.exact
+    assert counter.count("hello world") == 4  # [CLS] hello world [SEP]
+    assert counter.count_many(["", "hello world", "hello " * 300]) == [2, 4, 302]
+
+
+def test_counter_falls_back_to_an_approximation_when_the_tokenizer_is_missing(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="indexer.chunking"):
+        approx = TokenCounter.for_model(tmp_path)
+    assert not approx.exact
+    assert "approximately" in caplog.text
+    assert approx.count("hello world") == 2 + 2 + 2  # a piece per 4 characters of each word
+    doc = one_section_doc(paragraph(random.Random(3), 2000))
+    chunks = chunk_document(doc, approx)
+    assert len(chunks) > 5
+    assert_within_budget(chunks, approx)
+
+
+# --- prefix and embed_text -----------------------------------------------------------------------------------
+
+
+def test_embed_text_is_title_and_heading_path_then_content(counter):
+    doc = ParsedDocument(
+        "markdown", "Kubernetes notes", [Section(["Setup", "Linux"], "### Linux\n\nInstall kubectl.", 10, 12)]
+    )
+    [chunk] = chunk_document(doc, counter)
+    assert chunk.embed_text == "Kubernetes notes > Setup > Linux\n### Linux\n\nInstall kubectl."
+    assert chunk.content == "### Linux\n\nInstall kubectl."
+    assert chunk.heading_path == ["Setup", "Linux"]
+    assert (chunk.start_line, chunk.end_line) == (10, 12)
+
+
+def test_prefix_skips_a_first_heading_that_repeats_the_title(counter):
+    doc = ParsedDocument("markdown", "Kubernetes", [Section(["Kubernetes", "Setup"], "Body.", 1, 1)])
+    assert chunk_document(doc, counter)[0].embed_text == "Kubernetes > Setup\nBody."
+
+
+def test_prefix_without_title_or_headings_leaves_content_alone(counter):
+    [chunk] = chunk_document(ParsedDocument("text", "", [Section([], "Just text.", 1, 1)]), counter)
+    assert chunk.embed_text == "Just text."
+
+
+def test_long_prefix_is_truncated_to_the_prefix_budget(counter):
+    heading = " ".join(f"heading{i}" for i in range(60))
+    doc = ParsedDocument("markdown", "A title", [Section([heading], "Body text here.", 1, 1)])
+    [chunk] = chunk_document(doc, counter)
+    prefix, content = chunk.embed_text.split("\n", 1)
+    assert content == "Body text here."
+    assert f"A title > {heading}".startswith(prefix)
+    assert 10 < counter.count(prefix) - 2 <= PREFIX_MAX_TOKENS
+
+
+# --- empty input and ordinals --------------------------------------------------------------------------------
+
+
+def test_empty_and_whitespace_sections_make_no_chunks(counter):
+    doc = ParsedDocument(
+        "markdown", "T", [Section([], "", 1, 1), Section(["A"], "  \n\n\t\n", 2, 5), Section(["B"], "Text.", 6, 6)]
+    )
+    chunks = chunk_document(doc, counter)
+    assert [(c.ordinal, c.content, c.heading_path) for c in chunks] == [(0, "Text.", ["B"])]
+    assert chunk_document(ParsedDocument("markdown", "T", []), counter) == []
+
+
+def test_chunks_never_span_sections_and_ordinals_follow_document_order(counter):
+    rng = random.Random(7)
+    doc, file_text = sectioned_doc(
+        "Notes", [(f"Part {i}", [paragraph(rng, 40) for _ in range(i + 1)]) for i in range(5)]
+    )
+    chunks = chunk_document(doc, counter)
+    assert [c.ordinal for c in chunks] == list(range(len(chunks)))
+    for c in chunks:
+        section = next(s for s in doc.sections if s.heading_path == c.heading_path)
+        assert c.content in section.text
+        assert section.start_line <= c.start_line <= c.end_line <= section.end_line
+    assert [c.heading_path for c in chunks] == sorted((c.heading_path for c in chunks), key=lambda h: int(h[0][5:]))
+    assert_lines_match(chunks, file_text)
+
+
+# --- line ranges ---------------------------------------------------------------------------------------------
+
+FIXTURE = """\
+# Title
+
+Intro paragraph.
+
+## Setup
+
+First para line one
+line two.
+
+```bash
+echo hi
+
+echo there
+```
+
+## Usage
+Use it.
+"""
+FIXTURE_SECTIONS = [
+    Section(["Title"], "# Title\n\nIntro paragraph.\n", 1, 4),
+    Section(
+        ["Title", "Setup"], "## Setup\n\nFirst para line one\nline two.\n\n```bash\necho hi\n\necho there\n```\n", 5, 15
+    ),
+    Section(["Title", "Usage"], "## Usage\nUse it.\n", 16, 17),
+]
+
+
+def test_line_ranges_cover_the_original_lines(counter):
+    doc = ParsedDocument("markdown", "Title", FIXTURE_SECTIONS)
+    chunks = chunk_document(doc, counter)
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 3), (5, 14), (16, 17)]
+    assert chunks[1].content == "\n".join(FIXTURE.split("\n")[4:14])
+    assert_lines_match(chunks, FIXTURE)
+
+
+def test_line_ranges_when_the_budget_separates_blocks_and_a_fence_stays_whole(counter):
+    doc = ParsedDocument("markdown", "Title", FIXTURE_SECTIONS)
+    # "Title > Setup" is 3 tokens; the fenced block is 11, so it fills the Setup section's 11-token budget alone.
+    assert counter.count(FIXTURE_SECTIONS[1].text.split("\n\n", 2)[2].strip()) == 2 + 11
+    chunks = chunk_document(doc, counter, max_tokens=2 + 3 + 11)
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 3), (5, 8), (10, 14), (16, 17)]
+    assert chunks[2].content == "```bash\necho hi\n\necho there\n```"
+    assert_within_budget(chunks, counter, 2 + 3 + 11)
+    assert_lines_match(chunks, FIXTURE)
+
+
+# --- stability -----------------------------------------------------------------------------------------------
+
+
+def _edit_word(text: str, index: int, new: str) -> str:
+    words = text.split(" ")
+    assert words[index] != new
+    words[index] = new
+    return " ".join(words)
+
+
+def test_editing_one_word_of_one_paragraph_changes_exactly_one_chunk(counter):
+    rng = random.Random(11)
+    sections = [(f"Topic {i}", [paragraph(rng, rng.randint(60, 110)) for _ in range(3)]) for i in range(6)]
+    before = [c.content for c in chunk_document(sectioned_doc("Long note", sections)[0], counter)]
+    assert len(before) > 6, "paragraphs should be big enough that sections need more than one chunk"
+    for s, (heading, paragraphs) in enumerate(sections):
+        for p in range(len(paragraphs)):
+            edited = list(paragraphs)
+            edited[p] = _edit_word(edited[p], 3, "zeppelin")
+            changed = sections[:s] + [(heading, edited)] + sections[s + 1 :]
+            after = [c.content for c in chunk_document(sectioned_doc("Long note", changed)[0], counter)]
+            assert len(after) == len(before)
+            differing = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
+            assert len(differing) == 1, f"section {s} paragraph {p}: chunks {differing} differ"
+            assert edited[p] in after[differing[0]]
+
+
+def test_editing_one_of_many_paragraphs_in_one_section_changes_one_chunk(counter):
+    rng = random.Random(5)
+    paragraphs = [paragraph(rng, rng.choice([12, 30, 55, 90, 140])) for _ in range(40)]
+    doc, _ = sectioned_doc("Journal", [("Log", paragraphs)])
+    before = chunk_document(doc, counter)
+    assert 8 < len(before) < 40
+    # Each paragraph lives in exactly one chunk: no overlap across paragraph boundaries.
+    for p in paragraphs:
+        assert sum(p in c.content for c in before) == 1
+    for i in range(len(paragraphs)):
+        edited = list(paragraphs)
+        old = edited[i].split(" ")[1]
+        new = "lantern" if old != "lantern" else "compass"
+        edited[i] = _edit_word(edited[i], 1, new)
+        assert counter.count(edited[i]) == counter.count(paragraphs[i])
+        after = chunk_document(sectioned_doc("Journal", [("Log", edited)])[0], counter)
+        differing = [(a.content, b.content) for a, b in zip(before, after) if a.content != b.content]
+        assert len(after) == len(before) and len(differing) == 1, f"paragraph {i}"
+        assert [(c.start_line, c.end_line) for c in after] == [(c.start_line, c.end_line) for c in before]
+
+
+def test_chunking_is_deterministic(counter):
+    rng = random.Random(2)
+    doc = one_section_doc("\n\n".join(paragraph(rng, rng.randint(5, 300)) for _ in range(30)))
+    assert chunk_document(doc, counter) == chunk_document(doc, counter)
+
+
+# --- budget on long blocks -----------------------------------------------------------------------------------
+
+
+def _assert_pieces_cover(chunks, text: str, counter: TokenCounter, overlap_tokens: int = 32) -> None:
+    """Check split pieces appear in order in text, overlap their neighbours a little, and leave nothing out."""
+    position, previous_end = 0, 0
+    for c in chunks:
+        start = text.find(c.content, position)
+        assert start >= 0, f"chunk {c.ordinal} is not a piece of the text"
+        if c.ordinal:
+            assert start < previous_end, f"chunk {c.ordinal} does not overlap the one before"
+            assert 1 <= counter.count(text[start:previous_end]) - 2 <= overlap_tokens
+        else:
+            assert text[:start].strip() == ""
+        position, previous_end = start + 1, start + len(c.content)
+    assert text[previous_end:].strip() == ""
+
+
+def test_a_5000_word_paragraph_is_split_within_budget_with_overlap(counter):
+    text = paragraph(random.Random(1), 5000)
+    chunks = chunk_document(one_section_doc(text, "Essay", ["Body"]), counter)
+    assert 25 < len(chunks) < 60
+    assert_within_budget(chunks, counter)
+    _assert_pieces_cover(chunks, text, counter)
+    # Sentences are the preferred cut: every piece but the last ends a sentence.
+    assert all(c.content.endswith(".") for c in chunks)
+    assert all((c.start_line, c.end_line) == (1, 1) for c in chunks)
+
+
+def test_a_paragraph_without_punctuation_is_cut_into_token_windows(counter):
+    rng = random.Random(4)
+    text = " ".join(rng.choice(WORDS) for _ in range(3000))
+    chunks = chunk_document(one_section_doc(text), counter, overlap_tokens=20)
+    counts = counter.count_many([c.embed_text for c in chunks])
+    assert max(counts) <= MAX_TOKENS and min(counts[:-1]) >= MAX_TOKENS - 12  # windows are filled
+    _assert_pieces_cover(chunks, text, counter, overlap_tokens=20)
+
+
+def test_a_long_code_block_is_split_at_lines_within_budget(counter):
+    body = "\n".join(
+        f"    result_{i} = compute(value_{i}, factor={i * 7})  # step {i}" + ("\n" if i % 10 == 0 else "")
+        for i in range(400)
+    )
+    text = f"Some setup first.\n\n```python\ndef main():\n{body}\n```\n\nAfter the code."
+    doc = one_section_doc(text, "Script", ["Code"])
+    chunks = chunk_document(doc, counter)
+    assert chunks[0].content == "Some setup first."
+    assert chunks[-1].content == "After the code."
+    code = chunks[1:-1]
+    assert len(code) > 10
+    assert_within_budget(chunks, counter)
+    code_text = text[text.index("```") : text.rindex("```") + 3]
+    _assert_pieces_cover([c.__class__(**{**c.__dict__, "ordinal": i}) for i, c in enumerate(code)], code_text, counter)
+    lines = text.split("\n")
+    for c in code:  # pieces of code start and end on whole lines
+        assert c.content.split("\n")[0].strip() == lines[c.start_line - 1].strip()
+        assert c.content.split("\n")[-1] == lines[c.end_line - 1]
+    assert code[0].start_line == 3 and code[-1].end_line == len(lines) - 2
+
+
+def test_cjk_text_without_spaces_is_split_within_budget(counter):
+    rng = random.Random(9)
+    hanzi = (
+        "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动"
+        "同工也能下过子说产种面而方后多定行学法所民得经"
+    )
+    sentences = ["".join(rng.choice(hanzi) for _ in range(rng.randint(8, 30))) + "。" for _ in range(300)]
+    text = "".join(sentences) + "".join(rng.choice(hanzi) for _ in range(900))  # ends in a run with no punctuation
+    chunks = chunk_document(one_section_doc(text, "中文笔记"), counter)
+    assert len(chunks) > 20
+    assert_within_budget(chunks, counter)
+    _assert_pieces_cover(chunks, text, counter)
+    assert sum(c.content.endswith("。") for c in chunks) >= len(chunks) // 2
+
+
+def test_small_budgets_still_hold_for_every_chunk(counter):
+    rng = random.Random(8)
+    text = "\n\n".join(paragraph(rng, rng.randint(1, 80)) for _ in range(20)) + "\n\n" + "x" * 90 + "y" * 90
+    for max_tokens in (8, 12, 40, 100):
+        chunks = chunk_document(one_section_doc(text, "Tiny budget"), counter, max_tokens=max_tokens)
+        assert_within_budget(chunks, counter, max_tokens)
+
+
+# --- real corpora --------------------------------------------------------------------------------------------
+
+
+def _corpus_files(*patterns: tuple[str, str]) -> list[Path]:
+    if not CORPORA.is_dir():
+        pytest.skip(f"real corpora not found at {CORPORA}")
+    return sorted(p for folder, pattern in patterns for p in (CORPORA / folder).glob(pattern))
+
+
+@pytest.mark.parametrize(
+    "patterns",
+    [
+        [("tldr-en", "*/*.md")],
+        [("kepano-obsidian", "**/*.md"), ("logseq-docs", "**/*.md")],
+    ],
+    ids=["tldr", "kepano+logseq"],
+)
+def test_real_corpora_chunks_fit_the_model_window(counter, patterns):
+    files = _corpus_files(*patterns)
+    assert len(files) > 100
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        doc = one_section_doc(text, path.stem)
+        chunks = chunk_document(doc, counter)
+        assert chunks or not text.strip(), path
+        assert_within_budget(chunks, counter)
+        assert_lines_match(chunks, text)
+        assert [c.ordinal for c in chunks] == list(range(len(chunks)))
+        assert_nothing_left_out(chunks, text, path)
+
+
+def assert_nothing_left_out(chunks, text: str, where) -> None:
+    """Check each chunk of a one-section text starts on its start_line and together they cover every character."""
+    line_starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"] + [len(text) + 1]
+    covered = bytearray(len(text))
+    for c in chunks:
+        start = text.find(c.content, line_starts[c.start_line - 1])
+        assert line_starts[c.start_line - 1] <= start < line_starts[c.start_line], f"{where}: chunk {c.ordinal}"
+        covered[start : start + len(c.content)] = b"\x01" * len(c.content)
+    missed = [i for i, ch in enumerate(text) if not covered[i] and not ch.isspace()]
+    assert not missed, f"{where}: {text[missed[0]:missed[0] + 40]!r} is in no chunk"

@@ -1,0 +1,85 @@
+"""A kill -9 in the middle of embedding, then a restart: no duplicate, orphan or lost chunk."""
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from indexer.config import Settings
+from indexer.home import Home
+from indexer.vectors import VectorStore
+
+SKMEMORY = [sys.executable, "-m", "webapp.cli"]
+
+
+def write_vault(root: Path, notes: int = 120) -> None:
+    root.mkdir()
+    topics = ["rivers", "volcanoes", "bread", "chess", "orbits", "gardens", "violins", "glaciers"]
+    for i in range(notes):
+        topic = topics[i % len(topics)]
+        sections = "\n\n".join(
+            f"## Part {j}\n\nNote {i} part {j} discusses {topic} and how {topic} change over seasons, "
+            f"with example number {i * 10 + j} and a remark on measurement."
+            for j in range(4)
+        )
+        (root / f"note-{i:03}.md").write_text(f"# Note {i} on {topic}\n\n{sections}\n")
+
+
+def embedded_count(db: Path) -> tuple[int, int]:
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        try:
+            row = conn.execute("SELECT sum(embed_state='embedded'), sum(embed_state='pending') FROM chunks").fetchone()
+        finally:
+            conn.close()
+        return int(row[0] or 0), int(row[1] or 0)
+    except sqlite3.Error:
+        return 0, 0
+
+
+def test_kill_during_embedding_then_restart_is_consistent(data_home, tmp_path):
+    vault = tmp_path / "vault"
+    write_vault(vault)
+    env = {**os.environ, "SKMEMORY_HOME": str(data_home), "SKMEMORY_EMBED_BATCH": "8"}
+    subprocess.run(SKMEMORY + ["add", str(vault), "--name", "crash"], check=True, env=env, capture_output=True)
+    info = Home(Settings.from_env(data_home)).project("crash")
+    db = info.index_dir / "index.sqlite"
+
+    proc = subprocess.Popen(SKMEMORY + ["index", "crash"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        embedded, pending = embedded_count(db)
+        if embedded >= 16 and pending > 0:
+            break
+        assert proc.poll() is None, proc.stderr.read().decode()
+        time.sleep(0.05)
+    else:
+        raise AssertionError("embedding never got under way")
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+    embedded_before, pending_before = embedded_count(db)
+    assert pending_before > 0, "the kill came too late to test anything"
+
+    done = subprocess.run(SKMEMORY + ["index", "crash"], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+    conn = sqlite3.connect(db)
+    docs = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+    states = dict(conn.execute("SELECT embed_state, count(*) FROM chunks GROUP BY embed_state").fetchall())
+    chunk_ids = [r[0] for r in conn.execute("SELECT chunk_id FROM chunks")]
+    per_doc = conn.execute("SELECT count(*) FROM (SELECT document_id, ordinal FROM chunks GROUP BY 1, 2 HAVING count(*) > 1)").fetchone()[0]
+    conn.close()
+    assert docs == 120
+    assert states == {"embedded": 120 * 5}  # a title chunk and four parts per note, all embedded
+    assert per_doc == 0  # no duplicate chunk at any position
+    vectors = VectorStore.open(info.index_dir / "chroma", f"skm_{info.id}")
+    try:
+        assert vectors.ids() == set(chunk_ids)  # no orphan, no missing vector
+        assert vectors.count() == len(chunk_ids)
+    finally:
+        vectors.close()

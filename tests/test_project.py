@@ -1,0 +1,161 @@
+"""Indexing a real folder with the real model, SQLite and ChromaDB: documents, chunks, vectors, edits, renames."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from indexer.errors import EmbeddingsUnavailable
+from indexer.embeddings import Embedder
+
+
+@pytest.fixture
+def project(home, vault):
+    home.add_project(vault, "notes")
+    with home.open_project("notes") as project:
+        yield project
+
+
+def doc(project, rel_path):
+    row = project.store.document_by_path(rel_path)
+    assert row is not None, f"{rel_path} is not indexed"
+    return row
+
+
+def tags_of(project, document_id):
+    return sorted(r[0] for r in project.store.query("SELECT tag FROM tags WHERE document_id = ?", (document_id,)))
+
+
+def test_indexes_every_supported_file_with_metadata(project, vault):
+    report = project.sync()
+    files = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*") if p.is_file())
+    assert report.added == len(files) == 10
+    stored = sorted(r[0] for r in project.store.query("SELECT rel_path FROM documents"))
+    assert stored == files
+
+    welcome = doc(project, "Welcome.md")
+    assert welcome["title"] == "Welcome to SK Memory"
+    assert welcome["file_type"] == "md"
+    assert welcome["created"].startswith("2026-01-05")
+    assert tags_of(project, welcome["document_id"]) == ["sk-memory", "start-here"]
+
+    tmux = doc(project, "Reference/tmux cheatsheet.md")
+    assert tags_of(project, tmux["document_id"]) == ["reference", "terminal", "terminal/tmux"]
+    garden = doc(project, "Projects/Garden plan.md")
+    assert json.loads(garden["frontmatter"])["status"] == "active"
+    assert garden["frontmatter_type"] == "project"
+    links = project.store.query("SELECT target, kind FROM links WHERE document_id = ?", (garden["document_id"],))
+    assert ("Compost log", "wikilink") in [tuple(r) for r in links]
+    tips = doc(project, "Reference/Search tips.md")
+    tip_links = [tuple(r) for r in project.store.query("SELECT target, kind FROM links WHERE document_id = ?", (tips["document_id"],))]
+    assert ("Welcome", "related_to") in tip_links
+
+    chat = doc(project, "Conversations/Trip planning.json")
+    assert chat["file_type"] == "conversation"
+    journal = doc(project, "Journal/2026-06-01.md")
+    assert journal["title"] == "2026-06-01"
+
+    # Heading-aware chunks with line ranges and heading paths; frontmatter is not embedded.
+    chunks = project.store.query("SELECT * FROM chunks WHERE document_id = ? ORDER BY ordinal", (garden["document_id"],))
+    headings = [json.loads(c["heading_path"]) for c in chunks]
+    assert ["Garden plan", "Watering"] in headings
+    watering = chunks[headings.index(["Garden plan", "Watering"])]
+    lines = (vault / "Projects/Garden plan.md").read_text().splitlines()
+    assert lines[watering["start_line"] - 1] == "## Watering"
+    assert all("status: active" not in c["embed_text"] for c in chunks)
+    assert all(c["embed_state"] == "pending" for c in chunks)
+
+
+def test_embeds_pending_chunks_into_chroma_and_resync_does_nothing(project):
+    project.sync()
+    counts = project.store.counts()
+    done = project.embed_pending()
+    assert done == counts["chunks"] > 10
+    assert project.store.counts()["pending"] == 0
+    ids, vectors = project.vectors.load_all()
+    assert set(ids) == project.store.all_chunk_ids()
+    assert vectors.dtype == np.float32 and vectors.shape == (len(ids), 384)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-4)
+
+    # The real model puts the sourdough chunk nearest to a question about bread.
+    q = project.embedder.embed(["how long do I bake bread"])[0]
+    best = ids[int(np.argmax(vectors @ q))]
+    row = project.store.query("SELECT d.rel_path FROM chunks c JOIN documents d USING (document_id) WHERE chunk_id = ?", (best,))
+    assert row[0][0] == "Projects/Sourdough.md"
+
+    again = project.sync()
+    assert again.unchanged == 10 and not again.changed
+
+
+def test_editing_one_paragraph_reembeds_one_chunk(project, vault):
+    note = vault / "Projects/Garden plan.md"
+    project.sync()
+    project.embed_pending()
+    before = project.store.all_chunk_ids()
+    note.write_text(note.read_text().replace("early in the morning", "at dawn"))
+    report = project.sync()
+    assert report.updated == 1
+    assert report.chunks_added == 1 and len(report.removed_chunk_ids) == 1
+    assert project.embed_pending() == 1
+    after = project.store.all_chunk_ids()
+    assert len(after - before) == 1 and len(before - after) == 1
+    assert project.vectors.ids() == after
+
+
+def test_rename_and_move_keep_document_id(project, vault):
+    project.sync()
+    project.embed_pending()
+    original = doc(project, "Projects/Sourdough.md")["document_id"]
+    (vault / "Archive").mkdir()
+    (vault / "Projects/Sourdough.md").rename(vault / "Archive/Bread.md")
+    report = project.sync()
+    assert report.moved == 1 and report.deleted == 0 and report.added == 0
+    assert doc(project, "Archive/Bread.md")["document_id"] == original
+    assert project.store.document_by_path("Projects/Sourdough.md") is None
+
+
+def test_deleting_files_removes_chunks_and_vectors(project, vault):
+    project.sync()
+    project.embed_pending()
+    sourdough = doc(project, "Projects/Sourdough.md")["document_id"]
+    gone = set(project.store.chunk_ids(sourdough))
+    (vault / "Projects/Sourdough.md").unlink()
+    report = project.sync()
+    assert report.deleted == 1
+    assert not gone & project.store.all_chunk_ids()
+    assert not gone & project.vectors.ids()
+
+
+def test_skmemoryignore_and_hidden_folders_are_skipped(home, vault):
+    (vault / ".skmemoryignore").write_text("Journal/\n*.csv\n")
+    (vault / ".obsidian").mkdir()
+    (vault / ".obsidian/workspace.json").write_text("{}")
+    (vault / "node_modules/pkg").mkdir(parents=True)
+    (vault / "node_modules/pkg/readme.md").write_text("# hidden")
+    (vault / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(100))
+    home.add_project(vault, "notes")
+    with home.open_project("notes") as project:
+        project.sync()
+        paths = {r[0] for r in project.store.query("SELECT rel_path FROM documents")}
+    assert "Journal/2026-06-01.md" not in paths
+    assert "Reference/Reading list.csv" not in paths
+    assert not any(p.startswith((".obsidian", "node_modules")) or p.endswith(".png") for p in paths)
+    assert "Welcome.md" in paths
+
+
+def test_unavailable_model_keeps_keyword_indexing(data_home, vault):
+    from indexer.config import Settings
+    from indexer.home import Home
+
+    home = Home(Settings.from_env(), embedder=Embedder(data_home / "no-such-model"))
+    home.add_project(vault, "notes")
+    with home.open_project("notes") as project:
+        report = project.sync()
+        assert report.added == 10
+        with pytest.raises(EmbeddingsUnavailable, match="no-such-model"):
+            project.embed_pending()
+        status = project.status()
+    assert status["embeddings"] == "unavailable"
+    assert "SKMEMORY_MODEL" in status["embeddings_unavailable_reason"]
+    assert status["pending"] == status["chunks"] > 0

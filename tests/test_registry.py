@@ -1,0 +1,60 @@
+"""Projects in the data home: add, list, rename, remove, and the single-writer lock."""
+from __future__ import annotations
+
+import pytest
+
+from indexer.config import Settings
+from indexer.errors import InvalidProjectRoot, ProjectExists, ProjectLocked, ProjectNotFound, SKMemoryError
+from indexer.home import Home
+from indexer.lock import WriterLock
+
+
+@pytest.fixture
+def plain_home(data_home):
+    return Home(Settings.from_env())
+
+
+def test_add_list_rename_remove_keeps_user_files(plain_home, vault):
+    info = plain_home.add_project(vault, "notes")
+    assert [p.name for p in plain_home.projects()] == ["notes"]
+    assert info.index_dir.parent.parent == plain_home.settings.home
+    info.index_dir.mkdir(parents=True)
+    (info.index_dir / "index.sqlite").write_text("x")
+
+    renamed = plain_home.rename_project("notes", "work")
+    assert renamed.index_dir == info.index_dir
+    assert plain_home.project("WORK").name == "work"  # names are case-insensitive
+
+    plain_home.remove_project("work")
+    assert plain_home.projects() == []
+    assert not info.index_dir.exists()
+    assert (vault / "Welcome.md").exists()
+
+
+def test_add_rejects_bad_roots_and_duplicates(plain_home, vault, tmp_path):
+    with pytest.raises(InvalidProjectRoot, match="does not exist"):
+        plain_home.add_project(tmp_path / "missing")
+    with pytest.raises(InvalidProjectRoot, match="is a file"):
+        plain_home.add_project(vault / "Welcome.md")
+    plain_home.add_project(vault, "notes")
+    with pytest.raises(ProjectExists, match="already the project 'notes'"):
+        plain_home.add_project(vault, "other")
+    other = tmp_path / "other"
+    other.mkdir()
+    with pytest.raises(ProjectExists, match="already exists"):
+        plain_home.add_project(other, "Notes")
+    with pytest.raises(SKMemoryError, match="not a usable project name"):
+        plain_home.add_project(other, "../evil")
+    with pytest.raises(ProjectNotFound, match="Known projects: notes"):
+        plain_home.project("nope")
+
+
+def test_second_writer_is_told_who_holds_the_lock(plain_home, vault):
+    info = plain_home.add_project(vault, "notes")
+    with WriterLock(info.index_dir, "notes", "skmemory serve"):
+        with pytest.raises(ProjectLocked, match=r"in use by skmemory serve \(pid \d+\)") as err:
+            WriterLock(info.index_dir, "notes", "skmemory index").acquire()
+        assert err.value.holder["role"] == "skmemory serve"
+        with pytest.raises(ProjectLocked):
+            plain_home.remove_project("notes")
+    WriterLock(info.index_dir, "notes", "skmemory index").acquire().release()

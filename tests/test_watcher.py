@@ -1,0 +1,107 @@
+"""The background indexer following real file changes while watchfiles runs: the index follows the disk."""
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from indexer.service import IndexerService
+
+
+def eventually(check, timeout: float = 30.0):
+    """Poll until check() is truthy; the generous timeout absorbs a noisy machine, it is not a speed target."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def service(home, vault):
+    home.add_project(vault, "notes")
+    svc = IndexerService(home, role="test").start()
+    assert svc.wait_idle(120), "initial sync did not finish"
+    yield svc
+    svc.stop()
+
+
+def paths(service):
+    return {r[0] for r in service.projects["notes"].store.query("SELECT rel_path FROM documents")}
+
+
+def doc_id(service, rel):
+    row = service.projects["notes"].store.document_by_path(rel)
+    return row["document_id"] if row else None
+
+
+def test_follows_create_edit_rename_move_delete(service, vault):
+    store = service.projects["notes"].store
+    assert len(paths(service)) == 10
+
+    (vault / "New idea.md").write_text("# New idea\n\nA lighthouse keeper's diary.\n")
+    eventually(lambda: "New idea.md" in paths(service))
+
+    (vault / "New idea.md").write_text("# New idea\n\nA lighthouse keeper's logbook about storms.\n")
+    eventually(lambda: store.query("SELECT 1 FROM chunks WHERE content LIKE '%logbook%'"))
+
+    original = doc_id(service, "New idea.md")
+    (vault / "New idea.md").rename(vault / "Lighthouse.md")
+    eventually(lambda: doc_id(service, "Lighthouse.md"))
+    assert doc_id(service, "Lighthouse.md") == original
+    assert "New idea.md" not in paths(service)
+
+    (vault / "Lighthouse.md").rename(vault / "Projects" / "Lighthouse.md")
+    eventually(lambda: doc_id(service, "Projects/Lighthouse.md") == original)
+
+    (vault / "Projects" / "Lighthouse.md").unlink()
+    eventually(lambda: "Projects/Lighthouse.md" not in paths(service))
+
+
+def test_follows_folder_rename_and_delete(service, vault):
+    before = {p: doc_id(service, p) for p in paths(service) if p.startswith("Projects/")}
+    (vault / "Projects").rename(vault / "Work")
+    eventually(lambda: not any(p.startswith("Projects/") for p in paths(service))
+               and sum(p.startswith("Work/") for p in paths(service)) == len(before))
+    for old, document_id in before.items():
+        assert doc_id(service, "Work/" + old.split("/", 1)[1]) == document_id
+
+    for f in (vault / "Work").iterdir():
+        f.unlink()
+    (vault / "Work").rmdir()
+    eventually(lambda: not any(p.startswith("Work/") for p in paths(service)))
+
+
+def test_atomic_save_and_burst(service, vault):
+    note = vault / "Reference" / "tmux cheatsheet.md"
+    original = doc_id(service, "Reference/tmux cheatsheet.md")
+    # An editor's atomic save: write a temp file beside it, then rename over the original.
+    tmp = note.with_name(".tmux cheatsheet.md.swp")
+    tmp.write_text(note.read_text() + "\nZoom a pane with Ctrl-b z.\n")
+    os.replace(tmp, note)
+    store = service.projects["notes"].store
+    eventually(lambda: store.query("SELECT 1 FROM chunks WHERE content LIKE '%Zoom a pane%'"))
+    assert doc_id(service, "Reference/tmux cheatsheet.md") == original
+
+    burst = vault / "burst"
+    burst.mkdir()
+    for i in range(300):
+        (burst / f"page {i}.md").write_text(f"# Page {i}\n\nBurst page number {i} about topic {i % 7}.\n")
+    eventually(lambda: sum(p.startswith("burst/") for p in paths(service)) == 300, timeout=90)
+    assert service.wait_idle(60)
+    counts = store.counts()
+    assert counts["documents"] == 310
+
+
+def test_new_chunks_get_embedded_in_the_background(service, vault):
+    project = service.projects["notes"]
+    assert service.wait_idle(300, embeddings=True)
+    assert project.store.counts()["pending"] == 0
+    (vault / "Birds.md").write_text("# Birds\n\nA heron stood in the shallow water, waiting for fish.\n")
+    eventually(lambda: project.store.document_by_path("Birds.md"))
+    chunk_ids = set(project.store.chunk_ids(project.store.document_by_path("Birds.md")["document_id"]))
+    eventually(lambda: chunk_ids <= project.vectors.ids(), timeout=60)

@@ -1,0 +1,261 @@
+"""The `skmemory` command line: projects, indexing, watching and status, all through the engine's public API."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import threading
+import time
+
+import click
+
+from indexer.config import Settings
+from indexer.errors import ProjectNotFound, SKMemoryError
+from indexer.home import Home
+
+
+class ErrorsAsSentences(click.Group):
+    """Turn engine errors into one sentence on stderr and exit code 2; never a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except SKMemoryError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            ctx.exit(2)
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            ctx.exit(130)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except Exception as exc:
+            if os.environ.get("SKMEMORY_DEBUG"):
+                raise
+            click.echo(f"Error: unexpected {type(exc).__name__}: {exc} (set SKMEMORY_DEBUG=1 for the traceback).", err=True)
+            ctx.exit(2)
+
+
+def _home(ctx: click.Context) -> Home:
+    return ctx.obj["home"]
+
+
+@click.group(cls=ErrorsAsSentences)
+@click.option("--home", type=click.Path(file_okay=False), envvar="SKMEMORY_HOME",
+              help="Data folder holding the project registry and indexes (env SKMEMORY_HOME).")
+@click.option("-v", "--verbose", count=True, help="Log more (-v info, -vv debug).")
+@click.version_option(package_name="sk-memory")
+@click.pass_context
+def cli(ctx: click.Context, home: str | None, verbose: int) -> None:
+    """SK Memory: local search over your own notes, documents and conversations.
+
+    Example: skmemory add ~/Notes && skmemory index
+    """
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    for noisy in ("chromadb", "httpx", "sentence_transformers", "transformers", "urllib3"):
+        logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
+    ctx.ensure_object(dict)
+    ctx.obj["home"] = Home(Settings.from_env(home))
+
+
+@cli.command()
+@click.argument("path", type=click.Path())
+@click.option("--name", help="Project name (default: the folder's name).")
+@click.pass_context
+def add(ctx: click.Context, path: str, name: str | None) -> None:
+    """Register a folder as a project.
+
+    Example: skmemory add ~/Notes --name notes
+    """
+    info = _home(ctx).add_project(path, name)
+    click.echo(f"Added project '{info.name}' at {info.root}. Run `skmemory index {info.name}` or `skmemory serve`.")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def projects(ctx: click.Context, as_json: bool) -> None:
+    """List the registered projects.
+
+    Example: skmemory projects --json
+    """
+    infos = _home(ctx).projects()
+    if as_json:
+        click.echo(json.dumps([i.to_dict() for i in infos], indent=2))
+        return
+    if not infos:
+        click.echo("No projects yet. Add one with `skmemory add PATH`.")
+    for info in infos:
+        click.echo(f"{info.name}\t{info.root}")
+
+
+@cli.command()
+@click.argument("old")
+@click.argument("new")
+@click.pass_context
+def rename(ctx: click.Context, old: str, new: str) -> None:
+    """Rename a project (its index is kept).
+
+    Example: skmemory rename notes work-notes
+    """
+    info = _home(ctx).rename_project(old, new)
+    click.echo(f"Renamed '{old}' to '{info.name}'.")
+
+
+@cli.command()
+@click.argument("name")
+@click.pass_context
+def remove(ctx: click.Context, name: str) -> None:
+    """Remove a project and delete its index; your files are not touched.
+
+    Example: skmemory remove notes
+    """
+    info = _home(ctx).remove_project(name)
+    click.echo(f"Removed project '{info.name}'; its index is deleted, {info.root} is untouched.")
+
+
+def _selected(home: Home, name: str | None) -> list[str]:
+    if name:
+        return [home.project(name).name]
+    names = [p.name for p in home.projects()]
+    if not names:
+        raise ProjectNotFound("No projects yet; add one with `skmemory add PATH`.")
+    return names
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.option("--no-embed", is_flag=True, help="Index for keyword search only; embeddings wait for later.")
+@click.pass_context
+def index(ctx: click.Context, name: str | None, no_embed: bool) -> None:
+    """Index a project (or all), embed everything pending, then exit.
+
+    Example: skmemory index notes
+    """
+    home = _home(ctx)
+    for project_name in _selected(home, name):
+        with home.open_project(project_name, role="skmemory index") as project:
+            project.reconcile()
+            files = []
+            with click.progressbar(length=1, label=f"{project_name}: files parsed", file=sys.stderr) as bar:
+                def on_file(done: int, total: int) -> None:
+                    bar.length = max(total, 1)
+                    bar.update(done - bar.pos)
+                report = project.sync(progress=on_file)
+                files.append(report)
+            click.echo(
+                f"{project_name}: {report.added} added, {report.updated} updated, {report.moved} moved, "
+                f"{report.deleted} deleted, {report.unchanged} unchanged, {report.failed} failed.",
+                err=True,
+            )
+            if no_embed:
+                continue
+            if not home.embedder.available:
+                click.echo(f"Warning: embeddings are unavailable ({home.embedder.error}); keyword search still works.", err=True)
+                continue
+            _embed_with_progress(project)
+
+
+def _embed_with_progress(project) -> None:
+    pending = project.store.counts()["pending"]
+    if not pending:
+        return
+    started = time.monotonic()
+    state = {"done": 0}
+
+    def rate(_item) -> str:
+        elapsed = time.monotonic() - started
+        return f"{state['done'] / elapsed:.1f} chunks/s" if elapsed > 0 and state["done"] else ""
+
+    with click.progressbar(length=pending, label=f"{project.name}: chunks embedded", file=sys.stderr,
+                           show_eta=True, item_show_func=rate) as bar:
+        def on_batch(done: int, total: int) -> None:
+            state["done"] = done
+            bar.length = max(total, 1)
+            bar.update(done - bar.pos, current_item=done)
+        done = project.embed_pending(progress=on_batch)
+    elapsed = time.monotonic() - started
+    click.echo(f"{project.name}: {done} chunks embedded in {elapsed:.1f} s ({done / max(elapsed, 1e-9):.1f} chunks/s).", err=True)
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.pass_context
+def watch(ctx: click.Context, name: str | None) -> None:
+    """Keep projects indexed in the foreground while files change (Ctrl+C stops).
+
+    Example: skmemory watch notes
+    """
+    from indexer.service import IndexerService
+
+    home = _home(ctx)
+    names = _selected(home, name)
+    service = IndexerService(home, names, role="skmemory watch").start()
+    if service.open_errors and not service.projects:
+        service.stop()
+        raise SKMemoryError(next(iter(service.open_errors.values())))
+    click.echo(f"Watching {', '.join(service.projects)}. Press Ctrl+C to stop.", err=True)
+    stop = threading.Event()
+    try:
+        while not stop.wait(5):
+            for project in service.status()["projects"]:
+                if project.get("pending"):
+                    click.echo(f"{project['project']}: {project['pending']} chunks waiting for embeddings", err=True)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        service.stop()
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def status(ctx: click.Context, name: str | None, as_json: bool) -> None:
+    """Show documents, chunks, embedding progress and per-file errors.
+
+    Example: skmemory status notes --json
+    """
+    home = _home(ctx)
+    results = [_status_with_embeddings(home, n) for n in _selected(home, name)]
+    if as_json:
+        click.echo(json.dumps(results if not name else results[0], indent=2))
+        return
+    for s in results:
+        click.echo(f"{s['project']} ({s['root']})")
+        click.echo(f"  documents: {s['documents']}  chunks: {s['chunks']}  embedded: {s['embedded']}  "
+                   f"pending: {s['pending']}  failed: {s['failed']}")
+        if s.get("embeddings_available"):
+            click.echo(f"  embeddings: available ({s.get('model')})")
+        else:
+            click.echo(f"  embeddings: unavailable: {s.get('embeddings_unavailable_reason')}")
+        if s.get("owner"):
+            click.echo(f"  owned by: {s['owner'].get('role')} (pid {s['owner'].get('pid')})")
+        for err in s["errors"]:
+            click.echo(f"  {'warning' if err['indexed'] else 'error'}: {err['path']}: {err['error']}")
+
+
+def _status_with_embeddings(home: Home, name: str) -> dict:
+    from indexer.service import ENGINE_STATE
+
+    result = home.status(name)
+    engine = {}
+    try:
+        engine = json.loads((home.project(name).index_dir / ENGINE_STATE).read_text())
+    except (OSError, ValueError):
+        pass
+    if result.get("owner") and engine:
+        # A running indexer knows best whether its model loaded.
+        result["embeddings_available"] = engine.get("embeddings") == "ready"
+        result["embeddings_unavailable_reason"] = engine.get("embeddings_unavailable_reason")
+        result["model"] = engine.get("model")
+    else:
+        result["embeddings_available"] = home.embedder.available
+        result["embeddings_unavailable_reason"] = home.embedder.error
+        result["model"] = home.embedder.name
+    return result
+
+
+if __name__ == "__main__":  # pragma: no cover
+    cli()
