@@ -31,3 +31,11 @@ class ExtractionError(SKMemoryError):
 
 class EmbeddingsUnavailable(SKMemoryError):
     pass
+
+
+class InvalidQuery(SKMemoryError):
+    """A search request that cannot run as given (bad mode, date, limit or empty query)."""
+
+
+class DocumentNotFound(SKMemoryError):
+    pass

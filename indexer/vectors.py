@@ -116,7 +116,9 @@ class VectorStore:
             raise ValueError("upsert got the same id twice; give each chunk one id.")
         known = self.dimension
         if known is not None and vectors.shape[1] != known:
-            raise ValueError(f"This collection holds {known}-dimensional vectors, not {vectors.shape[1]}-dimensional ones.")
+            raise ValueError(
+                f"This collection holds {known}-dimensional vectors, not {vectors.shape[1]}-dimensional ones."
+            )
         # Chroma refuses an empty metadata dict; None means "no metadata".
         metas = [m or None for m in metadatas]
         for start in range(0, len(ids), self._max_batch):

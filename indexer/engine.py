@@ -1,0 +1,225 @@
+"""The one service object every surface calls: projects, every search mode, documents and status."""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+
+import numpy as np
+
+from .errors import DocumentNotFound, InvalidQuery, ProjectNotFound
+from .home import Home
+from .project import Project
+from .search.index import ProjectIndex
+from .search.keyword import keyword_search
+from .search import modes
+from .search.results import envelope, iso, result_rows
+from .search.semantic import HYBRID_THRESHOLD
+from .search.tags import tag_counts
+
+logger = logging.getLogger(__name__)
+
+
+class Engine:
+    """Searches and describes the projects of a data home, owned by a running indexer or opened here."""
+
+    def __init__(self, home: Home, service=None):
+        self.home = home
+        self.service = service  # an IndexerService when serving; None for a one-off command
+        self._own: dict[str, Project] = {}
+        self._indexes: dict[str, ProjectIndex] = {}
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        for project in self._own.values():
+            project.close()
+        self._own.clear()
+        self._indexes.clear()
+
+    # --- projects -------------------------------------------------------------------------------------------
+
+    def _project(self, name: str) -> Project:
+        info = self.home.project(name)
+        if self.service is not None:
+            project = self.service.projects.get(info.name)
+            if project is None:
+                reason = self.service.open_errors.get(info.name, "it is not open yet")
+                raise ProjectNotFound(f"Project '{info.name}' cannot be searched: {reason}")
+            return project
+        if info.name not in self._own:
+            project = self.home.open_project(info.name, role="skmemory search")
+            project.reconcile()
+            project.sync()
+            self._own[info.name] = project
+        return self._own[info.name]
+
+    def index(self, name: str | None = None) -> ProjectIndex:
+        """The read side of a project (the default project when name is None)."""
+        name = self.home.project(name).name if name else self.default_project()
+        with self._lock:
+            project = self._project(name)
+            index = self._indexes.get(name)
+            if index is None or index.project is not project:
+                index = ProjectIndex(project)
+                self._indexes[name] = index
+            return index
+
+    def default_project(self) -> str:
+        """The project searched when none is named: the first user project, else the first at all."""
+        infos = self.home.projects()
+        if not infos:
+            raise ProjectNotFound("No projects yet; add a folder with `skmemory add PATH`.")
+        return next((i.name for i in infos if not i.builtin), infos[0].name)
+
+    def projects(self) -> list[dict]:
+        """Every project with its counts."""
+        out = []
+        for info in self.home.projects():
+            entry = info.to_dict()
+            try:
+                counts = self.index(info.name).project.store.counts()
+            except Exception as exc:  # a project that cannot open is listed with the reason
+                entry["error"] = str(exc)
+            else:
+                entry.update(counts)
+            out.append(entry)
+        return out
+
+    def warm(self) -> None:
+        """Load every project's vector cache now (server start) instead of on the first search."""
+        for info in self.home.projects():
+            try:
+                index = self.index(info.name)
+                if index.embedder.available:
+                    index.cache.ensure_loaded()
+            except Exception:
+                logger.exception("Warming %s failed", info.name)
+
+    # --- search ---------------------------------------------------------------------------------------------
+
+    def search(self, query: str, mode: str = "hybrid", project: str | None = None, scope: str = "project",
+               tags_all: list[str] | None = None, tags_any: list[str] | None = None, limit: int = 20) -> dict:
+        """Run one search in one project, or in all of them with scope='all'."""
+        if scope not in ("project", "all"):
+            raise InvalidQuery(f"Unknown scope '{scope}'; use 'project' or 'all'.")
+        if scope == "all":
+            indexes = [self.index(i.name) for i in self.home.projects()]
+            return modes.search_all(indexes, query, mode, limit, tags_all, tags_any)
+        return modes.search(self.index(project), query, mode, limit, tags_all, tags_any)
+
+    def tags(self, project: str | None = None, prefix: str = "", limit: int = 50) -> dict:
+        index = self.index(project)
+        return {"project": index.name, "tags": tag_counts(index, prefix, limit)}
+
+    # --- documents ------------------------------------------------------------------------------------------
+
+    def documents(self, project: str | None = None, folder: str = "", tag: str | None = None,
+                  limit: int = 200, offset: int = 0) -> dict:
+        """List documents, optionally under a folder or with a tag (and its sub-tags)."""
+        index = self.index(project)
+        where, params = ["1"], []
+        folder = folder.strip("/")
+        if folder:
+            where.append("(rel_path = ? OR substr(rel_path, 1, ?) = ?)")
+            params += [folder, len(folder) + 1, folder + "/"]
+        if tag:
+            t = tag.strip().lstrip("#").lower()
+            where.append("document_id IN (SELECT document_id FROM tags WHERE tag = ? OR substr(tag, 1, ?) = ?)")
+            params += [t, len(t) + 1, t + "/"]
+        total = index.sql(f"SELECT count(*) FROM documents WHERE {' AND '.join(where)}", params)[0][0]
+        rows = index.sql(
+            f"SELECT * FROM documents WHERE {' AND '.join(where)} ORDER BY rel_path LIMIT ? OFFSET ?",
+            params + [limit, offset],
+        )
+        return {"project": index.name, "total": total, "documents": [self._document_summary(index, r) for r in rows]}
+
+    def _document_summary(self, index: ProjectIndex, r) -> dict:
+        tags = [t[0] for t in index.sql("SELECT tag FROM tags WHERE document_id = ? ORDER BY tag", (r["document_id"],))]
+        return {
+            "document_id": r["document_id"], "title": r["title"], "relative_path": r["rel_path"],
+            "absolute_path": str(index.root / r["rel_path"]), "file_type": r["file_type"], "tags": tags,
+            "created": r["created"], "modified": iso(r["modified"]), "size": r["size"], "project": index.name,
+        }
+
+    def _document_row(self, index: ProjectIndex, document_id: str):
+        rows = index.sql("SELECT * FROM documents WHERE document_id = ?", (document_id,))
+        if not rows:
+            raise DocumentNotFound(f"No document with id '{document_id}' in project '{index.name}'.")
+        return rows[0]
+
+    def document(self, document_id: str, project: str | None = None) -> dict:
+        """A document's metadata, outline, links both ways and its chunks' text."""
+        index = self.index(project)
+        r = self._document_row(index, document_id)
+        info = self._document_summary(index, r)
+        chunks = index.sql("SELECT heading_path, content, start_line, end_line FROM chunks WHERE document_id = ? ORDER BY ordinal", (document_id,))
+        outline, seen = [], set()
+        for c in chunks:
+            path = tuple(json.loads(c["heading_path"]))
+            for depth in range(1, len(path) + 1):
+                if path[:depth] not in seen:
+                    seen.add(path[:depth])
+                    outline.append({"heading": path[depth - 1], "level": depth, "line": c["start_line"]})
+        outgoing = [{"target": l["target"], "kind": l["kind"], **self._resolve(index, l["target"])}
+                    for l in index.sql("SELECT target, kind FROM links WHERE document_id = ? ORDER BY target", (document_id,))]
+        stem = r["rel_path"].rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        names = sorted({stem.lower(), r["title"].lower(), r["rel_path"].lower(), r["rel_path"].lower().rsplit(".", 1)[0]})
+        incoming = [
+            self._document_summary(index, d) for d in index.sql(
+                f"SELECT DISTINCT d.* FROM links l JOIN documents d USING (document_id) "
+                f"WHERE lower(l.target) IN ({','.join('?' * len(names))}) AND d.document_id != ? ORDER BY d.rel_path",
+                (*names, document_id))
+        ]
+        info.update({
+            "frontmatter": json.loads(r["frontmatter"]), "warnings": json.loads(r["warnings"]),
+            "outline": outline, "links": outgoing, "backlinks": incoming,
+            "content": "\n\n".join(c["content"] for c in chunks),
+        })
+        return info
+
+    def _resolve(self, index: ProjectIndex, target: str) -> dict:
+        """Find the document a link points at (by path, file name or title), if it is indexed."""
+        t = target.split("#")[0].strip().lower()
+        row = index.sql(
+            """SELECT document_id, rel_path FROM documents WHERE lower(rel_path) IN (?, ?) OR lower(title) = ?
+               OR lower(rel_path) LIKE ? ESCAPE '\\' LIMIT 1""",
+            (t, t + ".md", t, "%/" + t.replace("%", "\\%").replace("_", "\\_") + ".md"),
+        )
+        return {"document_id": row[0][0], "relative_path": row[0][1]} if row else {"document_id": None}
+
+    def related(self, document_id: str, project: str | None = None, limit: int = 8) -> dict:
+        """Documents like this one: hybrid search on its own content (title as keywords, mean vector for meaning)."""
+        index = self.index(project)
+        r = self._document_row(index, document_id)
+        chunk_ids = [c[0] for c in index.sql("SELECT chunk_id FROM chunks WHERE document_id = ?", (document_id,))]
+        scored: dict[str, tuple[str, float, str]] = {}
+        semantic = index.semantic_available
+        sims: dict[str, float] = {}
+        if semantic:
+            vectors = [v for v in (index.cache.vector(c) for c in chunk_ids) if v is not None]
+            if vectors:
+                mean = np.mean(vectors, axis=0)
+                mean /= np.linalg.norm(mean) or 1.0
+                sims = dict(index.cache.search(mean, HYBRID_THRESHOLD, None))
+        for cid, _, _ in keyword_search(index, f'"{r["title"]}"', 500):
+            scored[cid] = (cid, 1.0 + sims.pop(cid), "hybrid") if cid in sims else (cid, 1.0, "keyword")
+        for cid, sim in sims.items():
+            scored[cid] = (cid, sim, "semantic")
+        ranked = sorted(scored.values(), key=lambda s: -s[1])
+        results, seen = [], {document_id}
+        for row in result_rows(index, ranked[: limit * 20], []):
+            if row["document_id"] not in seen:
+                seen.add(row["document_id"])
+                results.append(row)
+            if len(results) == limit:
+                break
+        return envelope(results, "hybrid", r["title"], semantic, limit, project=index.name, document_id=document_id)
+
+    # --- status ---------------------------------------------------------------------------------------------
+
+    def status(self) -> dict:
+        """Indexer status: per project counts, pending embeddings with rate and ETA, errors."""
+        if self.service is not None:
+            return self.service.status()
+        return {"projects": [self.home.status(i.name) for i in self.home.projects()],
+                "embeddings": self.home.embedder.state}

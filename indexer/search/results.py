@@ -1,0 +1,100 @@
+"""The common result shape every search mode returns, and the snippet with highlighted matches."""
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import Iterable
+
+from markupsafe import Markup, escape
+
+from .index import ProjectIndex
+
+SNIPPET_CHARS = 220
+
+
+def result_rows(index: ProjectIndex, scored: list[tuple[str, float, str]], terms: list[str]) -> list[dict]:
+    """Turn (chunk_id, similarity, search_type) triples into result dicts, keeping their order."""
+    if not scored:
+        return []
+    ids = [cid for cid, _, _ in scored]
+    rows: dict[str, dict] = {}
+    for start in range(0, len(ids), 500):
+        part = ids[start:start + 500]
+        marks = ",".join("?" * len(part))
+        for r in index.sql(
+            f"""SELECT c.chunk_id, c.document_id, c.content, c.heading_path, c.start_line, c.end_line,
+                       d.title, d.rel_path, d.file_type, d.created, d.modified,
+                       (SELECT group_concat(tag, char(31)) FROM tags t WHERE t.document_id = d.document_id) AS tags
+                FROM chunks c JOIN documents d USING (document_id) WHERE c.chunk_id IN ({marks})""",
+            part,
+        ):
+            rows[r["chunk_id"]] = dict(r)
+    results = []
+    for cid, similarity, search_type in scored:
+        r = rows.get(cid)
+        if r is None:  # deleted between ranking and fetching
+            continue
+        results.append(make_result(index, r, similarity, search_type, terms))
+    return results
+
+
+def make_result(index: ProjectIndex, r: dict, similarity: float, search_type: str, terms: list[str]) -> dict:
+    """Build one result dict from a joined chunk-and-document row."""
+    return {
+        "chunk_id": r["chunk_id"],
+        "document_id": r["document_id"],
+        "content": r["content"],
+        "document_title": r["title"],
+        "relative_path": r["rel_path"],
+        "absolute_path": str(index.root / r["rel_path"]),
+        "file_type": r["file_type"],
+        "similarity": round(float(similarity), 4),
+        "search_type": search_type,
+        "project": index.name,
+        "tags": sorted(r["tags"].split("\x1f")) if r.get("tags") else [],
+        "created": r["created"],
+        "modified": iso(r["modified"]),
+        "heading_path": json.loads(r["heading_path"]) if r.get("heading_path") else [],
+        "lines": [r["start_line"], r["end_line"]],
+        "snippet": snippet(r["content"], terms),
+    }
+
+
+def iso(epoch: float | None) -> str | None:
+    return datetime.fromtimestamp(epoch).isoformat(timespec="seconds") if epoch else None
+
+
+def query_words(query: str) -> list[str]:
+    """The words of a query worth highlighting (lowercase, 2+ characters)."""
+    return [w for w in re.findall(r"\w[\w'-]*", query.lower()) if len(w) > 1]
+
+
+def snippet(text: str, terms: Iterable[str], width: int = SNIPPET_CHARS) -> str:
+    """Return an HTML-safe excerpt around the first match with every term wrapped in <mark>."""
+    terms = sorted({t for t in terms if t}, key=len, reverse=True)
+    flat = " ".join(text.split())
+    pattern = re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE) if terms else None
+    first = pattern.search(flat) if pattern else None
+    start = max(0, (first.start() if first else 0) - width // 3)
+    if start:
+        space = flat.find(" ", start)
+        start = space + 1 if 0 <= space < start + 20 else start
+    excerpt = flat[start:start + width]
+    prefix = "…" if start else ""
+    suffix = "…" if start + width < len(flat) else ""
+    if pattern is None:
+        return str(escape(prefix + excerpt + suffix))
+    out, last = [escape(prefix)], 0
+    for m in pattern.finditer(excerpt):
+        out.append(escape(excerpt[last:m.start()]))
+        out.append(Markup("<mark>") + escape(m.group(0)) + Markup("</mark>"))
+        last = m.end()
+    out.append(escape(excerpt[last:] + suffix))
+    return str(Markup("").join(out))
+
+
+def envelope(results: list[dict], mode: str, query: str, semantic_available: bool, limit: int, **extra) -> dict:
+    """Wrap results in the response every surface returns."""
+    return {"query": query, "mode": mode, "semantic_available": semantic_available, "total": len(results),
+            "limit": limit, "results": results, **extra}

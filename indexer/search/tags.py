@@ -1,0 +1,88 @@
+"""Tag search (AND and OR, hierarchical) and the tag filter the other modes share."""
+from __future__ import annotations
+
+from ..errors import SKMemoryError
+from .index import ProjectIndex
+from .results import make_result
+
+
+def normalise(tags: list[str] | None) -> list[str]:
+    """Lowercase tags without a leading # or trailing /, dropping blanks."""
+    return [t.strip().lstrip("#").rstrip("/").lower() for t in (tags or []) if t and t.strip().lstrip("#")]
+
+
+def _docs_with_tag(index: ProjectIndex, tag: str) -> set[str]:
+    # A tag matches itself and everything below it: `project` matches `project/alpha`.
+    rows = index.sql("SELECT document_id FROM tags WHERE tag = ? OR substr(tag, 1, ?) = ?", (tag, len(tag) + 1, tag + "/"))
+    return {r[0] for r in rows}
+
+
+def documents_with_tags(index: ProjectIndex, tags_all: list[str] | None, tags_any: list[str] | None) -> set[str] | None:
+    """Return the document ids that have every tag of tags_all and one of tags_any; None when no tag is asked for."""
+    tags_all, tags_any = normalise(tags_all), normalise(tags_any)
+    if not tags_all and not tags_any:
+        return None
+    docs: set[str] | None = None
+    for tag in tags_all:
+        found = _docs_with_tag(index, tag)
+        docs = found if docs is None else docs & found
+    if tags_any:
+        either: set[str] = set()
+        for tag in tags_any:
+            either |= _docs_with_tag(index, tag)
+        docs = either if docs is None else docs & either
+    return docs or set()
+
+
+def chunks_of(index: ProjectIndex, document_ids: set[str]) -> list[str]:
+    """Return the chunk ids of these documents."""
+    out: list[str] = []
+    ids = list(document_ids)
+    for start in range(0, len(ids), 500):
+        part = ids[start:start + 500]
+        out += [r[0] for r in index.sql(f"SELECT chunk_id FROM chunks WHERE document_id IN ({','.join('?' * len(part))})", part)]
+    return out
+
+
+def tag_search(index: ProjectIndex, tags_all: list[str] | None = None, tags_any: list[str] | None = None,
+               limit: int = 20) -> list[dict]:
+    """Find documents by tags: all of tags_all (AND) and at least one of tags_any (OR); newest first."""
+    docs = documents_with_tags(index, tags_all, tags_any)
+    if docs is None:
+        raise SKMemoryError("Tag search needs at least one tag: give tags_all or tags_any.")
+    if not docs:
+        return []
+    ids = list(docs)
+    rows = []
+    for start in range(0, len(ids), 500):
+        part = ids[start:start + 500]
+        rows += index.sql(
+            f"""SELECT c.chunk_id, c.document_id, c.content, c.heading_path, c.start_line, c.end_line,
+                       d.title, d.rel_path, d.file_type, d.created, d.modified,
+                       (SELECT group_concat(tag, char(31)) FROM tags t WHERE t.document_id = d.document_id) AS tags
+                FROM documents d LEFT JOIN chunks c ON c.document_id = d.document_id
+                     AND c.ordinal = (SELECT min(ordinal) FROM chunks WHERE document_id = d.document_id)
+                WHERE d.document_id IN ({','.join('?' * len(part))})""",
+            part,
+        )
+    rows.sort(key=lambda r: (-(r["modified"] or 0), r["rel_path"]))
+    results = []
+    for r in rows[:limit]:
+        row = dict(r)
+        row["content"] = row["content"] or ""
+        row["heading_path"] = row["heading_path"] or "[]"
+        row["start_line"], row["end_line"] = row["start_line"] or 1, row["end_line"] or 1
+        result = make_result(index, row, 1.0, "tag", [])
+        result["snippet"] = result["snippet"][:160]
+        results.append(result)
+    return results
+
+
+def tag_counts(index: ProjectIndex, prefix: str = "", limit: int = 50) -> list[dict]:
+    """Return tags with their document counts, most used first, optionally those starting with prefix."""
+    p = prefix.strip().lstrip("#").lower()
+    rows = index.sql(
+        "SELECT tag, count(*) AS n FROM tags WHERE substr(tag, 1, ?) = ? GROUP BY tag ORDER BY n DESC, tag LIMIT ?",
+        (len(p), p, limit),
+    )
+    return [{"tag": r["tag"], "count": r["n"]} for r in rows]

@@ -1,0 +1,80 @@
+"""Whole real vaults through the engine: every file becomes a document, with the tags and links a reader sees."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conftest import corpus
+
+
+def index_copy(home, tmp_path, name):
+    root = tmp_path / name
+    shutil.copytree(corpus(name), root)
+    home.add_project(root, name)
+    project = home.open_project(name)
+    report = project.sync()
+    return root, project, report
+
+
+def row(project, rel_path):
+    found = project.store.document_by_path(rel_path)
+    assert found is not None, rel_path
+    return found
+
+
+def tags(project, rel_path):
+    doc_id = row(project, rel_path)["document_id"]
+    return sorted(r[0] for r in project.store.query("SELECT tag FROM tags WHERE document_id = ?", (doc_id,)))
+
+
+def links(project, rel_path):
+    doc_id = row(project, rel_path)["document_id"]
+    return {(r[0], r[1]) for r in project.store.query("SELECT target, kind FROM links WHERE document_id = ?", (doc_id,))}
+
+
+def test_kepano_vault(home, tmp_path):
+    root, project, report = index_copy(home, tmp_path, "kepano-obsidian")
+    with project:
+        files = [p for p in root.rglob("*") if p.is_file() and p.suffix in (".md", ".base")]
+        assert report.added == len(files) == 133
+        assert project.store.counts()["documents"] == 133
+
+        evergreen = "Notes/Evergreen notes turn ideas into objects that you can manipulate.md"
+        assert row(project, evergreen)["title"] == "Evergreen notes turn ideas into objects that you can manipulate"
+        assert row(project, evergreen)["created"] == "2023-09-14"
+        assert tags(project, evergreen) == ["0🌲"]
+        assert {("Posts", "wikilink"), ("Clippings", "wikilink"), ("evergreen", "wikilink")} <= links(project, evergreen)
+        frontmatter = json.loads(row(project, evergreen)["frontmatter"])
+        assert frontmatter["url"] == "https://stephango.com/evergreen-notes"
+
+        book = "Templates/Book Template.md"
+        # `created: {{date}}` is not YAML: the template is still indexed as text, with the reason recorded.
+        assert "YAML" in " ".join(json.loads(row(project, book)["warnings"]))
+        assert ("Books", "wikilink") in links(project, book)
+
+        trip = "Notes/2023 Japan Trip.md"
+        assert {("Kyoto", "wikilink"), ("Japan", "wikilink"), ("Trips", "wikilink")} <= links(project, trip)
+        assert row(project, "Templates/Bases/Everything.base")["file_type"] == "base"
+
+
+def test_logseq_vault(home, tmp_path):
+    root, project, report = index_copy(home, tmp_path, "logseq-docs")
+    with project:
+        files = [p for p in root.rglob("*.md") if p.is_file()]
+        assert report.added == len(files) == 314
+        flashcards = "pages/Flashcards.md"
+        # `tags:: #Academic` (a page property) plus the inline #card and #docs outside code spans.
+        assert tags(project, flashcards) == ["academic", "card", "docs"]
+        frontmatter = json.loads(row(project, flashcards)["frontmatter"])
+        assert frontmatter["type"] == "Feature" and frontmatter["platforms"] == "All Platforms"
+        assert {("Feature", "wikilink"), ("All Platforms", "wikilink"), ("Clozes", "wikilink"),
+                ("../assets/sidebar-make-a-flashcard.png", "file")} <= links(project, flashcards)
+        # `[[PKM]]` written inside a code span is an example, not a link.
+        assert links(project, "pages/Aliases and external links.md") == set()
+        # Logseq headings are bullets: the page is split at them.
+        headings = {r[0] for r in project.store.query(
+            "SELECT heading_path FROM chunks WHERE document_id = ?", (row(project, flashcards)["document_id"],))}
+        assert any("Usage" in h for h in headings)
+        assert project.store.counts()["failed"] == 0
