@@ -22,6 +22,7 @@ class Settings:
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     embed_batch_size: int = 32
     device: str | None = None  # None: CUDA when present, else CPU
+    reranker_path: str | None = None  # a local sentence-transformers cross-encoder folder; None: no reranking
 
     @classmethod
     def from_env(cls, home: str | Path | None = None) -> "Settings":
@@ -35,6 +36,7 @@ class Settings:
             max_file_bytes=_int_env("SKMEMORY_MAX_FILE_BYTES", DEFAULT_MAX_FILE_BYTES),
             embed_batch_size=_int_env("SKMEMORY_EMBED_BATCH", 32),
             device=env.get("SKMEMORY_DEVICE") or None,
+            reranker_path=env.get("SKMEMORY_RERANKER") or None,
         )
 
 

@@ -12,10 +12,14 @@ from .home import Home
 from .project import Project
 from .search.index import ProjectIndex
 from .search.keyword import keyword_search
-from .search import modes
+from .search import browse, modes
+from .search.context import build_context_all
+from .search.memory import memory_search
 from .search.results import envelope, iso, result_rows
 from .search.semantic import HYBRID_THRESHOLD
+from .search.rerank import Reranker
 from .search.tags import tag_counts
+from .search.vault import vault_search
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +33,7 @@ class Engine:
         self._own: dict[str, Project] = {}
         self._indexes: dict[str, ProjectIndex] = {}
         self._lock = threading.Lock()
+        self._reranker: Reranker | None = None
 
     def close(self) -> None:
         for project in self._own.values():
@@ -106,6 +111,51 @@ class Engine:
             indexes = [self.index(i.name) for i in self.home.projects()]
             return modes.search_all(indexes, query, mode, limit, tags_all, tags_any)
         return modes.search(self.index(project), query, mode, limit, tags_all, tags_any)
+
+    def memory_search(self, mode: str, query, project: str | None = None) -> dict:
+        """Locate documents by frontmatter fields, 1-3 keywords or cross-reference (spec 002), e.g. ("xref", "DEC-42")."""
+        return memory_search(self.index(project), mode, query)
+
+    def context(self, query: str, project: str | None = None, token_budget: int = 2000, scope: str = "project") -> dict:
+        """Pack the best chunks for query into token_budget tokens, each with its provenance."""
+        if scope not in ("project", "all"):
+            raise InvalidQuery(f"Unknown scope '{scope}'; use 'project' or 'all'.")
+        names = [i.name for i in self.home.projects()] or [None] if scope == "all" else [project]
+        return build_context_all([self.index(name) for name in names], query, token_budget)
+
+    @property
+    def reranker(self) -> Reranker:
+        """The cross-encoder of SKMEMORY_RERANKER, shared by every project and loaded on its first use."""
+        with self._lock:
+            if self._reranker is None:
+                settings = self.home.settings
+                self._reranker = Reranker(settings.reranker_path, settings.device)
+            return self._reranker
+
+    def vault_search(self, query: str, filters: dict | None = None, limit: int = 20, snippet_tokens: int = 30,
+                     include_leading_callout: bool = False, project: str | None = None) -> dict:
+        """Find notes by text (BM25 and meaning, fused) narrowed by metadata filters (spec 001)."""
+        index = self.index(project)
+        return vault_search(index, query, filters, limit, snippet_tokens, include_leading_callout, self.reranker)
+
+    def search_by_tag(self, tags: list[str] | str, match: str = "all", filters: dict | None = None,
+                      limit: int = 20, project: str | None = None) -> dict:
+        """List notes with all (or any) of the tags, newest first."""
+        return browse.search_by_tag(self.index(project), tags, match, filters, limit)
+
+    def search_by_folder(self, folder: str, filters: dict | None = None, limit: int = 50,
+                         project: str | None = None) -> dict:
+        """List the notes under a folder, by path."""
+        return browse.search_by_folder(self.index(project), folder, filters, limit)
+
+    def search_by_property(self, properties: dict, filters: dict | None = None, limit: int = 20,
+                           project: str | None = None) -> dict:
+        """List notes whose frontmatter has these values, newest first."""
+        return browse.search_by_property(self.index(project), properties, filters, limit)
+
+    def recent_notes(self, filters: dict | None = None, limit: int = 20, project: str | None = None) -> dict:
+        """List the most recently modified notes."""
+        return browse.recent_notes(self.index(project), filters, limit)
 
     def tags(self, project: str | None = None, prefix: str = "", limit: int = 50) -> dict:
         index = self.index(project)

@@ -94,7 +94,9 @@ class Project:
             # Upserted but killed before SQLite heard of it: the id encodes the text, so the vector is right.
             pending = {r[0] for r in self.store.query("SELECT chunk_id FROM chunks WHERE embed_state = 'pending'")}
             recovered = sorted(pending & in_chroma)
-            self.store.set_embed_state(recovered, "embedded")
+            for start in range(0, len(recovered), 5000):
+                ids, vectors = self.vectors.get(recovered[start:start + 5000])
+                self.store.set_embedded(ids, vectors)
         report.orphan_vectors, report.missing_vectors, report.recovered = len(orphans), len(missing), len(recovered)
         if orphans or missing or recovered:
             logger.info("Reconciled %s: %s", self.name, report)
@@ -237,11 +239,21 @@ class Project:
                 kept_ids = [ids[i] for i in keep]
                 kept_vectors = vectors[keep]
                 self.vectors.upsert(kept_ids, kept_vectors, [metas[i] for i in keep])
-                self.store.set_embed_state(kept_ids, "embedded")
+                self.store.set_embedded(kept_ids, kept_vectors)
         if keep:
             for listener in self.vector_listeners:
                 listener(kept_ids, kept_vectors, [])
         return len(keep)
+
+    def load_vectors(self) -> tuple[list[str], np.ndarray]:
+        """Every embedded chunk's vector: SQLite's float32 copies, and Chroma for any chunk without one."""
+        ids, matrix, missing = self.store.load_vectors()
+        if missing:
+            found, extra = self.vectors.get(missing)
+            if len(found):
+                ids = ids + found
+                matrix = np.concatenate([matrix, extra]) if len(matrix) else extra
+        return ids, np.ascontiguousarray(matrix, dtype=np.float32)
 
     # --- reporting ----------------------------------------------------------------------------------------
 

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
+import numpy as np
+
 from .migrations import migrate
 
 SQLITE_NAME = "index.sqlite"
@@ -230,6 +232,27 @@ class Store:
 
     def file_error_paths(self) -> set[str]:
         return {r[0] for r in self.query("SELECT rel_path FROM file_errors")}
+
+    def set_embedded(self, chunk_ids: list[str], vectors) -> None:
+        """Mark chunks embedded and keep a float32 copy of their vectors for fast cache loads."""
+        with self.lock, self.conn:
+            self.conn.executemany(
+                "UPDATE chunks SET embed_state = 'embedded', embed_error = NULL, vector = ? WHERE chunk_id = ?",
+                [(memoryview(np.ascontiguousarray(v, dtype=np.float32)), i) for i, v in zip(chunk_ids, vectors)],
+            )
+
+    def load_vectors(self) -> tuple[list[str], np.ndarray, list[str]]:
+        """Return (ids, float32 matrix) of embedded chunks with a stored copy, and the embedded ids without one."""
+        with self.lock:
+            rows = self.conn.execute("SELECT chunk_id, vector FROM chunks WHERE embed_state = 'embedded'").fetchall()
+        ids = [r[0] for r in rows if r[1] is not None]
+        missing = [r[0] for r in rows if r[1] is None]
+        blobs = [r[1] for r in rows if r[1] is not None]
+        if not blobs:
+            return [], np.zeros((0, 0), dtype=np.float32), missing
+        dim = len(blobs[0]) // 4
+        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim)
+        return ids, matrix.copy(), missing
 
     def set_embed_state(self, chunk_ids: list[str], state: str, error: str | None = None) -> None:
         with self.lock, self.conn:

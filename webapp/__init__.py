@@ -1,0 +1,25 @@
+"""The web surfaces of SK Memory: the Flask app factory."""
+from __future__ import annotations
+
+import os
+
+from flask import Flask
+
+
+def create_app(test_config: dict | None = None) -> Flask:
+    """Build the app; never starts threads, watchers or models (the `serve` command does that)."""
+    app = Flask(__name__, static_folder=None)
+    app.config.from_mapping(
+        SKMEMORY_PORT=int(os.environ.get("SKMEMORY_PORT", 8765)),
+        ENGINE=None,  # an indexer.engine.Engine; created lazily (without an indexer thread) when not given
+        MAX_CONTENT_LENGTH=1024 * 1024,
+        JSON_SORT_KEYS=False,
+    )
+    if test_config:
+        app.config.from_mapping(test_config)
+
+    from . import api, security
+
+    security.init_app(app)
+    app.register_blueprint(api.bp)
+    return app

@@ -257,5 +257,100 @@ def _status_with_embeddings(home: Home, name: str) -> dict:
     return result
 
 
+@cli.command()
+@click.option("--port", type=int, envvar="SKMEMORY_PORT", default=8765, show_default=True,
+              help="Port on 127.0.0.1 (env SKMEMORY_PORT).")
+@click.option("--demo", is_flag=True, help="Add the built-in demo project first if it is not there.")
+@click.pass_context
+def serve(ctx: click.Context, port: int, demo: bool) -> None:
+    """Run the app on 127.0.0.1: search window, JSON API, and the indexer for every project.
+
+    Example: skmemory serve --port 8765
+    """
+    from indexer.demo import ensure_demo_project
+    from webapp.serve import serve as run_server
+
+    home = _home(ctx)
+    if demo:
+        ensure_demo_project(home)
+    if not home.projects():
+        click.echo("No projects yet: add one with `skmemory add PATH` (or start with --demo).", err=True)
+
+    def ready(url: str, service) -> None:
+        click.echo(f"SK Memory is running at {url} (Ctrl+C stops). Projects: {', '.join(service.projects) or 'none'}.", err=True)
+
+    run_server(home, port, on_ready=ready)
+
+
+@cli.command()
+@click.argument("query", required=False, default="")
+@click.option("--mode", type=click.Choice(["hybrid", "semantic", "recency", "keyword", "tag"]), default="hybrid",
+              show_default=True)
+@click.option("--project", help="Project to search (default: the first).")
+@click.option("--all", "all_projects", is_flag=True, help="Search every project.")
+@click.option("--tag", "tags_all", multiple=True, help="Only documents with this tag (repeat: all of them).")
+@click.option("--any-tag", "tags_any", multiple=True, help="Only documents with one of these tags.")
+@click.option("--limit", type=click.IntRange(1, 100), default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the API's JSON response unchanged.")
+@click.option("--port", type=int, envvar="SKMEMORY_PORT", default=8765, help="Where to look for a running server.")
+@click.pass_context
+def search(ctx: click.Context, query: str, mode: str, project: str | None, all_projects: bool, tags_all: tuple,
+           tags_any: tuple, limit: int, as_json: bool, port: int) -> None:
+    """Search your projects; asks the running server when there is one, else opens the index itself.
+
+    Example: skmemory search "keep a server running after logout" --mode semantic
+    """
+    from webapp.client import ServerClient
+
+    home = _home(ctx)
+    params = {"q": query, "mode": mode, "limit": limit, "scope": "all" if all_projects else "project",
+              "tags_all": list(tags_all), "tags_any": list(tags_any)}
+    if project:
+        params["project"] = project
+    client = ServerClient.find(port, home.settings.home)
+    if client is not None:
+        response = client.get("/api/search", params)
+    else:
+        from indexer.engine import Engine
+
+        engine = Engine(home)
+        try:
+            response = engine.search(query, mode=mode, project=project, scope=params["scope"],
+                                     tags_all=list(tags_all), tags_any=list(tags_any), limit=limit)
+        finally:
+            engine.close()
+    if as_json:
+        click.echo(json.dumps(response, indent=2, ensure_ascii=False))
+        return
+    _print_results(response)
+
+
+def _print_results(response: dict) -> None:
+    import html
+    import re
+
+    if not response.get("semantic_available", True) and response.get("mode") != "keyword":
+        click.echo("(semantic search unavailable: keyword results only)", err=True)
+    if not response["results"]:
+        click.echo("No results.")
+    for r in response["results"]:
+        score = f"{r['similarity'] * 100:.0f}%" if r["similarity"] < 1 else f"{r['similarity']:.2f}"
+        where = f"{r['project']}:" if response.get("scope") == "all" else ""
+        click.echo(f"[{r['search_type']} {score}] {r['document_title']}  ({where}{r['relative_path']})")
+        text = html.unescape(re.sub(r"</?mark>", "", r["snippet"]))
+        click.echo(f"    {text[:160]}")
+
+
+@cli.command("extension-path")
+def extension_path() -> None:
+    """Print the folder of the Chrome extension, to load it unpacked.
+
+    Example: skmemory extension-path
+    """
+    from pathlib import Path
+
+    click.echo(str(Path(__file__).resolve().parent.parent / "extension"))
+
+
 if __name__ == "__main__":  # pragma: no cover
     cli()

@@ -52,10 +52,15 @@ class VectorCache:
         with self._lock:
             if not self._loaded:
                 return
-            for cid in removed_ids:
-                self._remove(cid)
-            if added_ids and added is not None:
-                self._add(added_ids, np.asarray(added, dtype=np.float32))
+            try:
+                for cid in removed_ids:
+                    self._remove(cid)
+                if added_ids and added is not None:
+                    self._add(added_ids, np.asarray(added, dtype=np.float32))
+            except Exception:
+                # Never serve a half-updated cache: the next search reloads it from the store.
+                logger.exception("Vector cache update failed; it will reload")
+                self._loaded = False
 
     def _remove(self, cid: str) -> None:
         row = self._row.pop(cid, None)
@@ -83,7 +88,8 @@ class VectorCache:
         if self._matrix.shape[0] < need or self._matrix.shape[1] != vectors.shape[1]:
             capacity = max(need, int(self._matrix.shape[0] * 1.5) + 64)
             grown = np.zeros((capacity, vectors.shape[1]), dtype=np.float32)
-            grown[: len(self._ids)] = self._matrix[: len(self._ids)]
+            if self._ids:
+                grown[: len(self._ids)] = self._matrix[: len(self._ids)]
             self._matrix = grown
         for cid, vec in fresh:
             self._row[cid] = len(self._ids)

@@ -19,7 +19,7 @@ class ProjectIndex:
         self.name = project.name
         self.root: Path = project.root
         self.embedder: Embedder = project.embedder
-        self.cache = VectorCache(project.vectors.load_all)
+        self.cache = VectorCache(project.load_vectors)
         project.vector_listeners.append(self.cache.apply)
         self._db_path = project.store.path
         self._local = threading.local()

@@ -1,0 +1,88 @@
+"""vault_search query syntax turned into a safe FTS5 MATCH expression: this never raises, whatever it is given.
+
+Unquoted terms are AND-ed (the porter tokenizer stems them: `running` matches `runs`); "quoted text" is an exact
+phrase; a term with punctuation inside (`vault-cortex`, `deploy/local`, `don't`) is the phrase of its words, which
+is how the tokenizer split the note's text; `word*` is a prefix. `OR` and `NOT` in capitals between two terms are
+operators; anything else FTS5 would read as syntax (stray quotes, brackets, `:`, `^`, `AND`, emoji) is dropped or
+quoted away, so every emitted term is a double-quoted run of letters and digits.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# The unicode61 tokenizer's token characters are letters and digits; everything else separates words.
+WORD = re.compile(r"[^\W_]+")
+LEXEME = re.compile(r'(?P<phrase>"[^"]*(?:"|$))|(?P<bare>[^\s"]+)')
+OPERATORS = ("AND", "OR", "NOT")
+MAX_TERMS = 32
+
+
+@dataclass(frozen=True)
+class FtsQuery:
+    """A query as FTS5 will run it: the MATCH expression ('' when nothing is searchable) and words to highlight."""
+
+    match: str
+    words: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.match)
+
+
+def _term(words: list[str], prefix: bool) -> str:
+    # Only letters and digits reach here, so the quotes need no escaping; "a b" is an adjacent-word phrase.
+    return '"' + " ".join(words) + '"' + ("*" if prefix and len(words) == 1 else "")
+
+
+def _lex(text: str) -> list[tuple[str, object]]:
+    """Split a query into ('term', (rendered, words)) and ('op', name) items, dropping what holds no words."""
+    items: list[tuple[str, object]] = []
+    for m in LEXEME.finditer(text):
+        raw = m.group("phrase")
+        if raw is not None:
+            words = [w.lower() for w in WORD.findall(raw)]
+            if words:
+                items.append(("term", (_term(words, False), words)))
+            continue
+        raw = m.group("bare")
+        if raw in OPERATORS:
+            items.append(("op", raw))
+            continue
+        words = [w.lower() for w in WORD.findall(raw)]
+        if words:
+            items.append(("term", (_term(words, raw.endswith("*")), words)))
+    return items
+
+
+def parse_query(text: str | None) -> FtsQuery:
+    """Turn what a user typed into an FTS5 MATCH expression and the words worth highlighting."""
+    if not isinstance(text, str):
+        return FtsQuery("")
+    parts: list[str] = []
+    highlight: list[str] = []
+    pending: str | None = None  # an operator waiting for its right-hand term
+    skip_next = False  # a NOT with nothing before it: leave out the term it negates
+    terms = 0
+    for kind, value in _lex(text):
+        if kind == "op":
+            if value == "AND":  # AND is what adjacent terms already mean
+                continue
+            if parts and pending is None:
+                pending = value
+            elif not parts and value == "NOT":
+                skip_next = True
+            continue
+        rendered, words = value
+        if skip_next:
+            skip_next = False
+            continue
+        if terms == MAX_TERMS:
+            break
+        terms += 1
+        if pending:
+            parts.append(pending)
+        if pending != "NOT":
+            highlight += [w for w in words if w not in highlight]
+        parts.append(rendered)
+        pending = None
+    return FtsQuery(" ".join(parts), highlight)

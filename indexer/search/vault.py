@@ -1,0 +1,272 @@
+"""vault_search: notes ranked by reciprocal rank fusion of a BM25 leg (FTS5) and a vector leg, filters inside each.
+
+Each leg ranks whole notes by their best chunk. The fused score of a note is
+
+    score = sum over legs of 1 / (RRF_K + rank in that leg),   RRF_K = 60, ranks from 1
+
+then an optional cross-encoder reorders the head (see rerank.py). Filters are turned into the set of allowed
+notes before either leg runs, so a filter never empties a top-k that held other notes.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sqlite3
+from dataclasses import dataclass
+
+from markupsafe import escape
+
+from ..errors import EmbeddingsUnavailable, InvalidQuery
+from .filters import allowed_documents, check_filters, created_day
+from .fts_query import parse_query
+from .index import ProjectIndex
+from .rerank import RERANK_CANDIDATES, Reranker, blend
+from .results import iso, query_words, snippet
+from .semantic import HYBRID_THRESHOLD
+from .tags import chunks_of
+
+logger = logging.getLogger(__name__)
+
+RRF_K = 60
+BM25_WEIGHTS = (4.0, 2.0, 1.0)  # title, heading path, chunk text
+MAX_LIMIT = 100
+MAX_SNIPPET_TOKENS = 64  # the most FTS5's snippet() returns
+MAX_QUERY_CHARS = 1000
+CHARS_PER_TOKEN = 7  # for snippets cut by characters (notes found only by meaning)
+CALLOUT = re.compile(r"^>\s*\[!([^\]\s]+)\][+-]?[ \t]*(.*)$")
+COMMON_WORDS = frozenset("the and for are but not you all any can had her was one our out has how its who why what "
+                         "when with from that this have into your they them then than".split())
+OPEN, CLOSE = "\x02", "\x03"  # highlight sentinels: FTS5 marks the raw text, which is escaped afterwards
+
+
+@dataclass
+class Candidate:
+    """A note found by one leg or both, with its best chunk in each."""
+
+    document_id: str
+    bm25_rank: int | None = None
+    bm25_rowid: int | None = None
+    vector_rank: int | None = None
+    vector_chunk: str | None = None
+    score: float = 0.0
+
+
+def check_request(query, limit, snippet_tokens) -> str:
+    """Refuse a request that cannot run, with a sentence that says what to change; return the query text."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidQuery("Type something to search for (the query is empty); to list notes by metadata alone use "
+                           "search_by_tag, search_by_folder, search_by_property or recent_notes.")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidQuery(f"The query is {len(query)} characters long; shorten it to at most {MAX_QUERY_CHARS}.")
+    for name, value, top in (("limit", limit, MAX_LIMIT), ("snippet_tokens", snippet_tokens, MAX_SNIPPET_TOKENS)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+            raise InvalidQuery(f"{name} must be a whole number from 1 to {top}, not {value!r}.")
+    return query
+
+
+def _in_allowed(column: str, allowed: set[str] | None) -> tuple[str, list]:
+    if allowed is None:
+        return "", []
+    return f" AND {column} IN (SELECT value FROM json_each(?))", [json.dumps(sorted(allowed))]
+
+
+def bm25_leg(index: ProjectIndex, match: str, allowed: set[str] | None) -> list[tuple[str, int]]:
+    """Rank the allowed notes matching an FTS5 expression by their best chunk's BM25: (document_id, chunk rowid)."""
+    if not match:
+        return []
+    clause, params = _in_allowed("c.document_id", allowed)
+    try:
+        rows = index.sql(
+            f"""SELECT c.document_id, f.rowid, bm25(chunks_bm25, {', '.join(map(str, BM25_WEIGHTS))}) AS score
+                FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid
+                WHERE chunks_bm25 MATCH ?{clause} ORDER BY score, c.document_id, f.rowid""",
+            [match, *params],
+        )
+    except sqlite3.OperationalError:  # parse_query only emits valid syntax; this is the last line of defence
+        logger.exception("FTS5 refused %r", match)
+        return []
+    ranked, seen = [], set()
+    for doc, rowid, _ in rows:  # best first (BM25 is lower for better), so a note's first row is its best chunk
+        if doc not in seen:
+            seen.add(doc)
+            ranked.append((doc, rowid))
+    return ranked
+
+
+def vector_leg(index: ProjectIndex, query: str, allowed: set[str] | None) -> list[tuple[str, str]] | None:
+    """Rank the allowed notes by their best chunk's similarity (at least 0.3): (document_id, chunk_id).
+
+    None when embeddings are unavailable.
+    """
+    if not index.semantic_available:
+        return None
+    try:
+        vector = index.embed_query(query)
+    except EmbeddingsUnavailable:
+        return None
+    chunk_ids = chunks_of(index, allowed) if allowed is not None else None
+    hits = index.cache.search(vector, HYBRID_THRESHOLD, None, chunk_ids=chunk_ids)
+    if not hits:
+        return []
+    owner = {r[0]: r[1] for r in index.sql("SELECT chunk_id, document_id FROM chunks WHERE chunk_id IN "
+                                           "(SELECT value FROM json_each(?))", [json.dumps([c for c, _ in hits])])}
+    ranked, seen = [], set()
+    for chunk_id, _ in hits:  # best first, so a note's first hit is its best chunk
+        doc = owner.get(chunk_id)
+        if doc is not None and doc not in seen:
+            seen.add(doc)
+            ranked.append((doc, chunk_id))
+    return ranked
+
+
+def fuse(bm25: list[tuple[str, int]], vector: list[tuple[str, str]], k: int = RRF_K) -> list[Candidate]:
+    """Merge two rankings of notes by reciprocal rank fusion, best first."""
+    found: dict[str, Candidate] = {}
+    for rank, (doc, rowid) in enumerate(bm25, start=1):
+        found[doc] = Candidate(doc, bm25_rank=rank, bm25_rowid=rowid, score=1.0 / (k + rank))
+    for rank, (doc, chunk_id) in enumerate(vector, start=1):
+        c = found.setdefault(doc, Candidate(doc))
+        c.vector_rank, c.vector_chunk = rank, chunk_id
+        c.score += 1.0 / (k + rank)
+    never = len(bm25) + len(vector) + 1
+    return sorted(found.values(), key=lambda c: (-c.score, min(c.bm25_rank or never, c.vector_rank or never),
+                                                 c.bm25_rank or never, c.document_id))
+
+
+def _rerank(index: ProjectIndex, query: str, fused: list[Candidate], reranker: Reranker) -> bool:
+    """Reorder fused in place by the position-aware blend; return whether the reranker ran."""
+    head = fused[:RERANK_CANDIDATES]
+    texts = _best_chunk_texts(index, head)
+    titles = {r[0]: r[1] for r in index.sql("SELECT document_id, title FROM documents WHERE document_id IN "
+                                            "(SELECT value FROM json_each(?))", [json.dumps([c.document_id for c in head])])}
+    passages = [f"{titles.get(c.document_id, '')}\n{texts.get(c.document_id, '')}" for c in head]
+    try:
+        probabilities = reranker.scores(query, passages)
+    except Exception:  # a failing reranker costs the rerank, never the search
+        logger.exception("Reranking failed; keeping the fused order")
+        return False
+    if len(probabilities) != len(head):
+        return False
+    blended = blend(probabilities + [None] * (len(fused) - len(head)))
+    for c, score in zip(fused, blended):
+        c.score = score
+    fused.sort(key=lambda c: -c.score)  # stable: equal blends keep the fused order
+    return True
+
+
+def _best_chunk_texts(index: ProjectIndex, candidates: list[Candidate]) -> dict[str, str]:
+    by_rowid = {c.bm25_rowid: c.document_id for c in candidates if c.bm25_rowid is not None}
+    by_id = {c.vector_chunk: c.document_id for c in candidates if c.bm25_rowid is None and c.vector_chunk}
+    out: dict[str, str] = {}
+    for r in index.sql("SELECT rowid, chunk_id, content FROM chunks WHERE rowid IN (SELECT value FROM json_each(?)) "
+                       "OR chunk_id IN (SELECT value FROM json_each(?))", [json.dumps(list(by_rowid)), json.dumps(list(by_id))]):
+        doc = by_rowid.get(r[0]) or by_id.get(r[1])
+        if doc:
+            out[doc] = r[2]
+    return out
+
+
+def fts_snippet(index: ProjectIndex, match: str, rowid: int, tokens: int) -> str | None:
+    """The best run of `tokens` words of a chunk with the (stemmed) matches in <mark>, HTML-safe."""
+    rows = index.sql(f"SELECT snippet(chunks_bm25, 2, char(2), char(3), '…', ?) FROM chunks_bm25 "
+                     f"WHERE chunks_bm25 MATCH ? AND rowid = ?", [tokens, match, rowid])
+    if not rows or rows[0][0] is None:
+        return None
+    flat = " ".join(rows[0][0].split())
+    return str(escape(flat)).replace(OPEN, "<mark>").replace(CLOSE, "</mark>")
+
+
+def leading_callout(text: str) -> dict | None:
+    """Parse an Obsidian callout (`> [!type] title` and its `>` lines) opening a note, after an optional H1."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    if i < len(lines) and re.match(r"^#\s", lines[i]):
+        i += 1
+        while i < len(lines) and not lines[i].strip():
+            i += 1
+    m = CALLOUT.match(lines[i].strip()) if i < len(lines) else None
+    if not m:
+        return None
+    body = []
+    for line in lines[i + 1:]:
+        if not line.lstrip().startswith(">"):
+            break
+        body.append(re.sub(r"^\s*> ?", "", line))
+    return {"type": m.group(1).lower(), "title": m.group(2).strip(), "body": "\n".join(body).strip()}
+
+
+def note_results(index: ProjectIndex, document_ids: list[str], include_leading_callout: bool = False) -> dict[str, dict]:
+    """Build the result of each note (without snippet or score), keyed by document id."""
+    if not document_ids:
+        return {}
+    ids = json.dumps(document_ids)
+    tags: dict[str, list[str]] = {}
+    for r in index.sql("SELECT document_id, tag FROM tags WHERE document_id IN (SELECT value FROM json_each(?)) "
+                       "ORDER BY tag", [ids]):
+        tags.setdefault(r[0], []).append(r[1])
+    firsts = {}
+    if include_leading_callout:
+        firsts = {r[0]: r[1] for r in index.sql(
+            "SELECT document_id, content FROM chunks c WHERE document_id IN (SELECT value FROM json_each(?)) "
+            "AND ordinal = (SELECT min(ordinal) FROM chunks WHERE document_id = c.document_id)", [ids])}
+    out = {}
+    for d in index.sql("SELECT * FROM documents WHERE document_id IN (SELECT value FROM json_each(?))", [ids]):
+        path, file_type = d["rel_path"], d["file_type"]
+        result = {"path": path, "title": d["title"], "tags": tags.get(d["document_id"], []),
+                  "folder": path.rsplit("/", 1)[0] if "/" in path else "", "type": d["frontmatter_type"],
+                  "kind": "note" if file_type == "md" else "file"}
+        name = path.rsplit("/", 1)[-1]
+        if result["kind"] == "file":
+            result["extension"] = "." + name.rsplit(".", 1)[-1].lower() if "." in name else ""
+        frontmatter = json.loads(d["frontmatter"] or "{}")
+        if created_day(frontmatter) is not None:
+            result["created"] = frontmatter["created"].strip()
+        result.update({"modified": iso(d["modified"]), "bytes": d["size"], "document_id": d["document_id"],
+                       "project": index.name})
+        if include_leading_callout and file_type == "md":
+            callout = leading_callout(firsts.get(d["document_id"], ""))
+            if callout:
+                result["leading_callout"] = callout
+        out[d["document_id"]] = result
+    return out
+
+
+def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, limit: int = 20,
+                 snippet_tokens: int = 30, include_leading_callout: bool = False,
+                 reranker: Reranker | None = None) -> dict:
+    """Search one project's notes by text and metadata; the response every surface renders."""
+    query = check_request(query, limit, snippet_tokens)
+    allowed = allowed_documents(index, check_filters(filters))
+    empty = {"results": [], "total": 0, "search_mode": "fts", "reranked": False}
+    if allowed is not None and not allowed:
+        return empty
+    fts = parse_query(query)
+    bm25 = bm25_leg(index, fts.match, allowed)
+    vector = vector_leg(index, query, allowed)
+    fused = fuse(bm25, vector or [])
+    mode = "hybrid" if vector else "fts"
+    if not fused:
+        return {**empty, "search_mode": mode}
+    reranked = bool(reranker is not None and reranker.available and _rerank(index, query, fused, reranker))
+    top = fused[:limit]
+    notes = note_results(index, [c.document_id for c in top], include_leading_callout)
+    vector_texts = _best_chunk_texts(index, [c for c in top if c.bm25_rowid is None])
+    # Notes found only by meaning are highlighted by substring: skip words too short or common to mean anything.
+    words = [w for w in fts.words or query_words(query) if len(w) > 2 and w not in COMMON_WORDS]
+    results = []
+    for c in top:
+        result = notes.get(c.document_id)
+        if result is None:  # deleted between ranking and fetching
+            continue
+        text = None
+        if c.bm25_rowid is not None:
+            text = fts_snippet(index, fts.match, c.bm25_rowid, snippet_tokens)
+        if text is None:
+            text = snippet(vector_texts.get(c.document_id, ""), words, snippet_tokens * CHARS_PER_TOKEN)
+        result = {"path": result["path"], "title": result["title"], "snippet": text, "score": round(c.score, 6),
+                  **{k: v for k, v in result.items() if k not in ("path", "title")}}
+        results.append(result)
+    return {"results": results, "total": len(fused), "search_mode": mode, "reranked": reranked}

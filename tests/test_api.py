@@ -1,0 +1,92 @@
+"""The JSON API through Flask's test client on a real indexed vault: answers, status codes, Host and Origin."""
+from __future__ import annotations
+
+import pytest
+
+from indexer.engine import Engine
+from webapp import create_app
+
+BASE = "http://127.0.0.1:8765"
+
+
+@pytest.fixture
+def client(home, vault):
+    home.add_project(vault, "notes")
+    engine = Engine(home)
+    engine.index("notes").project.embed_pending()
+    app = create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765, "EXTENSION_ID": "a" * 32})
+    yield app.test_client()
+    engine.close()
+
+
+def get(client, path, **kw):
+    return client.get(path, base_url=BASE, **kw)
+
+
+def test_search_matches_the_engine(client, home):
+    response = get(client, "/api/search?q=garden&limit=5")
+    assert response.status_code == 200
+    body = response.get_json()
+    assert body["mode"] == "hybrid" and body["project"] == "notes"
+    assert body["results"][0]["relative_path"] == "Projects/Garden plan.md"
+    assert set(body["results"][0]) >= {"chunk_id", "document_id", "content", "document_title", "relative_path",
+                                       "absolute_path", "file_type", "similarity", "search_type", "project", "tags",
+                                       "created", "modified", "snippet"}
+    tagged = get(client, "/api/search?mode=tag&tags_all=project&tags_all=outdoors").get_json()
+    assert sorted(r["relative_path"] for r in tagged["results"]) == ["Projects/Compost log.md", "Projects/Garden plan.md"]
+    everywhere = get(client, "/api/search?q=bread&scope=all").get_json()
+    assert everywhere["scope"] == "all" and everywhere["results"][0]["project"] == "notes"
+
+
+def test_documents_tags_related_projects_status_health(client):
+    tags = get(client, "/api/tags?prefix=pro").get_json()["tags"]
+    assert tags == [{"tag": "project/garden", "count": 2}]
+    docs = get(client, "/api/documents?folder=Projects").get_json()
+    assert docs["total"] == 3
+    garden = next(d for d in docs["documents"] if d["title"] == "Garden plan")
+    detail = get(client, f"/api/documents/{garden['document_id']}").get_json()
+    assert [o["heading"] for o in detail["outline"]] == ["Garden plan", "Spring", "Watering"]
+    assert detail["links"][0]["relative_path"] == "Projects/Compost log.md"
+    related = get(client, f"/api/documents/{garden['document_id']}/related").get_json()
+    assert garden["document_id"] not in {r["document_id"] for r in related["results"]}
+    assert "Projects/Compost log.md" in [r["relative_path"] for r in related["results"]]
+    assert get(client, "/api/projects").get_json()["projects"][0]["documents"] == 10
+    assert get(client, "/api/status").status_code == 200
+    assert get(client, "/api/health").get_json()["status"] == "ok"
+
+
+@pytest.mark.parametrize("path,status,words", [
+    ("/api/search?q=x&mode=fuzzy", 400, "use one of"),
+    ("/api/search?q=x&limit=abc", 400, "whole number"),
+    ("/api/search?q=x&limit=5000", 400, "between 1 and 100"),
+    ("/api/search?q=" + "x" * 1200, 400, "shorten"),
+    ("/api/search?q=x&project=ghost", 404, "No project named 'ghost'"),
+    ("/api/search?q=x&scope=galaxy", 400, "scope"),
+    ("/api/documents/nope", 404, "No document"),
+    ("/api/nothing-here", 404, "no API endpoint"),
+])
+def test_errors_are_json_with_a_sentence(client, path, status, words):
+    response = get(client, path)
+    assert response.status_code == status
+    body = response.get_json()
+    assert set(body) == {"error", "detail"} and words in body["detail"]
+
+
+def test_foreign_host_is_refused(client):
+    response = client.get("/api/health", base_url="http://evil.example:8765")
+    assert response.status_code == 400 and response.get_json()["error"] == "bad_host"
+    assert client.get("/api/health", base_url="http://localhost:8765").status_code == 200
+    assert client.get("/api/health", base_url="http://127.0.0.1:9999").status_code == 400
+
+
+def test_state_changes_only_from_own_origin_and_no_wildcard_cors(client):
+    foreign = client.post("/api/search", base_url=BASE, headers={"Origin": "https://evil.example"}, json={})
+    assert foreign.status_code == 403 and foreign.get_json()["error"] == "bad_origin"
+    cross_site = client.post("/api/search", base_url=BASE, headers={"Sec-Fetch-Site": "cross-site"}, json={})
+    assert cross_site.status_code == 403
+    own = client.post("/api/search", base_url=BASE, headers={"Origin": BASE}, json={})
+    assert own.status_code == 405  # passes the check; search itself is GET only
+    ext = get(client, "/api/search?q=bread", headers={"Origin": "chrome-extension://" + "a" * 32})
+    assert ext.headers["Access-Control-Allow-Origin"] == "chrome-extension://" + "a" * 32
+    other = get(client, "/api/search?q=bread", headers={"Origin": "https://evil.example"})
+    assert "Access-Control-Allow-Origin" not in other.headers

@@ -1,0 +1,184 @@
+"""Every search mode of spec 000 on the demo vault with the real model, exact vectors and real stores."""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+from indexer.config import Settings
+from indexer.embeddings import Embedder
+from indexer.engine import Engine
+from indexer.errors import EmbeddingsUnavailable, InvalidQuery
+from indexer.home import Home
+from indexer.search.semantic import recency_score, semantic_search
+
+
+@pytest.fixture
+def engine(home, vault):
+    home.add_project(vault, "notes")
+    engine = Engine(home)
+    engine.index("notes").project.embed_pending()
+    yield engine
+    engine.close()
+
+
+def paths(response):
+    return [r["relative_path"] for r in response["results"]]
+
+
+def test_keyword_is_case_insensitive_substring_with_title_first(engine):
+    response = engine.search("SOURDOUGH", mode="keyword")
+    assert paths(response)[0] == "Projects/Sourdough.md"  # title match first
+    assert "Welcome.md" in paths(response)  # mentions sourdough in its text
+    assert all(r["similarity"] == 1.0 and r["search_type"] == "keyword" for r in response["results"])
+    assert paths(engine.search("ourdoug", mode="keyword"))[0] == "Projects/Sourdough.md"  # substring, mid-word
+    # Every word must occur; a quoted phrase must occur as written.
+    assert paths(engine.search("compost topsoil", mode="keyword")) == ["Projects/Garden plan.md"]
+    assert paths(engine.search('"drip line"', mode="keyword")) == ["Projects/Garden plan.md"]
+    assert engine.search('"line drip"', mode="keyword")["results"] == []
+    # Paths match too, and a two-letter query still works (by scanning).
+    assert set(paths(engine.search("Journal/", mode="keyword"))) == {"Journal/2026-06-01.md"}
+    assert "Projects/Sourdough.md" in paths(engine.search("°c", mode="keyword"))
+
+
+def test_keyword_highlights_matches_in_an_escaped_snippet(engine, vault):
+    (vault / "html.md").write_text("# Markup\n\nThe <script>alert(1)</script> tag and the word otter.\n")
+    engine.index("notes").project.sync()
+    result = engine.search("otter", mode="keyword")["results"][0]
+    assert "<mark>otter</mark>" in result["snippet"]
+    assert "<script>" not in result["snippet"] and "&lt;script&gt;" in result["snippet"]
+
+
+def test_semantic_finds_meaning_above_threshold(engine):
+    response = engine.search("baking a loaf of bread at home", mode="semantic")
+    assert paths(response)[0] == "Projects/Sourdough.md"
+    sims = [r["similarity"] for r in response["results"]]
+    assert all(0.5 <= s <= 1.0 for s in sims) and sims == sorted(sims, reverse=True)
+    assert all(r["search_type"] == "semantic" for r in response["results"])
+    # Nothing in the vault is about quantum chromodynamics: below 0.5, nothing is returned.
+    assert engine.search("quark gluon plasma lattice QCD", mode="semantic")["results"] == []
+
+
+def test_semantic_is_exact_against_every_vector(engine):
+    index = engine.index("notes")
+    ids, vectors = index.project.load_vectors()
+    q = index.embed_query("watering the vegetable beds")
+    sims = vectors @ q
+    expected = [ids[i] for i in np.argsort(-sims) if sims[i] >= 0.3][:5]
+    got = [cid for cid, _, _ in semantic_search(index, "watering the vegetable beds", 5, 0.3)]
+    assert got == expected
+
+
+def test_hybrid_marks_both_and_boosts_them(engine):
+    response = engine.search("garden", mode="hybrid")
+    first = response["results"][0]
+    assert first["relative_path"] == "Projects/Garden plan.md"
+    assert first["search_type"] == "hybrid" and first["similarity"] >= 1.0
+    types = {r["search_type"] for r in response["results"]}
+    assert types <= {"hybrid", "keyword", "semantic"}
+    for r in response["results"]:
+        if r["search_type"] == "keyword":
+            assert r["similarity"] == 1.0
+        if r["search_type"] == "semantic":
+            assert 0.3 <= r["similarity"] < 1.0
+    scores = [r["similarity"] for r in response["results"]]
+    assert scores == sorted(scores, reverse=True)
+    assert response["semantic_available"] is True
+    assert len(engine.search("garden", mode="hybrid", limit=2)["results"]) == 2
+
+
+def test_hybrid_finds_by_meaning_what_keywords_miss(engine):
+    response = engine.search("keep a program alive after I disconnect", mode="hybrid")
+    assert engine.search("keep a program alive after I disconnect", mode="keyword")["results"] == []
+    assert paths(response)[0] == "Reference/tmux cheatsheet.md"
+    assert response["results"][0]["search_type"] == "semantic"
+
+
+def test_recency_prefers_the_fresher_of_equals(engine, vault):
+    old = vault / "Projects/Compost log.md"
+    week_ago = time.time() - 7 * 86400
+    os.utime(old, (week_ago, week_ago))
+    engine.index("notes").project.sync()
+    response = engine.search("compost heap", mode="recency")
+    assert response["results"] and all(r["search_type"] == "recency" for r in response["results"])
+    assert recency_score(0.8, 0) > recency_score(0.8, 30) > recency_score(0.8, 365)
+    assert recency_score(0.8, 30) == pytest.approx(0.8 * 0.8 + 0.2 * 0.5)
+
+
+def test_tag_search_and_or_hierarchical(engine):
+    both = engine.search("", mode="tag", tags_all=["project/garden", "outdoors"])
+    assert sorted(paths(both)) == ["Projects/Compost log.md", "Projects/Garden plan.md"]
+    hier = engine.search("", mode="tag", tags_all=["project"])
+    assert sorted(paths(hier)) == ["Projects/Compost log.md", "Projects/Garden plan.md"]
+    either = engine.search("", mode="tag", tags_any=["bread", "terminal"])
+    assert sorted(paths(either)) == ["Projects/Sourdough.md", "Reference/tmux cheatsheet.md"]
+    combined = engine.search("", mode="tag", tags_all=["reference"], tags_any=["terminal", "sk-memory"])
+    assert sorted(paths(combined)) == ["Reference/Search tips.md", "Reference/tmux cheatsheet.md"]
+    r = both["results"][0]
+    assert r["search_type"] == "tag" and r["similarity"] == 1.0
+    assert r["document_title"] and r["file_type"] == "md" and r["tags"] and r["created"] and r["snippet"]
+    # Tags also filter the other modes.
+    assert paths(engine.search("green", mode="keyword", tags_all=["outdoors"])) == ["Projects/Compost log.md"]
+
+
+def test_bad_requests_say_what_to_change(engine):
+    with pytest.raises(InvalidQuery, match="use one of"):
+        engine.search("x", mode="fuzzy")
+    with pytest.raises(InvalidQuery, match="between 1 and 100"):
+        engine.search("x", limit=1000)
+    with pytest.raises(InvalidQuery, match="shorten"):
+        engine.search("x" * 5000)
+    with pytest.raises(InvalidQuery, match="needs at least one tag"):
+        engine.search("", mode="tag")
+    assert engine.search('"unbalanced AND (', mode="keyword")["results"] == []
+
+
+def test_without_model_hybrid_falls_back_and_semantic_refuses(data_home, vault):
+    home = Home(Settings.from_env(), embedder=Embedder(data_home / "missing-model"))
+    home.add_project(vault, "notes")
+    engine = Engine(home)
+    try:
+        response = engine.search("sourdough", mode="hybrid")
+        assert response["semantic_available"] is False
+        assert paths(response)[0] == "Projects/Sourdough.md"
+        assert {r["search_type"] for r in response["results"]} == {"keyword"}
+        with pytest.raises(EmbeddingsUnavailable, match="unavailable"):
+            engine.search("sourdough", mode="semantic")
+    finally:
+        engine.close()
+
+
+def test_cross_project_merges_and_falls_back_per_project(home, vault, tmp_path, real_embedder):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "Bread notes.md").write_text("# Bread notes\n\nRye bread needs a longer proof than wheat bread.\n")
+    home.add_project(vault, "notes")
+    home.add_project(other, "kitchen")
+    engine = Engine(home)
+    try:
+        for name in ("notes", "kitchen"):
+            engine.index(name).project.embed_pending()
+        response = engine.search("bread", scope="all")
+        projects = {r["project"] for r in response["results"]}
+        assert projects == {"notes", "kitchen"}
+        scores = [r["similarity"] for r in response["results"]]
+        assert scores == sorted(scores, reverse=True)
+        assert response["semantic_available"] is True
+    finally:
+        engine.close()
+
+
+def test_cache_follows_edits_without_reloading(engine, vault):
+    index = engine.index("notes")
+    engine.search("bread", mode="semantic")
+    loads = index.cache.load_seconds
+    (vault / "Herons.md").write_text("# Herons\n\nA grey heron stands motionless in the shallows, hunting fish.\n")
+    index.project.sync()
+    index.project.embed_pending()
+    assert paths(engine.search("a heron hunting fish", mode="semantic"))[0] == "Herons.md"
+    (vault / "Herons.md").unlink()
+    index.project.sync()
+    assert "Herons.md" not in paths(engine.search("a heron hunting fish", mode="semantic"))
+    assert index.cache.load_seconds == loads  # updated in place, never reloaded

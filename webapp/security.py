@@ -1,0 +1,60 @@
+"""Protection for a server on localhost: a Host allow-list (against DNS rebinding) and an Origin check."""
+from __future__ import annotations
+
+from flask import Flask, current_app, jsonify, request
+
+SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+
+
+def allowed_hosts(app: Flask) -> set[str]:
+    port = app.config["SKMEMORY_PORT"]
+    return {f"127.0.0.1:{port}", f"localhost:{port}"} | set(app.config.get("EXTRA_ALLOWED_HOSTS", ()))
+
+
+def allowed_origins(app: Flask) -> set[str]:
+    """The app's own origins, plus the Chrome extension's (its id is fixed by the key in its manifest)."""
+    origins = {f"http://{host}" for host in allowed_hosts(app)}
+    extension_id = app.config.get("EXTENSION_ID")
+    if extension_id:
+        origins.add(f"chrome-extension://{extension_id}")
+    return origins
+
+
+def _refuse(status: int, error: str, detail: str):
+    response = jsonify({"error": error, "detail": detail})
+    response.status_code = status
+    return response
+
+
+def check_request():
+    """Refuse requests for a foreign Host, and state-changing requests from a foreign Origin."""
+    app = current_app
+    if request.host not in allowed_hosts(app):
+        return _refuse(400, "bad_host", f"This server only answers to http://127.0.0.1:{app.config['SKMEMORY_PORT']}/; "
+                                        "open it by that address.")
+    if request.method not in SAFE_METHODS:
+        origin = request.headers.get("Origin")
+        if origin is not None and origin not in allowed_origins(app):
+            return _refuse(403, "bad_origin", "Changes are only accepted from SK Memory's own pages or its extension.")
+        fetch_site = request.headers.get("Sec-Fetch-Site")
+        if origin is None and fetch_site not in (None, "same-origin", "none"):
+            return _refuse(403, "bad_origin", "Changes are only accepted from SK Memory's own pages or its extension.")
+    return None
+
+
+def add_cors(response):
+    """Let exactly the extension's origin read API responses; never a wildcard."""
+    origin = request.headers.get("Origin")
+    if origin and origin.startswith("chrome-extension://") and origin in allowed_origins(current_app):
+        response.headers["Access-Control-Allow-Origin"] = origin
+        response.headers["Access-Control-Allow-Headers"] = "Content-Type"
+        response.headers["Access-Control-Allow-Methods"] = "GET, POST"
+        response.vary.add("Origin")
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    response.headers.setdefault("Referrer-Policy", "no-referrer")
+    return response
+
+
+def init_app(app: Flask) -> None:
+    app.before_request(check_request)
+    app.after_request(add_cors)

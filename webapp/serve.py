@@ -1,0 +1,61 @@
+"""The composition root: bind 127.0.0.1, start the indexer for every project, serve the app."""
+from __future__ import annotations
+
+import errno
+import logging
+import signal
+import socket
+import threading
+
+from werkzeug.serving import make_server
+
+from indexer.engine import Engine
+from indexer.errors import SKMemoryError
+from indexer.home import Home
+from indexer.service import IndexerService
+
+from . import create_app
+
+logger = logging.getLogger(__name__)
+HOST = "127.0.0.1"  # never another interface: the index is the user's private data
+
+
+def _check_port_free(port: int) -> None:
+    # werkzeug would print its own message and exit 1; say it our way, before any project is locked.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((HOST, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise SKMemoryError(
+                    f"Port {port} is already in use (is SK Memory already running?); "
+                    "choose another with --port or SKMEMORY_PORT."
+                ) from None
+            raise SKMemoryError(f"Cannot listen on {HOST}:{port}: {exc.strerror}.") from None
+
+
+def serve(home: Home, port: int, on_ready=None) -> None:
+    """Run the server until Ctrl+C or SIGTERM; the single owner of every project's index."""
+    app = create_app({"SKMEMORY_PORT": port})
+    _check_port_free(port)
+    server = make_server(HOST, port, app, threaded=True)
+    service = IndexerService(home, role="skmemory serve").start()
+    engine = Engine(home, service)
+    app.config["ENGINE"] = engine
+    threading.Thread(target=engine.warm, name="skmemory-warm", daemon=True).start()
+
+    def stop(*_):
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    if on_ready:
+        on_ready(f"http://{HOST}:{port}/", service)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        engine.close()
+        service.stop()
