@@ -2,6 +2,13 @@
 from __future__ import annotations
 
 import shutil
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -13,6 +20,13 @@ from indexer.home import Home
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"
 DEMO_NOTES = REPO / "indexer" / "demo" / "notes"
+CHROMA_EXE = Path(sys.executable).parent / "chroma"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def corpus(name: str) -> Path:
@@ -53,3 +67,42 @@ def vault(tmp_path: Path) -> Path:
     target = tmp_path / "vault"
     shutil.copytree(DEMO_NOTES, target)
     return target
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory):
+    """A real Chroma server on a free localhost port, stopped after the test run."""
+    if not CHROMA_EXE.exists():
+        pytest.skip(f"the chroma executable is not installed next to Python ({CHROMA_EXE})")
+    port = free_port()
+    data = tmp_path_factory.mktemp("chroma-server")
+    log_path = data.parent / f"{data.name}.log"
+    with open(log_path, "wb") as log_file:
+        proc = subprocess.Popen(
+            [str(CHROMA_EXE), "run", "--path", str(data), "--host", "127.0.0.1", "--port", str(port)],
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"chroma run exited with {proc.returncode}:\n{log_path.read_text(errors='replace')}")
+            try:
+                with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1) as response:
+                    json.load(response)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"chroma run gave no heartbeat within 60 s:\n{log_path.read_text(errors='replace')}")
+                time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -159,3 +159,30 @@ def test_unavailable_model_keeps_keyword_indexing(data_home, vault):
     assert status["embeddings"] == "unavailable"
     assert "SKMEMORY_MODEL" in status["embeddings_unavailable_reason"]
     assert status["pending"] == status["chunks"] > 0
+
+
+def test_vectors_can_live_on_a_chroma_server(data_home, vault, chroma_server, real_embedder, monkeypatch):
+    from indexer.config import Settings
+    from indexer.home import Home
+    from indexer.vectors import VectorStore
+
+    monkeypatch.setenv("SKMEMORY_CHROMA_URL", chroma_server)
+    home = Home(Settings.from_env(), embedder=real_embedder)
+    info = home.add_project(vault, "served")
+    with home.open_project("served") as project:
+        project.sync()
+        embedded = project.embed_pending()
+        ids = project.store.all_chunk_ids()
+    assert embedded == len(ids) > 0
+    assert not (info.index_dir / "chroma").exists()  # nothing went to a local Chroma folder
+    remote = VectorStore.open(info.index_dir / "chroma", f"skm_{info.id}", chroma_server)
+    try:
+        assert remote.ids() == ids
+    finally:
+        remote.close()
+    home.remove_project("served")  # drops the server-side collection too
+    again = VectorStore.open(info.index_dir / "chroma", f"skm_{info.id}", chroma_server)
+    try:
+        assert again.count() == 0
+    finally:
+        again.close()

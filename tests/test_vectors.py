@@ -1,13 +1,8 @@
 """VectorStore against the real ChromaDB: the embedded client on disk, and a real `chroma run` server."""
 from __future__ import annotations
 
-import json
-import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -16,8 +11,7 @@ import pytest
 from indexer.errors import SKMemoryError
 from indexer.vectors import VectorStore
 
-CHROMA_EXE = Path(sys.executable).parent / "chroma"
-
+from conftest import free_port
 
 def random_vectors(n: int, dim: int = 16, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)
@@ -25,51 +19,6 @@ def random_vectors(n: int, dim: int = 16, seed: int = 0) -> np.ndarray:
 
 def chunk_ids(n: int, prefix: str = "chunk") -> list[str]:
     return [f"{prefix}-{i}" for i in range(n)]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def chroma_server(tmp_path_factory):
-    """A real Chroma server on a free localhost port, stopped after the module."""
-    if not CHROMA_EXE.exists():
-        pytest.skip(f"the chroma executable is not installed next to Python ({CHROMA_EXE})")
-    port = free_port()
-    data = tmp_path_factory.mktemp("chroma-server")
-    log_path = data.parent / f"{data.name}.log"
-    with open(log_path, "wb") as log_file:
-        proc = subprocess.Popen(
-            [str(CHROMA_EXE), "run", "--path", str(data), "--host", "127.0.0.1", "--port", str(port)],
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"chroma run exited with {proc.returncode}:\n{log_path.read_text(errors='replace')}")
-            try:
-                with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1) as response:
-                    json.load(response)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"chroma run gave no heartbeat within 60 s:\n{log_path.read_text(errors='replace')}")
-                time.sleep(0.2)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture(params=["embedded", "server"])

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import logging
+import os
+from pathlib import Path
 
 from flask import Blueprint, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
@@ -85,7 +87,8 @@ def json_body() -> dict:
 def health():
     engine = get_engine()
     return jsonify({"status": "ok", "app": "sk-memory", "home": str(engine.home.settings.home),
-                    "port": current_app.config["SKMEMORY_PORT"], "embeddings": engine.home.embedder.state})
+                    "port": current_app.config["SKMEMORY_PORT"], "embeddings": engine.home.embedder.state,
+                    "pid": os.getpid()})
 
 
 @bp.get("/search")
@@ -118,12 +121,115 @@ def documents():
 
 @bp.get("/documents/<document_id>")
 def document(document_id: str):
-    return jsonify(get_engine().document(document_id, request.args.get("project") or None))
+    """A document; with start_line and/or end_line its content is exactly those lines of the file (1-based)."""
+    info = get_engine().document(document_id, request.args.get("project") or None)
+    if request.args.get("start_line") in (None, "") and request.args.get("end_line") in (None, ""):
+        return jsonify(info)
+    start = int_arg("start_line", 1, high=10**9)
+    end = int_arg("end_line", 10**9, high=10**9)
+    if end < start:
+        raise InvalidQuery(f"end_line ({end}) comes before start_line ({start}); give a range such as 10 to 40.")
+    try:
+        # Search results give file line numbers (`lines`), so a range reads the file, not the joined chunks.
+        text = Path(info["absolute_path"]).read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidQuery(f"'{info['relative_path']}' is a {info['file_type']} file without text lines; "
+                           "leave out start_line and end_line to get its indexed text.") from None
+    except OSError as exc:
+        raise DocumentNotFound(f"'{info['relative_path']}' cannot be read now ({exc.strerror}); "
+                               "it may have been moved or deleted since it was indexed.") from None
+    lines = text.splitlines()
+    if start > max(len(lines), 1):
+        raise InvalidQuery(f"start_line {start} is past the end of '{info['relative_path']}', "
+                           f"which has {len(lines)} lines.")
+    end = min(end, len(lines))
+    return jsonify({**info, "content": "\n".join(lines[start - 1:end]), "lines": [start, end],
+                    "total_lines": len(lines)})
 
 
 @bp.get("/documents/<document_id>/related")
 def related(document_id: str):
     return jsonify(get_engine().related(document_id, request.args.get("project") or None, int_arg("limit", 8, high=50)))
+
+
+def body_field(body: dict, name: str, kind, default=None, required: bool = False):
+    """A typed field of a JSON body, or an InvalidQuery that names it."""
+    value = body.get(name, default)
+    if value is None:
+        if required:
+            raise InvalidQuery(f"The request body needs a '{name}' field.")
+        return default
+    if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+        names = {str: "a string", int: "a whole number", dict: "an object", bool: "true or false", list: "a list"}
+        expected = names.get(kind, " or ".join(names[k] for k in kind) if isinstance(kind, tuple) else str(kind))
+        raise InvalidQuery(f"'{name}' must be {expected}.")
+    return value
+
+
+@bp.post("/vault_search")
+def vault_search():
+    body = json_body()
+    return jsonify(get_engine().vault_search(
+        body_field(body, "query", str, required=True), filters=body_field(body, "filters", dict),
+        limit=body_field(body, "limit", int, 20), snippet_tokens=body_field(body, "snippet_tokens", int, 30),
+        include_leading_callout=body_field(body, "include_leading_callout", bool, False),
+        project=body_field(body, "project", str),
+    ))
+
+
+@bp.post("/vault_search/by_tag")
+def vault_by_tag():
+    body = json_body()
+    return jsonify(get_engine().search_by_tag(
+        body_field(body, "tags", (list, str), required=True), match=body_field(body, "match", str, "all"),
+        filters=body_field(body, "filters", dict), limit=body_field(body, "limit", int, 20),
+        project=body_field(body, "project", str),
+    ))
+
+
+@bp.post("/vault_search/by_folder")
+def vault_by_folder():
+    body = json_body()
+    return jsonify(get_engine().search_by_folder(
+        body_field(body, "folder", str, required=True), filters=body_field(body, "filters", dict),
+        limit=body_field(body, "limit", int, 50), project=body_field(body, "project", str),
+    ))
+
+
+@bp.post("/vault_search/by_property")
+def vault_by_property():
+    body = json_body()
+    return jsonify(get_engine().search_by_property(
+        body_field(body, "properties", dict, required=True), filters=body_field(body, "filters", dict),
+        limit=body_field(body, "limit", int, 20), project=body_field(body, "project", str),
+    ))
+
+
+@bp.post("/vault_search/recent")
+def vault_recent():
+    body = json_body()
+    return jsonify(get_engine().recent_notes(
+        filters=body_field(body, "filters", dict), limit=body_field(body, "limit", int, 20),
+        project=body_field(body, "project", str),
+    ))
+
+
+@bp.post("/memory_search")
+def memory_search():
+    body = json_body()
+    query = body.get("query")
+    if query is None:
+        raise InvalidQuery("The request body needs a 'query' field.")
+    return jsonify(get_engine().memory_search(body_field(body, "mode", str, required=True), query,
+                                              project=body_field(body, "project", str)))
+
+
+@bp.get("/context")
+def context():
+    return jsonify(get_engine().context(
+        request.args.get("q", ""), project=request.args.get("project") or None,
+        token_budget=int_arg("budget", 2000, low=50, high=100_000), scope=request.args.get("scope", "project"),
+    ))
 
 
 @bp.get("/status")

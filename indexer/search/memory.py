@@ -189,7 +189,7 @@ def _match_field(doc: Doc, name: str, wanted: list, catalogue: Catalogue) -> tup
             if v is not None and not isinstance(v, (dict, list))]
     if not all(_scalar(w) in have for w in wanted):
         return None
-    return value, 1  # the whole value, not one item of a longer list
+    return value, int(len(have) == len(wanted))  # the whole value, not one item of a longer list
 
 
 def _frontmatter_results(index: ProjectIndex, fields: dict[str, list]) -> list[dict]:
