@@ -51,12 +51,11 @@ class Home:
     def add_project(self, root: str | Path, name: str | None = None, builtin: bool = False,
                     inside_home: bool = False) -> ProjectInfo:
         """Register a folder as a project (it is indexed by `index`, `watch` or the server)."""
-        info = self.registry.add(root, name, builtin=builtin)
-        inside = self.settings.home in info.root.parents or info.root == self.settings.home
-        if inside and not inside_home:
-            self.registry.remove(info.name)
-            raise SKMemoryError(f"{info.root} is inside SK Memory's data folder; choose a folder of your own notes.")
-        return info
+        resolved = Path(root).expanduser().resolve()
+        home = self.settings.home
+        if not inside_home and (resolved == home or home in resolved.parents):
+            raise SKMemoryError(f"{resolved} is inside SK Memory's data folder ({home}); choose a folder of your own notes.")
+        return self.registry.add(root, name, builtin=builtin)
 
     def rename_project(self, old: str, new: str) -> ProjectInfo:
         return self.registry.rename(old, new)

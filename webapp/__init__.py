@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import os
 
-from flask import Flask
 
-
-def create_app(test_config: dict | None = None) -> Flask:
+def create_app(test_config: dict | None = None):
     """Build the app; never starts threads, watchers or models (the `serve` command does that)."""
+    from flask import Flask  # imported here so `skmemory mcp`, which needs no Flask, starts fast
+
     app = Flask(__name__, static_folder=None)
     app.config.from_mapping(
         SKMEMORY_PORT=int(os.environ.get("SKMEMORY_PORT", 8765)),
@@ -18,8 +18,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     if test_config:
         app.config.from_mapping(test_config)
 
-    from . import api, security
+    from . import api, security, ui
 
     security.init_app(app)
     app.register_blueprint(api.bp)
+    ui.init_app(app)
     return app

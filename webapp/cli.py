@@ -7,12 +7,15 @@ import os
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING
 
 import click
 
 from indexer.config import Settings
 from indexer.errors import ProjectNotFound, SKMemoryError
-from indexer.home import Home
+
+if TYPE_CHECKING:
+    from indexer.home import Home
 
 
 class ErrorsAsSentences(click.Group):
@@ -36,7 +39,12 @@ class ErrorsAsSentences(click.Group):
             ctx.exit(2)
 
 
-def _home(ctx: click.Context) -> Home:
+def _home(ctx: click.Context) -> "Home":
+    """The data home, opened on first use (the engine is not imported for commands that do not need it)."""
+    if "home" not in ctx.obj:
+        from indexer.home import Home
+
+        ctx.obj["home"] = Home(ctx.obj["settings"])
     return ctx.obj["home"]
 
 
@@ -56,7 +64,7 @@ def cli(ctx: click.Context, home: str | None, verbose: int) -> None:
     for noisy in ("chromadb", "httpx", "sentence_transformers", "transformers", "urllib3"):
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
     ctx.ensure_object(dict)
-    ctx.obj["home"] = Home(Settings.from_env(home))
+    ctx.obj["settings"] = Settings.from_env(home)
 
 
 @cli.command()
@@ -115,7 +123,7 @@ def remove(ctx: click.Context, name: str) -> None:
     click.echo(f"Removed project '{info.name}'; its index is deleted, {info.root} is untouched.")
 
 
-def _selected(home: Home, name: str | None) -> list[str]:
+def _selected(home: "Home", name: str | None) -> list[str]:
     if name:
         return [home.project(name).name]
     names = [p.name for p in home.projects()]
@@ -236,7 +244,7 @@ def status(ctx: click.Context, name: str | None, as_json: bool) -> None:
             click.echo(f"  {'warning' if err['indexed'] else 'error'}: {err['path']}: {err['error']}")
 
 
-def _status_with_embeddings(home: Home, name: str) -> dict:
+def _status_with_embeddings(home: "Home", name: str) -> dict:
     from indexer.service import ENGINE_STATE
 
     result = home.status(name)
@@ -339,6 +347,20 @@ def _print_results(response: dict) -> None:
         click.echo(f"[{r['search_type']} {score}] {r['document_title']}  ({where}{r['relative_path']})")
         text = html.unescape(re.sub(r"</?mark>", "", r["snippet"]))
         click.echo(f"    {text[:160]}")
+
+
+@cli.command("mcp")
+@click.option("--port", type=int, envvar="SKMEMORY_PORT", default=8765, show_default=True,
+              help="Port of the SK Memory server on 127.0.0.1 (env SKMEMORY_PORT); started there if none answers.")
+@click.pass_context
+def mcp_command(ctx: click.Context, port: int) -> None:
+    """Serve SK Memory's search tools to an AI client over stdio (MCP); the client starts it.
+
+    Example: claude mcp add skmemory -- skmemory mcp
+    """
+    from webapp.mcp_server import run
+
+    run(ctx.obj["settings"].home, port)
 
 
 @cli.command("extension-path")

@@ -32,7 +32,7 @@ class ServerClient:
         client = cls(port, timeout=2.0)
         try:
             health = client.get("/api/health")
-        except (SKMemoryError, OSError):
+        except (SKMemoryError, OSError, ValueError):  # nothing there, or something that is not SK Memory
             return None
         if health.get("app") != "sk-memory":
             return None
