@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from .errors import DocumentNotFound, InvalidQuery, ProjectNotFound
+from .errors import DocumentNotFound, InvalidQuery, ProjectNotFound, SKMemoryError
 from .home import Home
 from .project import Project
 from .search.index import ProjectIndex
@@ -15,9 +15,9 @@ from .search.keyword import keyword_search
 from .search import browse, modes
 from .search.context import build_context_all
 from .search.memory import memory_search
+from .search.rerank import Reranker
 from .search.results import envelope, iso, result_rows
 from .search.semantic import HYBRID_THRESHOLD
-from .search.rerank import Reranker
 from .search.tags import tag_counts
 from .search.vault import vault_search
 
@@ -273,3 +273,60 @@ class Engine:
             return self.service.status()
         return {"projects": [self.home.status(i.name) for i in self.home.projects()],
                 "embeddings": self.home.embedder.state}
+
+    # --- managing projects ----------------------------------------------------------------------------------
+
+    def _user_project(self, name: str):
+        info = self.home.project(name)
+        if info.builtin:
+            raise SKMemoryError(f"'{info.name}' is built into SK Memory and cannot be renamed or removed.")
+        return info
+
+    def _forget(self, name: str) -> None:
+        """Drop every open handle on a project (ours and the indexer's), releasing its lock."""
+        self._indexes.pop(name, None)
+        own = self._own.pop(name, None)
+        if own is not None:
+            own.close()
+        if self.service is not None:
+            self.service.remove_project(name)
+
+    def add_project(self, path: str, name: str | None = None) -> dict:
+        """Register a folder as a project and, when serving, start indexing and watching it."""
+        info = self.home.add_project(path, name or None)
+        if self.service is not None:
+            self.service.add_project(info.name)
+        return info.to_dict()
+
+    def rename_project(self, old: str, new: str) -> dict:
+        """Give a user project a new name; its index is kept and reopened under the new name."""
+        info = self._user_project(old)
+        with self._lock:
+            self._forget(info.name)
+            try:
+                renamed = self.home.rename_project(info.name, new)
+            except Exception:
+                if self.service is not None:
+                    self.service.add_project(info.name)
+                raise
+            if self.service is not None:
+                self.service.add_project(renamed.name)
+        return renamed.to_dict()
+
+    def remove_project(self, name: str) -> dict:
+        """Forget a user project and delete its index (after closing it here); the files stay."""
+        info = self._user_project(name)
+        with self._lock:
+            self._forget(info.name)
+            return self.home.remove_project(info.name).to_dict()
+
+    def reindex(self, name: str) -> dict:
+        """Re-read a project's folder: queued on the running indexer, or done now without one."""
+        info = self.home.project(name)
+        if self.service is not None:
+            self.service.request_sync(info.name, None)
+            return {"project": info.name, "queued": True}
+        with self._lock:
+            project = self._project(info.name)
+        return {"project": info.name, "queued": False, **project.sync().to_dict()}
+

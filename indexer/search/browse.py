@@ -8,7 +8,7 @@ from .filters import allowed_documents, check_filters
 from .index import ProjectIndex
 from .results import snippet
 from .tags import documents_with_tags, normalise
-from .vault import CHARS_PER_TOKEN, MAX_LIMIT, note_results
+from .vault import CHARS_PER_TOKEN, MAX_LIMIT, first_chunks, note_results
 
 PREVIEW_TOKENS = 30
 ORDERS = {"recent": "modified DESC, rel_path", "path": "rel_path"}
@@ -33,9 +33,7 @@ def browse(index: ProjectIndex, filters: dict | None, order: str = "recent", lim
     ids = [r[0] for r in index.sql(f"SELECT document_id FROM documents {where} ORDER BY {ORDERS[order]} LIMIT ?",
                                    [*params, limit])]
     notes = note_results(index, ids, include_leading_callout)
-    firsts = {r[0]: r[1] for r in index.sql(
-        "SELECT document_id, content FROM chunks c WHERE document_id IN (SELECT value FROM json_each(?)) "
-        "AND ordinal = (SELECT min(ordinal) FROM chunks WHERE document_id = c.document_id)", [json.dumps(ids)])}
+    firsts = first_chunks(index, ids)
     results = []
     for doc in ids:
         if doc in notes:

@@ -66,7 +66,9 @@ class Reranker:
             return
         try:
             from sentence_transformers import CrossEncoder
+            from transformers.utils import logging as hf_logging
 
+            hf_logging.disable_progress_bar()  # a progress bar for loading weights is noise on stderr
             self._model = CrossEncoder(str(self.path), device=pick_device(self.device), local_files_only=True)
             logger.info("Loaded reranker %s", self.path)
         except Exception as exc:  # a broken reranker costs the rerank, never the search

@@ -169,8 +169,8 @@ def _best_chunk_texts(index: ProjectIndex, candidates: list[Candidate]) -> dict[
 
 def fts_snippet(index: ProjectIndex, match: str, rowid: int, tokens: int) -> str | None:
     """The best run of `tokens` words of a chunk with the (stemmed) matches in <mark>, HTML-safe."""
-    rows = index.sql(f"SELECT snippet(chunks_bm25, 2, char(2), char(3), '…', ?) FROM chunks_bm25 "
-                     f"WHERE chunks_bm25 MATCH ? AND rowid = ?", [tokens, match, rowid])
+    rows = index.sql("SELECT snippet(chunks_bm25, 2, char(2), char(3), '…', ?) FROM chunks_bm25 "
+                     "WHERE chunks_bm25 MATCH ? AND rowid = ?", [tokens, match, rowid])
     if not rows or rows[0][0] is None:
         return None
     flat = " ".join(rows[0][0].split())
@@ -198,6 +198,13 @@ def leading_callout(text: str) -> dict | None:
     return {"type": m.group(1).lower(), "title": m.group(2).strip(), "body": "\n".join(body).strip()}
 
 
+def first_chunks(index: ProjectIndex, document_ids: list[str]) -> dict[str, str]:
+    """The text of each document's first chunk: where a note's body begins."""
+    return {r[0]: r[1] for r in index.sql(
+        "SELECT document_id, content FROM chunks c WHERE document_id IN (SELECT value FROM json_each(?)) "
+        "AND ordinal = (SELECT min(ordinal) FROM chunks WHERE document_id = c.document_id)", [json.dumps(document_ids)])}
+
+
 def note_results(index: ProjectIndex, document_ids: list[str], include_leading_callout: bool = False) -> dict[str, dict]:
     """Build the result of each note (without snippet or score), keyed by document id."""
     if not document_ids:
@@ -207,11 +214,7 @@ def note_results(index: ProjectIndex, document_ids: list[str], include_leading_c
     for r in index.sql("SELECT document_id, tag FROM tags WHERE document_id IN (SELECT value FROM json_each(?)) "
                        "ORDER BY tag", [ids]):
         tags.setdefault(r[0], []).append(r[1])
-    firsts = {}
-    if include_leading_callout:
-        firsts = {r[0]: r[1] for r in index.sql(
-            "SELECT document_id, content FROM chunks c WHERE document_id IN (SELECT value FROM json_each(?)) "
-            "AND ordinal = (SELECT min(ordinal) FROM chunks WHERE document_id = c.document_id)", [ids])}
+    firsts = first_chunks(index, document_ids) if include_leading_callout else {}
     out = {}
     for d in index.sql("SELECT * FROM documents WHERE document_id IN (SELECT value FROM json_each(?))", [ids]):
         path, file_type = d["rel_path"], d["file_type"]

@@ -1,0 +1,330 @@
+"""`skmemory mcp` driven by the SDK's own MCP client against a real `skmemory serve` on a real indexed vault."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from conftest import DEMO_NOTES, REPO, free_port
+
+SKMEMORY = [sys.executable, "-m", "webapp.cli"]
+TOOLS = {"hybrid_search", "semantic_search", "tag_search", "search_all_projects", "vault_search",
+         "vault_search_by_tag", "vault_search_by_folder", "vault_search_by_property", "vault_recent_notes",
+         "memory_search", "get_document", "get_context"}
+pytestmark = pytest.mark.slow
+
+
+def api(port: int, path: str, body: dict | None = None, **params) -> dict:
+    query = urllib.parse.urlencode(params, doseq=True)
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}{'?' + query if query else ''}", data=data,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        return json.loads(resp.read())
+
+
+def wait_indexed(port: int, proc: subprocess.Popen | None = None, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            status = api(port, "/api/status")
+            projects = status["projects"]
+            if status["embeddings"] != "not loaded" and projects and \
+                    all(p.get("chunks") and not p.get("pending") for p in projects):
+                return
+        except (OSError, KeyError, IndexError):
+            pass
+        assert proc is None or proc.poll() is None, "the server exited"
+        assert time.monotonic() < deadline, "the server never finished indexing"
+        time.sleep(0.3)
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    """A real `skmemory serve` on the demo vault, embedded with the real model; shared by this module's tests."""
+    root = tmp_path_factory.mktemp("mcp-live")
+    shutil.copytree(DEMO_NOTES, root / "vault")
+    env = {**os.environ, "SKMEMORY_HOME": str(root / "home"), "SKMEMORY_PORT": str(free_port())}
+    subprocess.run(SKMEMORY + ["add", str(root / "vault"), "--name", "notes"], env=env, check=True, timeout=120, capture_output=True)
+    proc = subprocess.Popen(SKMEMORY + ["serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    port = int(env["SKMEMORY_PORT"])
+    try:
+        wait_indexed(port, proc)
+        assert api(port, "/api/status")["embeddings"] == "ready"
+        yield port, env, root
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+
+
+@asynccontextmanager
+async def mcp_session(env: dict, errlog: Path):
+    """Launch `skmemory mcp` the way an AI client does and initialize a session with it."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "webapp.cli", "mcp"], env=env, cwd=str(REPO))
+    with open(errlog, "w") as err:
+        async with stdio_client(params, errlog=err) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+
+def run(scenario) -> None:
+    asyncio.run(scenario())
+
+
+def check_matches_api(result, expected: dict) -> dict:
+    """The tool's structured result and its JSON text both equal the JSON API's response."""
+    assert not result.is_error, result.content
+    assert result.structured_content == expected
+    assert json.loads(result.content[0].text) == expected
+    return expected
+
+
+def test_tools_are_listed_with_schemas(live, tmp_path):
+    _, env, _ = live
+
+    async def scenario():
+        started = time.monotonic()
+        async with mcp_session(env, tmp_path / "mcp.log") as session:
+            print(f"\n`skmemory mcp` answered initialize {time.monotonic() - started:.2f} s after launch")
+            assert session.server_info.name == "skmemory"
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert set(tools) == TOOLS
+        for tool in tools.values():
+            assert "Example: " + tool.name + "(" in tool.description, tool.name
+            assert "prefer" in tool.description.lower() and not tool.description.startswith(" "), tool.name
+            assert tool.annotations.read_only_hint is True
+            assert tool.output_schema and tool.output_schema["type"] == "object"
+        hybrid = tools["hybrid_search"].input_schema
+        assert hybrid["required"] == ["query"]
+        assert hybrid["properties"]["limit"]["minimum"] == 1 and hybrid["properties"]["limit"]["maximum"] == 100
+        assert hybrid["properties"]["limit"]["default"] == 10
+        assert {"results", "semantic_available"} <= set(tools["hybrid_search"].output_schema["required"])
+        vault = tools["vault_search"].input_schema
+        assert vault["properties"]["snippet_tokens"]["maximum"] == 64
+        filters = vault["$defs"]["VaultFilters"]["properties"]
+        assert set(filters) == {"folder", "tags", "type", "related", "properties", "created", "modified"}
+        assert tools["memory_search"].input_schema["properties"]["mode"]["enum"] == ["frontmatter", "content", "xref"]
+        budget = tools["get_context"].input_schema["properties"]["token_budget"]
+        assert (budget["minimum"], budget["maximum"], budget["default"]) == (50, 100_000, 2000)
+
+    run(scenario)
+
+
+def test_every_tool_answers_what_the_json_api_answers(live, tmp_path):
+    port, env, root = live
+
+    async def scenario():
+        async with mcp_session(env, tmp_path / "mcp.log") as s:
+            hybrid = check_matches_api(await s.call_tool("hybrid_search", {"query": "garden", "limit": 5}),
+                                       api(port, "/api/search", q="garden", mode="hybrid", limit=5))
+            assert hybrid["results"][0]["relative_path"] == "Projects/Garden plan.md"
+            meaning = "baking bread at home"
+            semantic = check_matches_api(await s.call_tool("semantic_search", {"query": meaning}),
+                                         api(port, "/api/search", q=meaning, mode="semantic", limit=10))
+            assert semantic["results"][0]["document_title"] == "Sourdough bread"
+            check_matches_api(await s.call_tool("semantic_search", {"query": meaning, "recency": True, "limit": 3}),
+                              api(port, "/api/search", q=meaning, mode="recency", limit=3))
+            tagged = check_matches_api(
+                await s.call_tool("tag_search", {"tags_all": ["project"], "tags_any": ["outdoors"]}),
+                api(port, "/api/search", q="", mode="tag", tags_all="project", tags_any="outdoors", limit=20))
+            assert {r["relative_path"] for r in tagged["results"]} == {"Projects/Compost log.md", "Projects/Garden plan.md"}
+            everywhere = check_matches_api(
+                await s.call_tool("search_all_projects", {"query": "bread", "mode": "keyword"}),
+                api(port, "/api/search", q="bread", mode="keyword", scope="all", limit=10))
+            assert everywhere["scope"] == "all" and "notes" in everywhere["projects"]
+            assert any(r["project"] == "notes" for r in everywhere["results"])
+
+            body = {"query": "bread", "filters": {"tags": ["cooking"], "modified": {"after": "2000-01-01"}},
+                    "include_leading_callout": True}
+            vault = check_matches_api(await s.call_tool("vault_search", body), api(port, "/api/vault_search", body))
+            assert vault["results"][0]["path"] == "Projects/Sourdough.md"
+            check_matches_api(await s.call_tool("vault_search_by_tag", {"tags": ["project"], "match": "any"}),
+                              api(port, "/api/vault_search/by_tag", {"tags": ["project"], "match": "any"}))
+            folder = check_matches_api(await s.call_tool("vault_search_by_folder", {"folder": "Projects"}),
+                                       api(port, "/api/vault_search/by_folder", {"folder": "Projects"}))
+            assert folder["total"] == 3
+            check_matches_api(await s.call_tool("vault_search_by_property", {"properties": {"status": "active"}}),
+                              api(port, "/api/vault_search/by_property", {"properties": {"status": "active"}}))
+            recent = check_matches_api(await s.call_tool("vault_recent_notes", {"limit": 3}),
+                                       api(port, "/api/vault_search/recent", {"limit": 3}))
+            assert len(recent["results"]) == 3 and recent["total"] == 10
+
+            for mode, query in (("frontmatter", {"tags": ["project"]}), ("content", "sourdough"),
+                                ("xref", "Compost log")):
+                found = check_matches_api(await s.call_tool("memory_search", {"mode": mode, "query": query}),
+                                          api(port, "/api/memory_search", {"mode": mode, "query": query}))
+                assert found["results"], mode
+
+            hit = hybrid["results"][0]
+            doc_path = f"/api/documents/{hit['document_id']}"
+            whole = check_matches_api(await s.call_tool("get_document", {"document_id": hit["document_id"]}),
+                                      api(port, doc_path))
+            assert whole["title"] == "Garden plan" and "drip line" in whole["content"]
+            first, last = hit["lines"]
+            part = check_matches_api(
+                await s.call_tool("get_document", {"document_id": hit["document_id"], "start_line": first,
+                                                   "end_line": last}),
+                api(port, doc_path, start_line=first, end_line=last))
+            file_lines = (root / "vault" / hit["relative_path"]).read_text().splitlines()
+            assert part["content"] == "\n".join(file_lines[first - 1:last]) == hit["content"]
+            assert part["lines"] == [first, last] and part["total_lines"] == len(file_lines)
+
+            context = check_matches_api(await s.call_tool("get_context", {"query": "garden", "token_budget": 100}),
+                                        api(port, "/api/context", q="garden", budget=100))
+            assert context["items"] and context["tokens_used"] <= 100
+            assert {"relative_path", "lines", "heading_path", "content"} <= set(context["items"][0])
+
+    run(scenario)
+
+
+def test_bad_parameters_are_tool_errors_and_the_server_carries_on(live, tmp_path):
+    _, env, _ = live
+
+    async def scenario():
+        async with mcp_session(env, tmp_path / "mcp.log") as s:
+            async def error(tool: str, args: dict) -> str:
+                result = await s.call_tool(tool, args)
+                assert result.is_error, (tool, args)
+                return result.content[0].text
+
+            assert "No project named 'ghost'. Known projects: notes" in await error(
+                "hybrid_search", {"query": "x", "project": "ghost"})
+            assert "Use YYYY-MM-DD" in await error(
+                "vault_search", {"query": "x", "filters": {"created": {"after": "2026-13-01"}}})
+            assert "Use YYYY-MM-DD" in await error(
+                "vault_recent_notes", {"filters": {"modified": {"before": "last week"}}})
+            assert "limit" in await error("hybrid_search", {"query": "garden", "limit": 0})
+            assert "query" in await error("hybrid_search", {"query": ""})
+            assert "colour" in await error("vault_search", {"query": "x", "filters": {"colour": "red"}})
+            assert "at least one tag" in await error("tag_search", {})
+            assert "1 to 3 keywords" in await error(
+                "memory_search", {"mode": "content", "query": "one two three four five"})
+            assert "No document" in await error("memory_search", {"mode": "xref", "query": "DEC-404"})
+            assert "No document with id 'nope'" in await error("get_document", {"document_id": "nope"})
+            docs = await s.call_tool("vault_search_by_folder", {"folder": "Projects"})
+            doc_id = docs.structured_content["results"][0]["document_id"]
+            assert "comes before start_line" in await error(
+                "get_document", {"document_id": doc_id, "start_line": 9, "end_line": 2})
+            assert "token_budget" in await error("get_context", {"query": "x", "token_budget": 10})
+            assert "Unknown tool" in await error("no_such_tool", {})
+            still = await s.call_tool("hybrid_search", {"query": "garden"})
+            assert not still.is_error and still.structured_content["results"]
+
+    run(scenario)
+
+
+def test_mcp_process_never_imports_the_model():
+    probe = ("import sys; from webapp.cli import cli; from webapp.mcp_server import ServerLink, build_server; "
+             "build_server(ServerLink('.', 1)); "
+             "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers', 'chromadb') if m in sys.modules]; "
+             "assert not heavy, heavy")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+
+
+def stop_server(port: int) -> None:
+    """Stop a detached server by the pid its health reports, and wait until it is gone."""
+    pid = api(port, "/api/health")["pid"]
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    os.kill(pid, signal.SIGKILL)
+
+
+def test_starts_the_server_when_none_runs(vault, data_home, tmp_path):
+    port = free_port()
+    env = {**os.environ, "SKMEMORY_HOME": str(data_home), "SKMEMORY_PORT": str(port),
+           "SKMEMORY_MODEL": str(tmp_path / "no-model")}  # no model: fast to start, and semantic search must fail
+    subprocess.run(SKMEMORY + ["add", str(vault), "--name", "notes"], env=env, check=True, timeout=120, capture_output=True)
+
+    async def scenario():
+        async with mcp_session(env, tmp_path / "mcp.log") as s:
+            deadline = time.monotonic() + 90
+            while True:  # the server it started indexes in the background
+                result = await s.call_tool("hybrid_search", {"query": "sourdough"})
+                assert not result.is_error, result.content
+                if result.structured_content["results"]:
+                    break
+                assert time.monotonic() < deadline, "the started server never indexed the vault"
+                await asyncio.sleep(0.5)
+            assert result.structured_content["semantic_available"] is False  # hybrid fell back to keywords
+            unavailable = await s.call_tool("semantic_search", {"query": "bread"})
+            assert unavailable.is_error and "embedding model" in unavailable.content[0].text
+            assert "SKMEMORY_MODEL" in unavailable.content[0].text
+            first_pid = api(port, "/api/health")["pid"]
+            stop_server(port)  # the user stops it mid-session: the next call starts it again
+            again = await s.call_tool("vault_search_by_folder", {"folder": "Projects"})
+            assert not again.is_error, again.content
+            assert api(port, "/api/health")["pid"] != first_pid
+
+    try:
+        run(scenario)
+        health = api(port, "/api/health")
+        assert Path(health["home"]) == data_home.resolve()
+        assert (data_home / "logs" / "mcp-serve.log").exists()
+    finally:
+        try:
+            stop_server(port)
+        except OSError:
+            pass
+
+
+def test_when_the_server_cannot_start_every_tool_says_how_to_start_it(vault, data_home, tmp_path):
+    squatter = socket.socket()
+    squatter.bind(("127.0.0.1", 0))
+    squatter.listen(16)
+    port = squatter.getsockname()[1]
+
+    def refuse():  # a program that is not SK Memory: accepts and hangs up
+        while True:
+            try:
+                conn, _ = squatter.accept()
+            except OSError:
+                return
+            conn.close()
+
+    threading.Thread(target=refuse, daemon=True).start()
+    env = {**os.environ, "SKMEMORY_HOME": str(data_home), "SKMEMORY_PORT": str(port)}
+    subprocess.run(SKMEMORY + ["add", str(vault), "--name", "notes"], env=env, check=True, timeout=120, capture_output=True)
+    args = {"hybrid_search": {"query": "x"}, "semantic_search": {"query": "x"}, "tag_search": {"tags_all": ["a"]},
+            "search_all_projects": {"query": "x"}, "vault_search": {"query": "x"},
+            "vault_search_by_tag": {"tags": ["a"]}, "vault_search_by_folder": {"folder": ""},
+            "vault_search_by_property": {"properties": {"a": 1}}, "vault_recent_notes": {},
+            "memory_search": {"mode": "content", "query": "x"}, "get_document": {"document_id": "x"},
+            "get_context": {"query": "x"}}
+    assert set(args) == TOOLS
+
+    async def scenario():
+        async with mcp_session(env, tmp_path / "mcp.log") as s:
+            for tool, arguments in args.items():
+                result = await s.call_tool(tool, arguments)
+                assert result.is_error, tool
+                text = result.content[0].text
+                assert "`skmemory serve`" in text and f"port {port}" in text and "another program" in text, text
+
+    try:
+        run(scenario)
+    finally:
+        squatter.close()
+    assert not (data_home / "logs" / "mcp-serve.log").exists()  # nothing was started on a taken port

@@ -1,0 +1,183 @@
+"""The shapes of the JSON API's answers as pydantic models: the MCP tools publish them as output schemas.
+
+Each model mirrors one API response field for field; `extra="allow"` lets a field added to the API later pass
+through unchanged. The MCP server never rebuilds a response from these models, it validates the API's own dict
+against them, so what a tool returns is exactly what the JSON API returns.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Shape(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+# --- spec 000: hybrid, semantic, recency, keyword and tag search ---------------------------------------------
+
+class SearchResult(Shape):
+    """One matching chunk in the common result shape of every search mode."""
+
+    chunk_id: str
+    document_id: str
+    content: str = Field(description="The matching chunk's text.")
+    document_title: str
+    relative_path: str
+    absolute_path: str
+    file_type: str = Field(description="md, json, conversation, pdf, csv, ...")
+    similarity: float = Field(description="Semantic 0-1; keyword and tag matches 1.0; hybrid matches at least 1.0.")
+    search_type: str = Field(description="semantic, keyword, hybrid, recency or tag.")
+    project: str
+    tags: list[str]
+    created: str | None
+    modified: str | None
+    heading_path: list[str] = Field(description="The headings above the chunk, outermost first.")
+    lines: list[int] = Field(description="First and last line of the chunk in the file (use with get_document).")
+    snippet: str = Field(description="An HTML-escaped excerpt with matches wrapped in <mark>.")
+
+
+class SearchResponse(Shape):
+    """The answer of GET /api/search."""
+
+    query: str
+    mode: str
+    semantic_available: bool = Field(description="False when the model was unavailable and keyword search answered.")
+    total: int
+    limit: int
+    results: list[SearchResult]
+    project: str | None = Field(None, description="The project searched (one-project scope).")
+    scope: str | None = Field(None, description="'all' for a search across every project.")
+    projects: list[str] | None = Field(None, description="Every project searched (scope 'all').")
+    keyword_only_projects: list[str] | None = Field(None, description="Projects that fell back to keyword search.")
+
+
+# --- spec 001: vault_search and the metadata listings --------------------------------------------------------
+
+class LeadingCallout(Shape):
+    type: str
+    title: str
+    body: str
+
+
+class VaultNote(Shape):
+    """One note (or file) found by vault_search or listed by tag, folder, property or recency."""
+
+    path: str
+    title: str
+    snippet: str | None
+    score: float | None = Field(None, description="Combined relevance (vault_search only); higher is better.")
+    tags: list[str]
+    folder: str
+    type: str | None = Field(description="The frontmatter type.")
+    kind: str = Field(description="'note' for markdown, 'file' for anything else.")
+    extension: str | None = Field(None, description="For files: the extension, such as '.pdf'.")
+    created: str | None = Field(None, description="The frontmatter created date; absent when it has none.")
+    modified: str | None
+    bytes: int
+    document_id: str
+    project: str
+    leading_callout: LeadingCallout | None = None
+
+
+class VaultResponse(Shape):
+    """The answer of POST /api/vault_search and its by_tag, by_folder, by_property and recent siblings."""
+
+    results: list[VaultNote]
+    total: int = Field(description="How many notes matched before the limit.")
+    search_mode: str | None = Field(None, description="vault_search only: 'hybrid', or 'fts' without embeddings.")
+    reranked: bool | None = Field(None, description="vault_search only: true when the cross-encoder reordered.")
+
+
+# --- spec 002: memory search ---------------------------------------------------------------------------------
+
+class MemoryResult(Shape):
+    file_path: str | None = Field(description="Relative path; null for a related_to target that is not indexed.")
+    id: str = Field(description="The frontmatter id, else the document id.")
+    title: str | None
+    relevance: str = Field(description="frontmatter_match, content_match, related_to_inbound, related_to_outbound "
+                                       "or direct_mention.")
+    matched: dict[str, Any] | None = Field(None, description="Mode frontmatter: the values that matched.")
+    matches: int | None = Field(None, description="Mode content: how many keyword occurrences.")
+    line: int | None = Field(None, description="The line of the excerpt.")
+    excerpt: str | None = None
+
+
+class MemoryResponse(Shape):
+    """The answer of POST /api/memory_search."""
+
+    mode: str
+    query: Any
+    project: str
+    results: list[MemoryResult]
+    total: int
+    omitted: int = Field(description="Results dropped to keep the answer under about 2,000 tokens.")
+    tokens: int
+
+
+# --- documents and agent context -----------------------------------------------------------------------------
+
+class DocumentSummary(Shape):
+    document_id: str
+    title: str
+    relative_path: str
+    absolute_path: str
+    file_type: str
+    tags: list[str]
+    created: str | None
+    modified: str | None
+    size: int | None
+    project: str
+
+
+class OutlineEntry(Shape):
+    heading: str
+    level: int
+    line: int
+
+
+class Link(Shape):
+    target: str
+    kind: str
+    document_id: str | None = Field(description="The linked document when it is indexed, else null.")
+    relative_path: str | None = None
+
+
+class DocumentResponse(DocumentSummary):
+    """The answer of GET /api/documents/<id>: metadata, outline, links both ways and the content."""
+
+    frontmatter: dict[str, Any]
+    warnings: list[Any]
+    outline: list[OutlineEntry]
+    links: list[Link]
+    backlinks: list[DocumentSummary]
+    content: str = Field(description="The indexed text, or with a line range exactly those lines of the file.")
+    lines: list[int] | None = Field(None, description="With a line range: the first and last line returned.")
+    total_lines: int | None = Field(None, description="With a line range: how many lines the file has.")
+
+
+class ContextItem(Shape):
+    project: str
+    document_id: str
+    chunk_id: str
+    title: str
+    relative_path: str
+    absolute_path: str
+    heading_path: list[str]
+    lines: list[int]
+    score: float
+    search_type: str
+    tokens: int
+    content: str
+
+
+class ContextResponse(Shape):
+    """The answer of GET /api/context: the best chunks packed into a token budget, each with its provenance."""
+
+    query: str
+    token_budget: int
+    tokens_used: int
+    items: list[ContextItem]
+    truncated: bool = Field(description="True when a chunk that ranked was left out for lack of budget.")
+    semantic_available: bool
