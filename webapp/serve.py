@@ -11,6 +11,7 @@ from werkzeug.serving import make_server
 
 from indexer.engine import Engine
 from indexer.errors import SKMemoryError
+from indexer.docs import ensure_user_docs
 from indexer.home import Home
 from indexer.service import IndexerService
 
@@ -39,6 +40,10 @@ def serve(home: Home, port: int, on_ready=None) -> None:
     """Run the server until Ctrl+C or SIGTERM; the single owner of every project's index."""
     app = create_app({"SKMEMORY_PORT": port})
     _check_port_free(port)
+    try:
+        ensure_user_docs(home)  # the built-in, read-only help project that F1 searches
+    except SKMemoryError as exc:
+        logger.warning("The user docs are not available: %s", exc)
     server = make_server(HOST, port, app, threaded=True)
     service = IndexerService(home, role="skmemory serve").start()
     engine = Engine(home, service)

@@ -1,0 +1,190 @@
+/* SK Memory search window: keyboard navigation, Ctrl+K / Cmd+K Power Strip, F1 help, tag chips, copy button.
+   Everything the server sends is rendered by the server; this file only builds chips, with textContent. */
+(function () {
+  "use strict";
+
+  const LISTS = { q: "#results", "strip-q": "#strip-results", "help-q": "#help-results" };
+
+  function navItems(container) {
+    return container ? Array.from(container.querySelectorAll("[data-nav-item]")) : [];
+  }
+
+  function moveFrom(item, step) {
+    const list = item.closest("[data-nav-list]");
+    const items = navItems(list);
+    const next = items[items.indexOf(item) + step];
+    if (next) {
+      next.focus();
+    } else if (step < 0) {
+      const input = item.closest("dialog, .sidebar")?.querySelector("input[type=search]");
+      if (input) input.focus();
+    }
+  }
+
+  function openStrip() {
+    const dialog = document.getElementById("power-strip");
+    if (!dialog) return;
+    if (!dialog.open) dialog.showModal();
+    const input = document.getElementById("strip-q");
+    input.focus();
+    input.select();
+  }
+
+  function openHelp() {
+    const active = document.activeElement;
+    const aboutSmart = active && (active.id === "t-smart" || active.closest?.("#smart-hint"))
+      || document.querySelector("label[for=t-smart]:hover, #smart-hint:hover");
+    const helpInput = document.getElementById("help-q");
+    if (helpInput && !aboutSmart) {
+      helpInput.focus();
+      return;
+    }
+    const query = aboutSmart ? "smart semantic search local embeddings" : "";
+    window.location.assign("/help" + (query ? "?q=" + encodeURIComponent(query) : ""));
+  }
+
+  function searchForm() {
+    return document.getElementById("search-form");
+  }
+
+  function addTag(name) {
+    name = (name || "").trim().replace(/^#+/, "").toLowerCase();
+    const chips = document.getElementById("tag-chips");
+    if (!name || !chips) return;
+    const exists = Array.from(chips.querySelectorAll("input[name=tags]")).some((i) => i.value === name);
+    if (!exists) {
+      const chip = document.createElement("span");
+      chip.className = "chip";
+      chip.dataset.tag = name;
+      const hidden = document.createElement("input");
+      hidden.type = "hidden";
+      hidden.name = "tags";
+      hidden.value = name;
+      const remove = document.createElement("button");
+      remove.type = "button";
+      remove.className = "chip-remove";
+      remove.setAttribute("aria-label", "Remove tag " + name);
+      remove.textContent = "×";
+      chip.append(hidden, document.createTextNode("#" + name), remove);
+      chips.append(chip);
+    }
+    const input = document.getElementById("tag-q");
+    input.value = "";
+    input.focus();
+    clearSuggestions();
+    htmx.trigger(searchForm(), "tags-changed");
+  }
+
+  function clearSuggestions() {
+    const box = document.getElementById("tag-suggest");
+    if (box) box.replaceChildren();
+    document.getElementById("tag-q")?.setAttribute("aria-expanded", "false");
+  }
+
+  async function copy(button) {
+    const text = button.dataset.copy;
+    try {
+      await navigator.clipboard.writeText(text);
+    } catch (err) {
+      const area = document.createElement("textarea");
+      area.value = text;
+      document.body.append(area);
+      area.select();
+      document.execCommand("copy");
+      area.remove();
+    }
+    button.textContent = "Copied";
+    setTimeout(() => { button.textContent = "Copy"; }, 1500);
+  }
+
+  document.addEventListener("keydown", (event) => {
+    const target = event.target;
+    if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "k") {
+      event.preventDefault();
+      openStrip();
+      return;
+    }
+    if (event.key === "F1") {
+      event.preventDefault();
+      openHelp();
+      return;
+    }
+    if (target.id === "tag-q") {
+      const first = document.querySelector("#tag-suggest [data-add-tag]");
+      if (event.key === "Enter") {
+        event.preventDefault();
+        addTag(first && !target.value.includes(" ") && first.dataset.addTag.startsWith(target.value.trim().toLowerCase().replace(/^#+/, ""))
+          ? first.dataset.addTag : target.value);
+      } else if (event.key === "ArrowDown" && first) {
+        event.preventDefault();
+        first.focus();
+      } else if (event.key === "Escape") {
+        clearSuggestions();
+      }
+      return;
+    }
+    if (target.matches?.("[data-add-tag]") && (event.key === "ArrowDown" || event.key === "ArrowUp")) {
+      event.preventDefault();
+      const sibling = event.key === "ArrowDown" ? target.nextElementSibling : target.previousElementSibling;
+      (sibling || document.getElementById("tag-q")).focus();
+      return;
+    }
+    if (event.key !== "ArrowDown" && event.key !== "ArrowUp") return;
+    if (LISTS[target.id] && event.key === "ArrowDown") {
+      const first = navItems(document.querySelector(LISTS[target.id]))[0];
+      if (first) {
+        event.preventDefault();
+        first.focus();
+      }
+    } else if (target.matches?.("[data-nav-item]")) {
+      event.preventDefault();
+      moveFrom(target, event.key === "ArrowDown" ? 1 : -1);
+    }
+  });
+
+  document.addEventListener("click", (event) => {
+    const target = event.target;
+    const suggestion = target.closest("[data-add-tag]");
+    if (suggestion) {
+      addTag(suggestion.dataset.addTag);
+      return;
+    }
+    const removeChip = target.closest(".chip-remove");
+    if (removeChip) {
+      removeChip.closest(".chip").remove();
+      htmx.trigger(searchForm(), "tags-changed");
+      return;
+    }
+    const copyButton = target.closest("button.copy");
+    if (copyButton) {
+      copy(copyButton);
+      return;
+    }
+    if (target.closest("#strip-open")) {
+      openStrip();
+      return;
+    }
+    const stripItem = target.closest("#power-strip a[data-panel]");
+    if (stripItem && document.getElementById("doc-panel")) {
+      event.preventDefault();
+      document.getElementById("power-strip").close();
+      htmx.ajax("GET", stripItem.getAttribute("href"), { target: "#doc-panel", swap: "innerHTML" });
+    }
+  });
+
+  document.addEventListener("change", (event) => {
+    if (event.target.matches("select[data-autosubmit]")) event.target.form.requestSubmit();
+  });
+
+  document.addEventListener("htmx:afterSwap", (event) => {
+    if (event.detail.target.id === "tag-suggest") {
+      const open = event.detail.target.querySelector("[data-add-tag]") !== null;
+      document.getElementById("tag-q")?.setAttribute("aria-expanded", open ? "true" : "false");
+    }
+  });
+
+  document.addEventListener("DOMContentLoaded", () => {
+    const shortcut = document.querySelector("#strip-open .shortcut");
+    if (shortcut && /Mac|iPhone|iPad/.test(navigator.platform)) shortcut.textContent = "⌘K";
+  });
+})();

@@ -1,0 +1,251 @@
+"""The search window in real headless Chromium against a real `skmemory serve` on an indexed vault."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DEMO_NOTES, REPO, free_port
+
+CHROMIUM = Path("/usr/lib/chromium/chromium")
+SHOTS = REPO / "test-output" / "screenshots"
+ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+# htmx logs a request it cancels for a newer one (hx-sync replace while typing) as an error; that is intended.
+BENIGN = {"htmx:sendAbort", "htmx:afterRequest"}
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Debian's chromium at {CHROMIUM} (apt-get install chromium)"),
+]
+sync_api = pytest.importorskip("playwright.sync_api", reason="needs the playwright Python package")
+expect = sync_api.expect
+
+
+def _status(port: int) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=10) as response:
+        return json.load(response)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """`skmemory serve` on a copy of the demo vault (plus the built-in User Docs), once everything is embedded."""
+    root = tmp_path_factory.mktemp("browser")
+    vault = root / "vault"
+    shutil.copytree(DEMO_NOTES, vault)
+    port = free_port()
+    env = {**os.environ, "SKMEMORY_HOME": str(root / "home"), "SKMEMORY_PORT": str(port)}
+    env.pop("SKMEMORY_CHROMA_URL", None)
+    cli = [sys.executable, "-m", "webapp.cli"]
+    subprocess.run(cli + ["add", str(vault), "--name", "notes"], env=env, check=True, capture_output=True)
+    log = open(root / "serve.log", "w")
+    proc = subprocess.Popen(cli + ["serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 180
+    while True:
+        try:
+            status = _status(port)
+            projects = {p["project"]: p for p in status["projects"]}
+            if (status["embeddings"] == "ready" and {"notes", "User Docs"} <= set(projects)
+                    and all(p.get("chunks") and not p.get("pending") for p in projects.values())):
+                break
+        except OSError:
+            pass
+        assert proc.poll() is None, (root / "serve.log").read_text()
+        assert time.monotonic() < deadline, "the server never finished indexing"
+        time.sleep(0.3)
+    yield f"http://127.0.0.1:{port}"
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(30)
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=server)
+    page = context.new_page()
+    errors: list[str] = []
+    page.console_errors = errors
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" and msg.text not in BENIGN else None)
+    yield page
+    context.close()
+    assert not errors, errors  # no script errors, no CSP violations, no missing files
+
+
+def shot(page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+def search(page, text: str) -> None:
+    page.fill("#q", text)
+    expect(page.locator("#results .result-count")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"q=" + re.escape(text.split()[0])))
+
+
+def test_typing_shows_badged_results_and_arrows_open_one(page):
+    page.goto("/")
+    page.locator("#q").press_sequentially("garden", delay=40)
+    first = page.locator("#results .result").first
+    expect(first.locator(".result-title")).to_have_text("Garden plan")
+    expect(first.locator(".badge")).to_have_text("hybrid")
+    expect(first.locator(".similarity")).to_have_text(re.compile(r"\d+%"))
+    expect(first.locator(".snippet mark").first).to_have_text(re.compile("garden", re.I))
+    page.locator("#q").press("ArrowDown")
+    expect(page.locator("#results [data-nav-item]").first).to_be_focused()
+    page.keyboard.press("ArrowDown")
+    expect(page.locator("#results [data-nav-item]").nth(1)).to_be_focused()
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("Enter")
+    expect(page.locator("#doc-title")).to_have_text("Garden plan")
+    expect(page.locator("#related .related-link").first).to_be_visible()
+    shot(page, "search")
+
+
+def test_each_toggle_changes_the_results(page):
+    page.goto("/search?q=baking+bread+with+a+starter")
+    expect(page.locator("#results .result").first).to_contain_text("Sourdough bread")
+    page.click("label[for=t-smart]")  # Keyword alone: the words are not in any note
+    expect(page.locator("#results .mode-name")).to_have_text("keyword")
+    expect(page.locator("#results")).to_contain_text("No notes match")
+    page.click("label[for=t-smart]")
+    page.click("label[for=t-kw]")  # Smart alone: semantic search finds it by meaning
+    expect(page.locator("#results .mode-name")).to_have_text("semantic")
+    expect(page.locator("#results .result").first.locator(".badge")).to_have_text("semantic")
+    expect(page.locator("#results .result").first).to_contain_text("Sourdough bread")
+    page.click("label[for=t-smart]")
+    page.click("label[for=t-tag]")  # Tag alone: tag search with chips from the tag table
+    expect(page.locator("#results")).to_contain_text("Pick one or more tags")
+    page.locator("#tag-q").press_sequentially("out", delay=40)
+    suggestion = page.locator("#tag-suggest [data-add-tag=outdoors]")
+    expect(suggestion).to_contain_text("2")
+    suggestion.click()
+    expect(page.locator("#tag-chips .chip")).to_have_text(re.compile("#outdoors"))
+    expect(page.locator("#results .mode-name")).to_have_text("tag")
+    titles = page.locator("#results .result-title")
+    expect(titles).to_have_count(2)
+    expect(page).to_have_url(re.compile(r"tags=outdoors"))
+    shot(page, "tag-search")
+    page.click("label[for=t-kw]")  # Tag with Keyword: the tag filters keyword search
+    page.fill("#q", "compost")
+    expect(page.locator("#results .mode-name")).to_have_text("keyword")
+    expect(page.locator("#results .result-title").first).to_have_text(re.compile("Compost log|Garden plan"))
+    page.click("#tag-chips .chip-remove")
+    expect(page.locator("#tag-chips .chip")).to_have_count(0)
+
+
+def test_all_projects_scope_names_the_project(page):
+    page.goto("/search?q=semantic+search")
+    page.check("input[name=scope][value=all]")
+    expect(page.locator("#results .result-count")).to_contain_text("all projects")
+    expect(page.locator("#results .project-name").first).to_be_visible()
+
+
+def test_files_tag_filter_and_folder_tree(page):
+    page.goto("/files")
+    expect(page.locator(".folder-link[data-folder=Projects] .count")).to_have_text("3")
+    page.click(".tag-link[data-tag=outdoors]")
+    expect(page.locator("#file-list h2")).to_contain_text("Tagged #outdoors")
+    expect(page.locator("#file-list .doc-title")).to_have_count(2)
+    expect(page).to_have_url(re.compile(r"/files\?.*tag=outdoors"))
+    page.click("#file-list .document-link >> nth=0")
+    expect(page.locator("#doc-title")).to_be_visible()
+    expect(page.locator("#doc-panel .outline li").first).to_be_visible()
+    shot(page, "files")
+
+
+def test_document_panel_shows_related_documents(page):
+    page.goto("/search?q=garden")
+    page.click("#results .result-link >> nth=0")
+    panel = page.locator("#doc-panel")
+    expect(panel.locator("#doc-title")).to_have_text("Garden plan")
+    expect(panel.locator(".outline")).to_contain_text("Watering")
+    expect(panel.locator(".preview h2").first).to_have_text("Spring")
+    related = panel.locator("#related .related-link")
+    expect(related.first).to_be_visible()
+    assert "Compost log" in related.all_inner_texts() and "Garden plan" not in related.all_inner_texts()
+    panel.locator("button.copy").click()
+    expect(panel.locator("button.copy")).to_have_text("Copied")
+    related.filter(has_text="Compost log").click()
+    expect(panel.locator("#doc-title")).to_have_text("Compost log")
+    shot(page, "document-panel")
+
+
+def test_ctrl_k_opens_the_power_strip(page):
+    page.goto("/")
+    page.keyboard.press("Control+k")
+    strip = page.locator("#power-strip")
+    expect(strip).to_be_visible()
+    expect(page.locator("#strip-q")).to_be_focused()
+    page.keyboard.type("sourdough")
+    expect(strip.locator(".strip-item").first).to_contain_text("Sourdough bread")
+    shot(page, "power-strip")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    expect(strip).to_be_hidden()
+    expect(page.locator("#doc-title")).to_have_text("Sourdough bread")
+    page.keyboard.press("Control+k")
+    page.check("#power-strip input[value=semantic]")
+    page.fill("#strip-q", "vegetable garden")
+    expect(strip.locator(".strip-item").first).to_contain_text("Garden plan")
+
+
+def test_f1_from_the_smart_hint_finds_the_semantic_search_docs(page):
+    page.goto("/")
+    page.hover("label[for=t-smart]")
+    expect(page.locator("#smart-hint")).to_be_visible()
+    expect(page.locator("#smart-hint")).to_contain_text("F1")
+    page.focus("#t-smart")
+    page.keyboard.press("F1")
+    expect(page).to_have_url(re.compile(r"/help\?q="))
+    first = page.locator("#help-results .result").first
+    expect(first.locator(".result-title")).to_have_text("Search modes")
+    first.locator(".result-link").click()
+    expect(page.locator("#doc-panel")).to_contain_text("local embeddings")
+    shot(page, "help")
+
+
+def test_back_restores_the_previous_search(page):
+    page.goto("/")
+    search(page, "garden")
+    expect(page.locator("#results .result-title").first).to_have_text("Garden plan")
+    search(page, "sourdough")
+    expect(page.locator("#results .result-title").first).to_have_text("Sourdough bread")
+    page.go_back()
+    expect(page).to_have_url(re.compile(r"q=garden"))
+    expect(page.locator("#q")).to_have_value("garden")
+    expect(page.locator("#results .result-title").first).to_have_text("Garden plan")
+
+
+def test_status_widget_status_page_and_projects_page(page):
+    page.goto("/projects")
+    expect(page.locator("table.projects")).to_contain_text("User Docs")
+    expect(page.locator("table.projects")).to_contain_text("built-in, read-only")
+    page.fill("input[name=path]", "/definitely/not/here")
+    page.click("text=Add project")
+    expect(page.locator(".notice.error")).to_contain_text("does not exist")
+    page.console_errors.remove("Failed to load resource: the server responded with a status of 400 (BAD REQUEST)")
+    expect(page.locator("#status-widget")).to_contain_text("docs")
+    shot(page, "projects")
+    page.click("#status-widget a")
+    expect(page.locator("h1")).to_have_text("Indexer status")
+    expect(page.locator(".status-project").first).to_contain_text("Files that failed")
+    shot(page, "status")

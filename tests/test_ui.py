@@ -1,0 +1,222 @@
+"""The search window through Flask's test client: every route as a full page and as an htmx partial."""
+from __future__ import annotations
+
+import html
+
+import pytest
+from flask import template_rendered
+
+from indexer.docs import USER_DOCS_NAME, ensure_user_docs
+from indexer.engine import Engine
+from webapp import create_app
+
+BASE = "http://127.0.0.1:8765"
+HX = {"HX-Request": "true"}
+
+
+@pytest.fixture
+def engine(home, vault):
+    home.add_project(vault, "notes")
+    ensure_user_docs(home)
+    engine = Engine(home)
+    for name in ("notes", USER_DOCS_NAME):
+        engine.index(name).project.embed_pending()
+    yield engine
+    engine.close()
+
+
+@pytest.fixture
+def app(engine):
+    return create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765})
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def rendered(app):
+    """The names of the templates rendered during the test, in order."""
+    names: list[str] = []
+
+    def record(sender, template, context, **extra):
+        names.append(template.name)
+
+    template_rendered.connect(record, app)
+    yield names
+    template_rendered.disconnect(record, app)
+
+
+def doc_id(engine, title, project="notes"):
+    return next(d["document_id"] for d in engine.documents(project)["documents"] if d["title"] == title)
+
+
+def fetch(client, rendered, path, htmx=False, **headers):
+    rendered.clear()
+    response = client.get(path, base_url=BASE, headers={**(HX if htmx else {}), **headers})
+    assert "HX-Request" in response.headers.get("Vary", ""), path
+    return response
+
+
+def routes(engine):
+    garden = doc_id(engine, "Garden plan")
+    return [
+        ("/", "search/page.html", "search/_results.html"),
+        ("/search?q=garden", "search/page.html", "search/_results.html"),
+        ("/search/tags?tag_q=pro", "search/tags.html", "search/_tag_suggestions.html"),
+        ("/files?folder=Projects", "files/page.html", "files/_documents.html"),
+        (f"/documents/{garden}?project=notes", "documents/page.html", "documents/_panel.html"),
+        (f"/documents/{garden}/related?project=notes", "documents/related.html", "documents/_related.html"),
+        ("/status", "status/page.html", "status/_detail.html"),
+        ("/status/widget", "status/page.html", "status/_widget.html"),
+        ("/projects", "projects/page.html", "projects/_list.html"),
+        ("/help?q=semantic", "help/page.html", "help/_results.html"),
+        ("/strip?q=garden", "strip/page.html", "strip/_results.html"),
+    ]
+
+
+def test_every_route_has_a_page_and_a_partial(client, rendered, engine):
+    for path, page, partial in routes(engine):
+        full = fetch(client, rendered, path)
+        assert full.status_code == 200, path
+        assert rendered == [page], (path, rendered)  # the signal names the top-level template only
+        assert b"htmx-2.0.4.min.js" in full.data
+        part = fetch(client, rendered, path, htmx=True)
+        assert part.status_code == 200, path
+        assert rendered == [partial] and b"<html" not in part.data, (path, rendered)
+        # A history restore needs the whole page even though htmx asks for it.
+        fetch(client, rendered, path, htmx=True, **{"HX-History-Restore-Request": "true"})
+        assert rendered == [page], path
+
+
+def results_of(client, path):
+    body = client.get(path, base_url=BASE, headers=HX).get_data(as_text=True)
+    return body
+
+
+def test_toggles_choose_the_engine_mode(client, engine):
+    hybrid = results_of(client, "/search?q=garden&kw=1&smart=1")
+    assert 'mode-name">hybrid' in hybrid and "badge-hybrid" in hybrid and "<mark>Garden</mark>" in hybrid
+    keyword = results_of(client, "/search?q=garden&kw=1")
+    assert 'mode-name">keyword' in keyword and "badge-semantic" not in keyword and "badge-hybrid" not in keyword
+    semantic = results_of(client, "/search?q=baking+bread+with+a+starter&smart=1")
+    assert 'mode-name">semantic' in semantic and "Sourdough bread" in semantic and "badge-keyword" not in semantic
+    assert "No notes match" in results_of(client, "/search?q=baking+bread+with+a+starter&kw=1")
+    tag_and = results_of(client, "/search?tag=1&tags=project&tags=outdoors&op=all")
+    assert 'mode-name">tag' in tag_and and "Garden plan" in tag_and and "Compost log" in tag_and
+    assert "Sourdough" not in tag_and
+    tag_or = results_of(client, "/search?tag=1&tags=outdoors&tags=baking&op=any")
+    assert "Garden plan" in tag_or
+    filtered = results_of(client, "/search?q=garden&kw=1&smart=1&tag=1&tags=outdoors")
+    unfiltered = results_of(client, "/search?q=garden&kw=1&smart=1")
+    assert filtered.count('class="result"') <= unfiltered.count('class="result"')
+    assert "Welcome to SK Memory" in unfiltered and "Welcome to SK Memory" not in filtered
+    everywhere = results_of(client, "/search?q=semantic+search&scope=all")
+    assert "all projects" in everywhere and 'class="project-name">User Docs' in everywhere
+
+
+def test_empty_states_and_errors_in_place(client):
+    assert "Type to search" in results_of(client, "/search?q=")
+    assert "Pick one or more tags" in results_of(client, "/search?tag=1")
+    none = results_of(client, "/search?q=zzqqxx&kw=1")
+    assert "No notes match" in none and "zzqqxx" in none
+    ghost = client.get("/search?q=x&project=ghost", base_url=BASE, headers=HX)
+    assert ghost.status_code == 404 and "No project named" in ghost.get_data(as_text=True)
+    assert "<html" not in ghost.get_data(as_text=True)
+    long = client.get("/search?q=" + "x" * 1200, base_url=BASE, headers=HX)
+    assert long.status_code == 400 and "shorten" in long.get_data(as_text=True)
+    missing = client.get("/documents/nope?project=notes", base_url=BASE)
+    assert missing.status_code == 404 and "No document" in missing.get_data(as_text=True) and "<html" in missing.get_data(as_text=True)
+
+
+def test_user_strings_are_escaped(client, vault, engine):
+    (vault / "Evil <b>note.md").write_text(
+        "---\ntags: [\"x<script>\"]\n---\n# <img src=x onerror=alert(1)> title\n\n<script>alert(1)</script> plain text "
+        "[click](javascript:alert(1)) ![remote](http://example.com/pic.png)\n")
+    engine.reindex("notes")
+    found = results_of(client, "/search?q=onerror&kw=1")
+    assert "<img" not in found and "&lt;img" in found
+    evil = next(d for d in engine.documents("notes")["documents"] if "Evil" in d["relative_path"])
+    panel = results_of(client, f"/documents/{evil['document_id']}?project=notes")
+    assert "<script>" not in panel and "<img" not in panel and 'href="javascript:' not in panel
+    assert "&lt;script&gt;" in panel
+    assert "http://example.com/pic.png" not in panel.split('class="preview"')[1].split("</div>")[0] or "<img" not in panel
+
+
+def test_tag_suggestions_files_filter_and_panel(client, engine):
+    suggestions = results_of(client, "/search/tags?tag_q=pro")
+    assert 'data-add-tag="project/garden"' in suggestions and '<span class="count">2</span>' in suggestions
+    chosen = results_of(client, "/search/tags?tag_q=pro&tags=project/garden")
+    assert "project/garden" not in chosen
+    files = client.get("/files", base_url=BASE).get_data(as_text=True)
+    assert 'data-folder="Projects"' in files and 'data-tag="outdoors"' in files
+    by_tag = results_of(client, "/files?tag=outdoors")
+    assert "Tagged #outdoors" in by_tag and "Garden plan" in by_tag and "Sourdough" not in by_tag
+    garden = doc_id(engine, "Garden plan")
+    panel = results_of(client, f"/documents/{garden}?project=notes")
+    for words in ("Garden plan", "Projects/Garden plan.md", "data-copy=", "Outline", "Watering", "Compost log",
+                  "Related documents", "<h2>Spring</h2>"):
+        assert words in panel, words
+    related = results_of(client, f"/documents/{garden}/related?project=notes")
+    assert "Compost log" in related and f"/documents/{garden}?" not in related
+
+
+def test_help_searches_the_user_docs(client):
+    found = results_of(client, "/help?q=semantic+search+local+embeddings")
+    assert "Search modes" in found and 'badge-' in found
+    topics = results_of(client, "/help")
+    assert "Hybrid scoring and thresholds" in topics
+
+
+def test_status_widget_polls_only_while_work_is_pending(client):
+    widget = results_of(client, "/status/widget")
+    assert "docs" in widget and "hx-trigger" not in widget  # everything is embedded: no polling
+    page = client.get("/status", base_url=BASE).get_data(as_text=True)
+    assert "Files that failed" in page and "notes" in page
+
+
+def test_projects_page_adds_renames_reindexes_and_removes(client, tmp_path, engine):
+    def post(url, **form):
+        response = client.post(url, base_url=BASE, data=form, headers=HX)
+        response.text = html.unescape(response.get_data(as_text=True))
+        return response
+
+    missing = post("/projects", path=str(tmp_path / "nope"))
+    assert missing.status_code == 400 and "does not exist" in missing.text
+    a_file = tmp_path / "file.md"
+    a_file.write_text("# x\n")
+    assert "is a file, not a folder" in post("/projects", path=str(a_file)).text
+    notes_root = next(p["root"] for p in engine.projects() if p["name"] == "notes")
+    assert "already the project" in post("/projects", path=notes_root).text
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "Otters.md").write_text("# Otters\n\nSea otters hold hands.\n")
+    added = post("/projects", path=str(extra), name="Extra")
+    assert added.status_code == 200 and "Added 'Extra'" in added.text
+    assert "Re-indexing 'Extra'" in post("/projects/Extra/reindex").text
+    assert "Otters" in results_of(client, "/search?q=otters&kw=1&project=Extra")
+    assert "Renamed to 'Wild'" in post("/projects/Extra/rename", new_name="Wild").text
+    assert "Otters" in results_of(client, "/search?q=otters&kw=1&project=Wild")
+    builtin = post(f"/projects/{USER_DOCS_NAME}/remove")
+    assert builtin.status_code == 400 and "built into SK Memory" in builtin.text
+    removed = post("/projects/Wild/remove")
+    assert "Removed 'Wild'" in removed.text and (extra / "Otters.md").exists()
+    page = html.unescape(client.get("/projects", base_url=BASE).get_data(as_text=True))
+    assert "Wild" not in page and "built-in, read-only" in page
+    assert page.count('class="rename"') == 1  # only the user's project offers rename
+
+
+def test_posts_need_our_origin_and_gets_change_nothing(client):
+    foreign = client.post("/projects", base_url=BASE, data={"path": "/tmp"}, headers={"Origin": "http://evil.example"})
+    assert foreign.status_code == 403
+    assert client.get("/projects/notes/remove", base_url=BASE).status_code == 405
+
+
+def test_assets_are_local_and_pages_carry_a_csp(client):
+    page = client.get("/", base_url=BASE)
+    assert "script-src 'self'" in page.headers["Content-Security-Policy"]
+    html = page.get_data(as_text=True)
+    assert "http://" not in html.replace("http://127.0.0.1", "") and "https://" not in html
+    for asset in ("/static/htmx-2.0.4.min.js", "/static/js/app.js", "/static/css/app.css"):
+        assert client.get(asset, base_url=BASE).status_code == 200

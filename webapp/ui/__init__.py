@@ -1,0 +1,50 @@
+"""The search window: one blueprint per feature, server-rendered partials swapped by htmx."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Blueprint, Flask, send_from_directory
+from htmx_flask import Htmx
+
+STATIC = Path(__file__).resolve().parents[2] / "static"  # the repository's static/: css, js, vendored htmx
+HTMX_JS = "htmx-2.0.4.min.js"
+# The pages load nothing but their own files: no CDN, no remote images, no inline script.
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+
+assets = Blueprint("assets", __name__)
+
+
+@assets.get("/static/<path:filename>")
+def static(filename: str):
+    return send_from_directory(STATIC, filename, max_age=3600)
+
+
+def similarity_percent(result: dict) -> int:
+    """The similarity as a percentage: hybrid scores are 1 + similarity, keyword and tag matches 1.0."""
+    score = result["similarity"]
+    if result["search_type"] == "hybrid":
+        score -= 1.0
+    return round(max(0.0, min(score, 1.0)) * 100)
+
+
+def add_security_headers(response):
+    if response.mimetype == "text/html":
+        response.headers.setdefault("Content-Security-Policy", CSP)
+    return response
+
+
+def init_app(app: Flask) -> None:
+    """Register the search window's blueprints, its static files and template helpers."""
+    from . import documents, files, help, projects, search, status, strip
+
+    Htmx(app)
+    app.register_blueprint(assets)
+    for module in (search, files, documents, status, projects, help, strip):
+        app.register_blueprint(module.bp)
+    app.add_template_filter(similarity_percent, "percent")
+    app.after_request(add_security_headers)
+
+    @app.context_processor
+    def globals_():
+        return {"htmx_js": HTMX_JS}

@@ -1,0 +1,28 @@
+"""The Document Info Panel: metadata, outline, preview, links both ways, and related documents."""
+from __future__ import annotations
+
+from flask import Blueprint
+
+from ..engine import get_engine
+from .preview import preview
+from .render import arg, handle_errors, render
+
+bp = Blueprint("documents", __name__)
+handle_errors(bp)
+RELATED_LIMIT = 8
+
+
+@bp.get("/documents/<document_id>")
+def document(document_id: str):
+    project = arg("project", max_chars=64) or None
+    doc = get_engine().document(document_id, project)
+    return render("documents/page.html", "documents/_panel.html", doc=doc,
+                  preview=preview(doc["content"], doc["file_type"]))
+
+
+@bp.get("/documents/<document_id>/related")
+def related(document_id: str):
+    """Smart links: hybrid search on the document's own content, the document itself excluded."""
+    project = arg("project", max_chars=64) or None
+    found = get_engine().related(document_id, project, RELATED_LIMIT)
+    return render("documents/related.html", "documents/_related.html", related=found, document_id=document_id)

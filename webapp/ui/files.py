@@ -1,0 +1,23 @@
+"""The search window's Files tab: the folder tree with counts, the tag list, and the documents of either."""
+from __future__ import annotations
+
+from flask import Blueprint
+
+from ..engine import get_engine
+from .render import arg, handle_errors, int_arg, render
+from .window import window_context
+
+bp = Blueprint("files", __name__)
+handle_errors(bp)
+PAGE = 200
+
+
+@bp.get("/files")
+def files():
+    folder, tag = arg("folder").strip("/"), arg("tag").lstrip("#")
+    context = window_context(arg("project", max_chars=64), tab="files")
+    listing = None
+    if context["project"]:
+        listing = get_engine().documents(context["project"], folder, tag or None, limit=PAGE,
+                                         offset=int_arg("offset", 0))
+    return render("files/page.html", "files/_documents.html", folder=folder, tag=tag, listing=listing, **context)

@@ -1,0 +1,27 @@
+"""Help (F1): a search over SK Memory's own user docs, the built-in read-only project "User Docs"."""
+from __future__ import annotations
+
+from flask import Blueprint
+
+from indexer.docs import USER_DOCS_NAME
+
+from ..engine import get_engine
+from .render import arg, handle_errors, render
+
+bp = Blueprint("help", __name__)
+handle_errors(bp)
+
+
+@bp.get("/help")
+def help_page():
+    engine = get_engine()
+    q = arg("q")
+    available = any(p["name"] == USER_DOCS_NAME for p in engine.projects())
+    results = topics = None
+    if available:
+        if q:
+            results = engine.search(q, "hybrid", project=USER_DOCS_NAME, limit=10)
+        else:
+            topics = engine.documents(USER_DOCS_NAME)["documents"]
+    return render("help/page.html", "help/_results.html", q=q, results=results, topics=topics, available=available,
+                  docs_project=USER_DOCS_NAME)

@@ -1,0 +1,88 @@
+"""The search window's Search tab: the query box, the Keyword/Smart/Tag toggles, scope, and tag autocomplete."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from flask import Blueprint, request
+
+from ..engine import get_engine
+from .render import arg, handle_errors, render
+from .window import window_context
+
+bp = Blueprint("search", __name__)
+handle_errors(bp)
+RESULT_LIMIT = 30
+
+
+@dataclass
+class SearchRequest:
+    """What the search form asked for, and how the toggles map onto one engine search mode."""
+
+    q: str = ""
+    keyword: bool = True
+    smart: bool = True
+    tag: bool = False
+    tags: list[str] = field(default_factory=list)
+    op: str = "all"
+    scope: str = "project"
+    project: str = ""
+
+    @classmethod
+    def from_args(cls) -> "SearchRequest":
+        keyword, smart, tag = (request.args.get(k) == "1" for k in ("kw", "smart", "tag"))
+        if not (keyword or smart or tag):  # nothing chosen (a fresh page, or an /search?q= link): the default
+            keyword = smart = True
+        tags = []
+        for raw in request.args.getlist("tags"):
+            tags += [t.strip().lstrip("#") for t in raw.split(",") if t.strip().lstrip("#")]
+        return cls(arg("q"), keyword, smart, tag, list(dict.fromkeys(tags)),
+                   "any" if arg("op") == "any" else "all", "all" if arg("scope") == "all" else "project",
+                   arg("project", max_chars=64))
+
+    @property
+    def mode(self) -> str:
+        """Keyword+Smart is hybrid, Smart alone semantic, Keyword alone keyword, Tag alone tag search."""
+        if self.keyword and self.smart:
+            return "hybrid"
+        if self.smart:
+            return "semantic"
+        return "keyword" if self.keyword else "tag"
+
+    @property
+    def tag_filter(self) -> dict:
+        if not (self.tag and self.tags):
+            return {"tags_all": None, "tags_any": None}
+        return {"tags_all": self.tags, "tags_any": None} if self.op == "all" else {"tags_all": None, "tags_any": self.tags}
+
+    @property
+    def ready(self) -> bool:
+        """Whether there is anything to search for yet."""
+        return bool(self.tags if self.mode == "tag" else self.q or (self.tag and self.tags))
+
+
+def run_search(form: SearchRequest) -> dict | None:
+    """Ask the engine (the only search implementation) for this form's results."""
+    if not form.ready:
+        return None
+    return get_engine().search("" if form.mode == "tag" else form.q, mode=form.mode, project=form.project or None,
+                               scope=form.scope, limit=RESULT_LIMIT, **form.tag_filter)
+
+
+@bp.get("/")
+@bp.get("/search")
+def search():
+    form = SearchRequest.from_args()
+    results = run_search(form)
+    return render("search/page.html", "search/_results.html", form=form, results=results,
+                  **window_context(form.project, tab="search"))
+
+
+@bp.get("/search/tags")
+def tag_suggestions():
+    """Tag chips to offer while typing: tags starting with the text, with their document counts."""
+    prefix = arg("tag_q").lstrip("#")
+    chosen = set(request.args.getlist("tags"))
+    tags = get_engine().tags(arg("project", max_chars=64) or None, prefix, 12)
+    suggestions = [t for t in tags["tags"] if t["tag"] not in chosen]
+    return render("search/tags.html", "search/_tag_suggestions.html", suggestions=suggestions, prefix=prefix,
+                  project=tags["project"])

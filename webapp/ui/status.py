@@ -1,0 +1,39 @@
+"""Indexer status: the self-polling widget and the page that lists every file that failed and why."""
+from __future__ import annotations
+
+from flask import Blueprint
+
+from ..engine import get_engine
+from .render import handle_errors, render
+
+bp = Blueprint("status", __name__)
+handle_errors(bp)
+
+
+def summary(status: dict) -> dict:
+    """Totals over every project: documents, chunks waiting for embeddings with rate and ETA, errors."""
+    projects = [p for p in status["projects"] if "open_error" not in p]
+    totals = {k: sum(p.get(k) or 0 for p in projects) for k in ("documents", "chunks", "embedded", "pending")}
+    errors = sum(len(p.get("errors") or []) for p in projects) + len(status["projects"]) - len(projects)
+    etas = [p["eta_seconds"] for p in projects if p.get("eta_seconds")]
+    embeddable = status.get("embeddings") != "unavailable"
+    pending = totals["pending"] if embeddable else 0
+    return {
+        **totals, "errors": errors, "rate": status.get("embed_rate_per_second") or 0.0,
+        "eta_seconds": max(etas) if etas else None, "embeddings": status.get("embeddings"),
+        "progress": round(100 * totals["embedded"] / totals["chunks"]) if totals["chunks"] else 100,
+        # Poll only while there is work the indexer will finish; a missing model never drains the queue.
+        "busy": bool(status.get("indexing")) or bool(pending),
+    }
+
+
+@bp.get("/status")
+def page():
+    status = get_engine().status()
+    return render("status/page.html", "status/_detail.html", status=status, summary=summary(status))
+
+
+@bp.get("/status/widget")
+def widget():
+    status = get_engine().status()
+    return render("status/page.html", "status/_widget.html", status=status, summary=summary(status))

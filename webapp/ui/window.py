@@ -1,0 +1,66 @@
+"""What every tab of the search window shows around its content: the projects and the chosen one."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from indexer.errors import ProjectNotFound
+
+from ..engine import get_engine
+from .render import wants_partial
+
+TREE_LIMIT = 100_000
+
+
+@dataclass
+class Folder:
+    """A folder of the tree with how many documents lie under it."""
+
+    name: str
+    path: str
+    count: int = 0
+    children: dict[str, "Folder"] = field(default_factory=dict)
+
+    @property
+    def folders(self) -> list["Folder"]:
+        return sorted(self.children.values(), key=lambda f: f.name.lower())
+
+
+def current_project(requested: str = "") -> str | None:
+    """The project named in the request (checked), else the engine's default; None when there are none."""
+    engine = get_engine()
+    if requested:
+        for p in engine.projects():
+            if p["name"].lower() == requested.lower():
+                return p["name"]
+        raise ProjectNotFound(f"No project named '{requested}'; choose one from the list.")
+    try:
+        return engine.default_project()
+    except ProjectNotFound:
+        return None
+
+
+def window_context(requested: str = "", tab: str = "search") -> dict:
+    """The projects, the current one, and for the Files tab its folder tree and tags."""
+    engine = get_engine()
+    project = current_project(requested)
+    context = {"projects": [], "project": project, "tab": tab, "tree": None, "tags": []}
+    if wants_partial():  # a partial shows none of it
+        return context
+    context["projects"] = engine.projects()
+    if project and tab == "files":
+        context["tree"] = folder_tree(engine.documents(project, limit=TREE_LIMIT)["documents"])
+        context["tags"] = engine.tags(project, "", 200)["tags"]
+    return context
+
+
+def folder_tree(documents: list[dict]) -> Folder:
+    """Fold document paths into folders, each counting every document below it."""
+    root = Folder("", "")
+    for doc in documents:
+        root.count += 1
+        node = root
+        parts = doc["relative_path"].split("/")[:-1]
+        for depth, part in enumerate(parts):
+            node = node.children.setdefault(part, Folder(part, "/".join(parts[: depth + 1])))
+            node.count += 1
+    return root
