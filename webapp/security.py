@@ -4,6 +4,9 @@ from __future__ import annotations
 from flask import Flask, current_app, jsonify, request
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+# The id of the extension in extension/, fixed by the public "key" in its manifest (tests/test_extension.py
+# recomputes it); app.config["EXTENSION_ID"] overrides it.
+EXTENSION_ID = "fphfhnaleelndngdmghiokeflbahepef"
 
 
 def allowed_hosts(app: Flask) -> set[str]:
@@ -14,7 +17,7 @@ def allowed_hosts(app: Flask) -> set[str]:
 def allowed_origins(app: Flask) -> set[str]:
     """The app's own origins, plus the Chrome extension's (its id is fixed by the key in its manifest)."""
     origins = {f"http://{host}" for host in allowed_hosts(app)}
-    extension_id = app.config.get("EXTENSION_ID")
+    extension_id = app.config.get("EXTENSION_ID", EXTENSION_ID)
     if extension_id:
         origins.add(f"chrome-extension://{extension_id}")
     return origins
