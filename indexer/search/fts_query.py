@@ -24,6 +24,7 @@ class FtsQuery:
 
     match: str
     words: list[str] = field(default_factory=list)
+    any_match: str = ""  # the positive terms OR-ed: notes with some of the words, to follow those with all of them
 
     def __bool__(self) -> bool:
         return bool(self.match)
@@ -63,6 +64,7 @@ def parse_query(text: str | None) -> FtsQuery:
     pending: str | None = None  # an operator waiting for its right-hand term
     skip_next = False  # a NOT with nothing before it: leave out the term it negates
     terms = 0
+    positive: list[str] = []
     for kind, value in _lex(text):
         if kind == "op":
             if value == "AND":  # AND is what adjacent terms already mean
@@ -83,6 +85,9 @@ def parse_query(text: str | None) -> FtsQuery:
             parts.append(pending)
         if pending != "NOT":
             highlight += [w for w in words if w not in highlight]
+            positive.append(rendered)
         parts.append(rendered)
         pending = None
-    return FtsQuery(" ".join(parts), highlight)
+    match = " ".join(parts)
+    any_match = " OR ".join(positive) if len(positive) > 1 else ""
+    return FtsQuery(match, highlight, "" if any_match == match else any_match)

