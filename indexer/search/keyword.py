@@ -1,6 +1,7 @@
 """Keyword search: case-insensitive substring matching on chunk text, titles and paths, through the trigram index."""
 from __future__ import annotations
 
+import heapq
 import re
 
 from .index import ProjectIndex
@@ -73,9 +74,9 @@ def keyword_search(index: ProjectIndex, query: str, limit: int = 20,
     if document_ids is not None:
         rows = [r for r in rows if r["document_id"] in document_ids]
     # Title matches rank above content matches; then chunks matching more terms in their text; then newer.
-    rows.sort(key=lambda r: (-title_hits.get(r["document_id"], 0), -content_hits.get(r["rowid"], 0),
-                             -(r["modified"] or 0), r["document_id"], r["ordinal"]))
-    return [(r["chunk_id"], 1.0, "keyword") for r in rows[:limit]]
+    best = heapq.nsmallest(limit, rows, key=lambda r: (-title_hits.get(r["document_id"], 0), -content_hits.get(r["rowid"], 0),
+                                                         -(r["modified"] or 0), r["document_id"], r["ordinal"]))
+    return [(r["chunk_id"], 1.0, "keyword") for r in best]
 
 
 def _rows_of_documents(index: ProjectIndex, doc_ids: set[str]):
