@@ -290,6 +290,7 @@ def chunk_document(
                     embed_text=f"{prefix}\n{content}" if prefix else content,
                     start_line=lines.line(start),
                     end_line=lines.line(end - 1),
+                    ref=section.ref,
                 )
             )
     return drafts

@@ -330,3 +330,67 @@ class Engine:
             project = self._project(info.name)
         return {"project": info.name, "queued": False, **project.sync().to_dict()}
 
+    # --- mind maps (indexer/mindmap) ------------------------------------------------------------------------
+
+    @property
+    def mindmaps(self):
+        """The mind map operations, with the active map of this data home."""
+        with self._lock:
+            if getattr(self, "_mindmaps", None) is None:
+                from .mindmap.desk import MindMapDesk
+
+                self._mindmaps = MindMapDesk(self)
+            return self._mindmaps
+
+    def mindmap_list(self, project: str | None = None) -> dict:
+        """The maps of a project and the active map."""
+        return self.mindmaps.list(project)
+
+    def mindmap_load(self, project: str | None = None, document_id: str | None = None, path: str | None = None) -> dict:
+        """A live map in full, by document id or path, with the state of its node index."""
+        return self.mindmaps.load(project, document_id, path)
+
+    def mindmap_open(self, project: str | None = None, document_id: str | None = None, path: str | None = None) -> dict:
+        """Make a map the active one (the one node search and node context work on)."""
+        return self.mindmaps.open(project, document_id, path)
+
+    def mindmap_active(self) -> dict:
+        """The active map and the state of its node index ({"map": None} when none is open)."""
+        return self.mindmaps.describe_active()
+
+    def mindmap_save(self, path: str, content: dict, project: str | None = None) -> dict:
+        """Write a map file (next revision) and refresh its mindmap-semantic document at once."""
+        return self.mindmaps.save(project, path, content)
+
+    def mindmap_search_nodes(self, query: str, limit: int = 10) -> dict:
+        """Search the active map's nodes: best chunk per node, live titles and paths, index staleness."""
+        return self.mindmaps.search(query, limit)
+
+    def mindmap_get_context(self, node_id: str) -> dict:
+        """A node of the active map with its ancestors, children, siblings and relationships."""
+        return self.mindmaps.context(node_id)
+
+    # --- Cluster View's Forge Graph (indexer/graph) ---------------------------------------------------------
+
+    @property
+    def graphs(self):
+        """Every project's Forge Graph, built on first request and kept until its documents or vectors change."""
+        with self._lock:
+            if getattr(self, "_graphs", None) is None:
+                from .graph import ForgeGraphs
+
+                self._graphs = ForgeGraphs()
+            return self._graphs
+
+    def graph(self, project: str | None = None, scope: str = "project") -> dict:
+        """The Forge Graph of a project (or of all with scope='all'): nodes, edges, clusters and positions."""
+        if scope not in ("project", "all"):
+            raise InvalidQuery(f"Unknown scope '{scope}'; use 'project' or 'all'.")
+        names = [i.name for i in self.home.projects()] if scope == "all" else [project]
+        return self.graphs.graph([self.index(name) for name in names], scope)
+
+    def graph_search(self, query: str, project: str | None = None, scope: str = "project", limit: int = 50) -> dict:
+        """The documents Cluster View lights up for a query: semantic search's, or keyword's without embeddings."""
+        from .graph import highlight
+
+        return highlight(self.search, query, project, scope, limit)

@@ -165,3 +165,26 @@ def m004_bm25_with_titles(conn: sqlite3.Connection) -> None:
         END;
         """
     )
+
+
+@migration
+def m005_chunk_refs(conn: sqlite3.Connection) -> None:
+    # What a chunk stands for inside its document, as JSON: for a mind map, the node it was cut from (id, parent,
+    # path, level, tags, relationships, the map revision indexed). Sub-chunks of one node carry the same ref. It is
+    # not part of the chunk id, so a new revision refreshes the refs without re-embedding unchanged nodes.
+    conn.execute("ALTER TABLE chunks ADD COLUMN ref TEXT")
+
+
+@migration
+def m006_graph_positions(conn: sqlite3.Connection) -> None:
+    # Where each document sits on the Cluster View's Forge Graph, kept so that the picture a user has learnt
+    # survives edits: laid out once, then documents that appear are placed beside a neighbour and the rest stay.
+    # `placed` says how (see indexer/graph/layout.py). Rows go with their document.
+    conn.execute(
+        """CREATE TABLE graph_positions (
+            document_id TEXT PRIMARY KEY REFERENCES documents(document_id) ON DELETE CASCADE,
+            x REAL NOT NULL,
+            y REAL NOT NULL,
+            placed TEXT NOT NULL
+        )"""
+    )

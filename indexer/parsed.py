@@ -12,6 +12,7 @@ class Section:
     text: str
     start_line: int  # 1-based, inclusive, in the original file (PDF: page number)
     end_line: int
+    ref: dict | None = None  # what every chunk of this section points at (a mind map node), stored as JSON
 
 
 @dataclass
@@ -50,3 +51,4 @@ class ChunkDraft:
     embed_text: str  # content with a short title/heading prefix: what the model sees
     start_line: int
     end_line: int
+    ref: dict | None = None  # the section's ref, repeated on each chunk cut from it

@@ -44,6 +44,7 @@ class ChunkRow:
     start_line: int
     end_line: int
     content_hash: str
+    ref: dict | None = None  # a mind map node reference (see indexer/mindmap), kept current on every save
 
 
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
@@ -172,16 +173,16 @@ class Store:
             for ch in chunks:
                 if ch.chunk_id in existing:
                     c.execute(
-                        "UPDATE chunks SET ordinal = ?, start_line = ?, end_line = ? WHERE chunk_id = ?",
-                        (ch.ordinal, ch.start_line, ch.end_line, ch.chunk_id),
+                        "UPDATE chunks SET ordinal = ?, start_line = ?, end_line = ?, ref = ? WHERE chunk_id = ?",
+                        (ch.ordinal, ch.start_line, ch.end_line, _ref_json(ch.ref), ch.chunk_id),
                     )
                 else:
                     added += 1
                     c.execute(
                         """INSERT INTO chunks (chunk_id, document_id, ordinal, heading_path, content, embed_text,
-                               start_line, end_line, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                               start_line, end_line, content_hash, ref) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                         (ch.chunk_id, doc.document_id, ch.ordinal, json.dumps(ch.heading_path), ch.content,
-                         ch.embed_text, ch.start_line, ch.end_line, ch.content_hash),
+                         ch.embed_text, ch.start_line, ch.end_line, ch.content_hash, _ref_json(ch.ref)),
                     )
             c.execute("DELETE FROM tags WHERE document_id = ?", (doc.document_id,))
             c.executemany("INSERT OR IGNORE INTO tags (document_id, tag) VALUES (?, ?)", [(doc.document_id, t) for t in tags])
@@ -275,6 +276,10 @@ class Store:
             part = chunk_ids[start:start + 500]
             marks = ",".join("?" * len(part))
             yield from self.query(f"SELECT * FROM chunks WHERE chunk_id IN ({marks})", part)
+
+
+def _ref_json(ref: dict | None) -> str | None:
+    return json.dumps(ref, ensure_ascii=False) if ref is not None else None
 
 
 def _frontmatter_type(frontmatter: dict) -> str | None:

@@ -25,7 +25,7 @@ from conftest import DEMO_NOTES, REPO, free_port
 SKMEMORY = [sys.executable, "-m", "webapp.cli"]
 TOOLS = {"hybrid_search", "semantic_search", "tag_search", "search_all_projects", "vault_search",
          "vault_search_by_tag", "vault_search_by_folder", "vault_search_by_property", "vault_recent_notes",
-         "memory_search", "get_document", "get_context"}
+         "memory_search", "get_document", "get_context", "mindmap_search_nodes", "mindmap_get_context"}
 pytestmark = pytest.mark.slow
 
 
@@ -312,7 +312,8 @@ def test_when_the_server_cannot_start_every_tool_says_how_to_start_it(vault, dat
             "vault_search_by_tag": {"tags": ["a"]}, "vault_search_by_folder": {"folder": ""},
             "vault_search_by_property": {"properties": {"a": 1}}, "vault_recent_notes": {},
             "memory_search": {"mode": "content", "query": "x"}, "get_document": {"document_id": "x"},
-            "get_context": {"query": "x"}}
+            "get_context": {"query": "x"}, "mindmap_search_nodes": {"query": "x"},
+            "mindmap_get_context": {"node_id": "x"}}
     assert set(args) == TOOLS
 
     async def scenario():

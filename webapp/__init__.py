@@ -18,9 +18,16 @@ def create_app(test_config: dict | None = None):
     if test_config:
         app.config.from_mapping(test_config)
 
-    from . import api, security, ui
+    from . import api, mindmap_api, security, ui
+    from .ui import mindmap as mindmap_ui
 
     security.init_app(app)
     app.register_blueprint(api.bp)
+    app.register_blueprint(mindmap_api.bp)
     ui.init_app(app)
+    app.register_blueprint(mindmap_ui.bp)  # the Mind Map page
+    from . import graph_api
+    from .ui import cluster as cluster_ui
+    app.register_blueprint(graph_api.bp)  # the Forge Graph of Cluster View
+    app.register_blueprint(cluster_ui.bp)  # the Cluster View page
     return app

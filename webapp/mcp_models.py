@@ -181,3 +181,87 @@ class ContextResponse(Shape):
     items: list[ContextItem]
     truncated: bool = Field(description="True when a chunk that ranked was left out for lack of budget.")
     semantic_available: bool
+
+
+# --- mind maps: node search and node context of the active map -----------------------------------------------
+
+class MindMapInfo(Shape):
+    project: str
+    document_id: str | None = Field(description="The map's document id; null until the map is first indexed.")
+    path: str = Field(description="The map file's path in its project.")
+    title: str
+    revision: int = Field(description="The live map's revision.")
+
+
+class NodeIndexState(Shape):
+    map: MindMapInfo
+    index_state: str = Field(description="current, stale (the map changed since it was indexed), missing or "
+                                         "older_format.")
+    index_stale: bool = Field(description="True unless index_state is current: save the map to refresh it.")
+    indexed_revision: int | None = Field(description="The map revision the node index holds.")
+    live_revision: int
+    pending_embeddings: int = Field(description="Node chunks still waiting for the model.")
+    message: str | None = Field(description="What to do when the index is not current.")
+
+
+class NodeResult(Shape):
+    node_id: str
+    parent_id: str | None
+    title: str = Field(description="The node's live title.")
+    path: list[str] = Field(description="Live titles from the root to the node.")
+    level: int = Field(description="0 for a root node.")
+    tags: list[str]
+    score: float = Field(description="The node's best chunk: semantic 0-1, keyword 1.0, hybrid at least 1.0.")
+    search_type: str
+    chunk_id: str
+    content: str = Field(description="The indexed text of the node's best chunk.")
+    snippet: str
+    indexed_revision: int
+    changed_since_indexed: bool = Field(description="True when the node's title or path changed after indexing.")
+
+
+class MindMapSearchResponse(NodeIndexState):
+    """The answer of GET /api/mindmaps/search_nodes."""
+
+    query: str
+    semantic_available: bool
+    total: int
+    limit: int
+    results: list[NodeResult]
+
+
+class NodeBrief(Shape):
+    node_id: str
+    title: str
+    level: int
+    children: int = Field(description="How many children this node has.")
+
+
+class NodeRelationship(Shape):
+    type: str
+    direction: str = Field(description="outgoing (this node -> node_id) or incoming (node_id -> this node).")
+    node_id: str
+    title: str | None
+    missing: bool | None = Field(None, description="True for a relationship to a node that no longer exists.")
+
+
+class NodeDetail(Shape):
+    node_id: str
+    parent_id: str | None
+    title: str
+    path: list[str]
+    level: int
+    tags: list[str]
+    body: str
+    attachments: list[dict[str, Any]] = Field(description="File references (path, name); never their content.")
+    has_private_notes: bool = Field(description="Private notes are never returned.")
+
+
+class MindMapContextResponse(NodeIndexState):
+    """The answer of GET /api/mindmaps/context: a live node with its neighbourhood."""
+
+    node: NodeDetail
+    ancestors: list[NodeBrief] = Field(description="From the root down to the parent.")
+    children: list[NodeBrief]
+    siblings: list[NodeBrief]
+    relationships: list[NodeRelationship]

@@ -157,7 +157,8 @@ def build_server(link: ServerLink) -> MCPServer:
         name="skmemory", title="SK Memory", version=_version(),
         instructions="Search the user's own notes, documents and saved conversations, indexed locally by SK Memory. "
                      "Start with hybrid_search or vault_search; read a hit with get_document (use its `lines`), or "
-                     "pack several into a token budget with get_context.",
+                     "pack several into a token budget with get_context. For the Mind Map open in SK Memory, "
+                     "find nodes with mindmap_search_nodes and read one with mindmap_get_context before editing it.",
     )
     register(server, link)
     return server

@@ -17,7 +17,8 @@ from indexer.search.context import MAX_BUDGET, MIN_BUDGET
 from indexer.search.modes import MAX_LIMIT, MAX_QUERY_CHARS
 from indexer.search.vault import MAX_SNIPPET_TOKENS
 
-from .mcp_models import ContextResponse, DocumentResponse, MemoryResponse, SearchResponse, VaultResponse
+from .mcp_models import (ContextResponse, DocumentResponse, MemoryResponse, MindMapContextResponse,
+                         MindMapSearchResponse, SearchResponse, VaultResponse)
 
 if TYPE_CHECKING:
     from .mcp_server import ServerLink
@@ -271,3 +272,31 @@ def register(server: MCPServer, link: ServerLink) -> None:
         """
         return _answer(link.call("GET", "/api/context", {"q": query, "budget": token_budget, "project": project,
                                                          "scope": scope}))
+
+    # --- mind maps: the active map's nodes -------------------------------------------------------------------------
+
+    @tool
+    def mindmap_search_nodes(query: Query, limit: Limit = 10) -> Annotated[CallToolResult, MindMapSearchResponse]:
+        """Search the nodes of the active Mind Map (the map open in SK Memory) by meaning and exact words.
+
+        Searches only that map's node index: one result per node (its best passage), nodes deleted since the last
+        save left out, each with its node_id and its live title and root-to-node path. index_stale=true means the
+        map changed after it was indexed (index_state says stale, missing or older_format): results may miss new
+        text, and the user should save the map to refresh it. Call mindmap_get_context(node_id) before editing a
+        node. Prefer hybrid_search to search notes and documents rather than the map.
+        Example: mindmap_search_nodes(query="when does the drip line run", limit=5)
+        """
+        return _answer(link.call("GET", "/api/mindmaps/search_nodes", {"q": query, "limit": limit}))
+
+    @tool
+    def mindmap_get_context(node_id: Annotated[str, Field(min_length=1, description="A node_id from "
+                                                          "mindmap_search_nodes.")],
+                            ) -> Annotated[CallToolResult, MindMapContextResponse]:
+        """Read one node of the active Mind Map as it is now: title, body, tags, path, attachments (references).
+
+        Also gives its ancestors, children, siblings and relationships both ways, so an edit fits its place in the
+        map; private notes are never returned. An unknown id is an error (the node may have been deleted).
+        Prefer mindmap_search_nodes to find a node first.
+        Example: mindmap_get_context(node_id="watering")
+        """
+        return _answer(link.call("GET", "/api/mindmaps/context", {"node_id": node_id}))

@@ -18,6 +18,13 @@ from indexer.extract.yamldoc import parse_yaml
 from indexer.parsed import ParsedDocument
 
 
+def parse_mindmap(path: Path, data: bytes, file_type: str) -> ParsedDocument:
+    """A mind map's nodes as sections (imported on use: indexer.mindmap builds on this package)."""
+    from indexer.mindmap.extract import parse_mindmap as parse
+
+    return parse(path, data, file_type)
+
+
 @dataclass(frozen=True)
 class Extractor:
     """How one kind of file is read: its file_type and the function parse(path, data, file_type)."""
@@ -41,6 +48,7 @@ EXTRACTORS: dict[str, Extractor] = {
     ".htm": Extractor("html", parse_html),
     ".pdf": Extractor("pdf", parse_pdf),
     ".canvas": Extractor("canvas", parse_canvas),
+    ".mmdata": Extractor("mindmap-semantic", parse_mindmap),  # a mind map: one section per node (indexer/mindmap)
 }
 
 

@@ -1,0 +1,113 @@
+"""Clusters of the Forge Graph: deterministic spherical k-means on document vectors (folders without them),
+each labelled by its most characteristic words and tags and given a colour."""
+from __future__ import annotations
+
+import colorsys
+import math
+import re
+from collections import Counter
+
+import numpy as np
+
+MAX_CLUSTERS = 32
+KMEANS_ITERATIONS = 40
+LABEL_TERMS = 3
+WORD = re.compile(r"[a-z][a-z0-9]{2,}")
+STOPWORDS = frozenset("""
+    the and for with that this from are was were you your can will not but all any has have had its into
+    our out use used using see also more most some such than then them there these they those what when
+    which who why how one two new may via per about after before over under each other only own same both
+    http https www com org html md txt json png jpg pdf null true false none yes
+""".split())
+
+
+def cluster_count(n: int) -> int:
+    """How many clusters n documents get: about the square root of n/2, at most MAX_CLUSTERS."""
+    return max(1, min(MAX_CLUSTERS, round(math.sqrt(n / 2)))) if n else 0
+
+
+def kmeans(vectors: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
+    """Spherical k-means with k-means++ seeding from a fixed seed: the same vectors give the same labels."""
+    n = len(vectors)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    k = min(k, n)
+    rng = np.random.default_rng(seed)
+    centres = np.empty((k, vectors.shape[1]), dtype=np.float32)
+    centres[0] = vectors[0]
+    closest = 1.0 - vectors @ centres[0]
+    for j in range(1, k):
+        weights = np.clip(closest, 0, None) ** 2
+        total = float(weights.sum())
+        pick = int(rng.choice(n, p=weights / total)) if total > 0 else j
+        centres[j] = vectors[pick]
+        closest = np.minimum(closest, 1.0 - vectors @ centres[j])
+    labels = np.full(n, -1, dtype=np.int64)
+    for _ in range(KMEANS_ITERATIONS):
+        new = np.argmax(vectors @ centres.T, axis=1)
+        if np.array_equal(new, labels):
+            break
+        labels = new
+        for j in range(k):
+            members = vectors[labels == j]
+            if len(members):
+                mean = members.sum(axis=0)
+                centres[j] = mean / (np.linalg.norm(mean) or 1.0)
+    return labels
+
+
+def by_size(labels: list[int] | np.ndarray) -> list[int]:
+    """Renumber labels so that cluster 0 is the largest (ties: the one whose first member comes first)."""
+    counts = Counter(int(x) for x in labels)
+    first: dict[int, int] = {}
+    for i, x in enumerate(labels):
+        first.setdefault(int(x), i)
+    order = sorted(counts, key=lambda c: (-counts[c], first[c]))
+    rank = {c: r for r, c in enumerate(order)}
+    return [rank[int(x)] for x in labels]
+
+
+def folder_clusters(folders: list[str]) -> tuple[list[int], list[str]]:
+    """Without vectors: one cluster per top-level folder, labelled with its name."""
+    tops = [f.split("/", 1)[0] if f else "(top level)" for f in folders]
+    names = sorted(set(tops))
+    labels = by_size([names.index(t) for t in tops])
+    label_names = {labels[i]: tops[i] for i in range(len(tops))}
+    return labels, [label_names[c] for c in range(len(label_names))]
+
+
+def terms_of(title: str, tags: list[str], head: str) -> set[str]:
+    """The words a document can lend its cluster's label: title and first lines, and its tags as #tag."""
+    words = {w for w in WORD.findall(f"{title} {head}".lower()) if w not in STOPWORDS}
+    return words | {"#" + t for t in tags}
+
+
+def describe(labels: list[int], documents: list[set[str]]) -> list[str]:
+    """Label each cluster with the terms most over-represented in it (document frequency against the whole)."""
+    n = len(labels)
+    k = max(labels) + 1 if labels else 0
+    overall: Counter = Counter()
+    per_cluster = [Counter() for _ in range(k)]
+    for c, terms in zip(labels, documents):
+        overall.update(terms)
+        per_cluster[c].update(terms)
+    sizes = Counter(labels)
+    out = []
+    for c in range(k):
+        floor = 2 if sizes[c] >= 4 else 1
+        scored = []
+        for term, df in per_cluster[c].items():
+            if df < floor:
+                continue
+            inside = df / sizes[c]
+            scored.append((inside * math.log(inside * n / overall[term] + 1e-9), term))
+        scored.sort(key=lambda s: (-s[0], s[1]))
+        out.append(" · ".join(term for _, term in scored[:LABEL_TERMS]) or f"cluster {c + 1}")
+    return out
+
+
+def colour(c: int) -> str:
+    """A colour for cluster c: hues a golden angle apart, two lightnesses, readable on light and dark."""
+    hue = (c * 137.508) % 360 / 360
+    r, g, b = colorsys.hls_to_rgb(hue, 0.47 if c % 2 == 0 else 0.58, 0.62)
+    return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"

@@ -1,0 +1,117 @@
+"""The graphs Cluster View shows, kept between requests, and the documents a query lights up on them."""
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import Counter
+from typing import Callable
+
+from ..errors import EmbeddingsUnavailable
+from ..search.index import ProjectIndex
+from .build import build_graph
+from .layout import SPACING
+from .source import fingerprint
+
+PROJECT_GAP = 12 * SPACING  # between the projects of the All projects view, side by side
+KEYWORD_NOTICE = "Embeddings are unavailable, so these are keyword matches, not semantic ones."
+SOME_KEYWORD = "Keyword matches only in {names}: embeddings are unavailable there."
+
+
+def node_id(scope: str, project: str, document_id: str) -> str:
+    """A node's id: the document id, prefixed by its project in the All projects view."""
+    return f"{project}:{document_id}" if scope == "all" else document_id
+
+
+class ForgeGraphs:
+    """Each project's graph, built when first asked for and again only after what it is drawn from changed."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._built: dict[str, tuple[ProjectIndex, str, dict]] = {}
+        self._versions: Counter = Counter()
+        self._watched: weakref.WeakSet = weakref.WeakSet()
+
+    def _watch(self, index: ProjectIndex) -> None:
+        """Hear about vector changes (a document embedded, edited or gone) from the project's writer."""
+        if index.project in self._watched:
+            return
+        self._watched.add(index.project)
+        name = index.name
+
+        def changed(added_ids, vectors, removed_ids) -> None:
+            self._versions[name] += 1  # no lock: the writer must never wait for a graph being built
+
+        index.project.vector_listeners.append(changed)
+
+    def project_graph(self, index: ProjectIndex) -> dict:
+        """One project's graph, from the cache when neither its documents nor its vectors changed."""
+        with self._lock:
+            self._watch(index)
+            digest = fingerprint(index, self._versions[index.name])
+            built = self._built.get(index.name)
+            if built and built[0] is index and built[1] == digest:
+                return {**built[2], "cached": True}
+            graph = build_graph(index)
+            self._built[index.name] = (index, digest, graph)
+            return {**graph, "cached": False}
+
+    def graph(self, indexes: list[ProjectIndex], scope: str = "project") -> dict:
+        """The graph of one project, or with scope='all' every project's side by side (no edges between them)."""
+        if scope != "all":
+            return self.project_graph(indexes[0])
+        out = {"project": None, "scope": "all", "projects": [], "semantic": True, "layout": "semantic",
+               "notice": None, "nodes": [], "edges": [], "clusters": [], "cached": True,
+               "stats": Counter()}
+        notices, left, semantic = [], 0.0, 0
+        for index in indexes:
+            g = self.project_graph(index)
+            name = g["project"]
+            out["projects"].append(name)
+            semantic += g["semantic"]
+            out["cached"] &= g["cached"]
+            if g["notice"]:
+                notices.append(f"{name}: {g['notice']}")
+            xs = [n["x"] for n in g["nodes"]] or [0.0]
+            shift = left - min(xs)
+            left += max(xs) - min(xs) + PROJECT_GAP
+            first = len(out["clusters"])
+            out["clusters"] += [{**c, "id": first + c["id"], "label": f"{name}: {c['label']}", "project": name}
+                                for c in g["clusters"]]
+            out["nodes"] += [{**n, "id": node_id("all", name, n["document_id"]), "cluster": first + n["cluster"],
+                              "x": round(n["x"] + shift, 3)} for n in g["nodes"]]
+            out["edges"] += [{**e, "source": node_id("all", name, e["source"]), "target": node_id("all", name, e["target"])}
+                             for e in g["edges"]]
+            out["stats"].update({k: v for k, v in g["stats"].items() if k in ("documents", "embedded_documents",
+                                                                             "link_edges", "semantic_edges")})
+        out["semantic"] = semantic == len(indexes)
+        out["layout"] = "semantic" if out["semantic"] else "folder" if not semantic else "mixed"
+        out["notice"] = " ".join(notices) or None
+        out["stats"] = dict(out["stats"])
+        return out
+
+
+def highlight(search: Callable[..., dict], query: str, project: str | None, scope: str, limit: int) -> dict:
+    """The documents a Cluster View query lights up: those semantic search returns, best first, each with its
+    best similarity; keyword search's, labelled as such, where there are no embeddings."""
+    try:
+        found = search(query, mode="semantic", project=project, scope=scope, limit=limit)
+    except EmbeddingsUnavailable:
+        found = search(query, mode="keyword", project=project, scope=scope, limit=limit)
+    keyword_only = found.get("keyword_only_projects") or []
+    partly = scope == "all" and len(keyword_only) < len(found.get("projects", []))  # some projects have vectors
+    mode = "semantic" if found["semantic_available"] or partly else "keyword"
+    notice = None
+    if not found["semantic_available"]:
+        notice = KEYWORD_NOTICE if mode == "keyword" else SOME_KEYWORD.format(names=", ".join(keyword_only))
+    matches, seen = [], set()
+    for r in found["results"]:
+        key = node_id(scope, r["project"], r["document_id"])
+        if key in seen:
+            continue
+        seen.add(key)
+        matches.append({"id": key, "document_id": r["document_id"], "project": r["project"],
+                        "title": r["document_title"], "path": r["relative_path"], "similarity": r["similarity"],
+                        "search_type": r["search_type"]})
+    return {"query": query, "scope": scope, "project": found.get("project"), "mode": mode,
+            "semantic_available": found["semantic_available"], "notice": notice, "matches": matches,
+            "limit": limit}

@@ -1,0 +1,136 @@
+"""What the Forge Graph is drawn from: a project's documents, tags, resolved links and document vectors."""
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from ..search.index import ProjectIndex
+
+HEAD_CHARS = 400  # of each document's first chunk, for cluster labels
+
+
+@dataclass
+class GraphSource:
+    """One project's documents in path order (ids are random, paths are what two indexes of a vault share),
+    with everything the graph needs about each."""
+
+    project: str
+    ids: list[str]
+    paths: list[str]
+    titles: list[str]
+    tags: list[list[str]]
+    chunks: list[int]
+    heads: list[str]
+    links: list[tuple[int, int, str]]  # (from row, to row, kind), resolved, no self links, no repeats
+    vectors: np.ndarray | None  # (n, dim) unit rows; zero rows for documents with no embedded chunk
+    has_vector: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    @cached_property
+    def folders(self) -> list[str]:
+        return [p.rsplit("/", 1)[0] if "/" in p else "" for p in self.paths]
+
+
+def fingerprint(index: ProjectIndex, version: int) -> str:
+    """A digest of what the graph depends on: every document's id, path and content, and the embedded chunks."""
+    digest = hashlib.sha1(str(version).encode())
+    for r in index.sql("SELECT document_id, rel_path, content_hash FROM documents ORDER BY document_id"):
+        digest.update(f"{r[0]}\0{r[1]}\0{r[2]}\n".encode())
+    embedded = index.sql("SELECT count(*) FROM chunks WHERE embed_state = 'embedded'")[0][0]
+    digest.update(f"embedded:{embedded}:{index.semantic_available}".encode())
+    return digest.hexdigest()
+
+
+def read_source(index: ProjectIndex) -> GraphSource:
+    """Read one project's documents, tags, links and (when the model is available) mean chunk vectors."""
+    rows = index.sql("SELECT document_id, rel_path, title FROM documents ORDER BY rel_path")
+    ids = [r[0] for r in rows]
+    row_of = {d: i for i, d in enumerate(ids)}
+    tags: list[list[str]] = [[] for _ in ids]
+    for d, tag in index.sql("SELECT document_id, tag FROM tags ORDER BY tag"):
+        tags[row_of[d]].append(tag)
+    chunks, heads = [0] * len(ids), [""] * len(ids)
+    for d, count, head in index.sql(
+            f"SELECT document_id, count(*), substr(min(CASE WHEN ordinal = 0 THEN content END), 1, {HEAD_CHARS}) "
+            "FROM chunks GROUP BY document_id"):
+        chunks[row_of[d]], heads[row_of[d]] = count, head or ""
+    source = GraphSource(index.name, ids, [r[1] for r in rows], [r[2] for r in rows], tags, chunks, heads, [], None)
+    source.links = resolve_links(index, source, row_of)
+    source.vectors, source.has_vector = document_vectors(index, row_of)
+    return source
+
+
+def link_key(target: str) -> str:
+    """A link target as Engine._resolve compares it: before any '#', trimmed, lowercase."""
+    return target.split("#")[0].strip().lower()
+
+
+class LinkResolver:
+    """Engine._resolve's rules (path, path + .md, title, file name anywhere) for many targets at once."""
+
+    def __init__(self, paths: list[str], titles: list[str]):
+        self._exact: dict[str, int] = {}
+        self._title: dict[str, int] = {}
+        self._stem: dict[str, int] = {}
+        # Shorter paths first, so a target that several documents answer to resolves to the same one every time.
+        for i in sorted(range(len(paths)), key=lambda i: (len(paths[i]), paths[i])):
+            path = paths[i].lower()
+            self._exact.setdefault(path, i)
+            self._title.setdefault(titles[i].lower(), i)
+            if path.endswith(".md"):
+                self._stem.setdefault(path.rsplit("/", 1)[-1][:-3], i)
+
+    def resolve(self, target: str, from_path: str = "") -> int | None:
+        t = link_key(target)
+        if not t:
+            return None
+        for key in (t, t + ".md"):
+            if key in self._exact:
+                return self._exact[key]
+        if from_path and "/" in from_path:  # a local link relative to the linking document's folder
+            local = posixpath.normpath(posixpath.join(from_path.rsplit("/", 1)[0].lower(), t))
+            for key in (local, local + ".md"):
+                if key in self._exact:
+                    return self._exact[key]
+        if t in self._title:
+            return self._title[t]
+        return self._stem.get(t) if "/" not in t else None
+
+
+def resolve_links(index: ProjectIndex, source: GraphSource, row_of: dict[str, int]) -> list[tuple[int, int, str]]:
+    """Every wikilink, local file link and related_to of the project that points at one of its documents."""
+    resolver = LinkResolver(source.paths, source.titles)
+    seen: set[tuple[int, int]] = set()
+    out = []
+    rows = sorted((row_of[d], target, kind) for d, target, kind in index.sql("SELECT document_id, target, kind FROM links"))
+    for a, target, kind in rows:
+        b = resolver.resolve(target, source.paths[a])
+        if b is None or b == a or (a, b) in seen or (b, a) in seen:
+            continue
+        seen.add((a, b))
+        out.append((a, b, kind))
+    return out
+
+
+def document_vectors(index: ProjectIndex, row_of: dict[str, int]) -> tuple[np.ndarray | None, np.ndarray]:
+    """Each document's vector, the normalised mean of its chunk vectors; None without the model."""
+    has = np.zeros(len(row_of), dtype=bool)
+    if not index.semantic_available or not row_of:
+        return None, has
+    sums: np.ndarray | None = None
+    for cid, d in index.sql("SELECT chunk_id, document_id FROM chunks WHERE embed_state = 'embedded'"):
+        vec = index.cache.vector(cid)
+        if vec is None or d not in row_of:
+            continue
+        if sums is None:
+            sums = np.zeros((len(row_of), vec.shape[0]), dtype=np.float32)
+        sums[row_of[d]] += vec
+    if sums is None:
+        return None, has
+    norms = np.linalg.norm(sums, axis=1)
+    has = norms > 0
+    sums[has] /= norms[has, None]
+    return sums, has

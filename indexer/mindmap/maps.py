@@ -1,0 +1,177 @@
+"""Map files on disk and the active map: finding, reading and atomically saving `.mmdata` files.
+
+The active map is the one that mindmap_search_nodes and mindmap_get_context work on. It is remembered in the
+data home (active_mindmap.json) so that a restarted server keeps it.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path, PurePosixPath
+
+from ..errors import DocumentNotFound, InvalidQuery, SKMemoryError
+from ..search.index import ProjectIndex
+from .extract import FILE_TYPE
+from .format import SUFFIX, MapFormatError, MindMap, from_json, loads
+
+logger = logging.getLogger(__name__)
+
+ACTIVE_FILE = "active_mindmap.json"
+
+
+class MapConflict(SKMemoryError):
+    """A save based on an older revision than the file on disk now has."""
+
+
+@dataclass
+class MapRef:
+    """Where a map lives: its project, its path in the project and its document id once it is indexed."""
+
+    project: str
+    rel_path: str
+    document_id: str | None = None
+
+
+def check_map_path(path: str) -> str:
+    """Return a map's path relative to its project root in POSIX form, refusing anything outside the root."""
+    raw = (path or "").strip().replace("\\", "/")
+    rel = PurePosixPath(raw)
+    if not raw or rel.is_absolute() or ".." in rel.parts:
+        raise InvalidQuery(f"Give the map's path inside the project, such as 'Maps/Garden{SUFFIX}', not {path!r}.")
+    if rel.suffix.lower() != SUFFIX:
+        raise InvalidQuery(f"A mind map file ends in '{SUFFIX}'; '{rel}' does not.")
+    return rel.as_posix()
+
+
+def document_row(index: ProjectIndex, document_id: str):
+    """Return the indexed row of a map document, or raise DocumentNotFound."""
+    rows = index.sql("SELECT * FROM documents WHERE document_id = ?", (document_id,))
+    if not rows:
+        raise DocumentNotFound(f"No document with id '{document_id}' in project '{index.name}'.")
+    if rows[0]["file_type"] != FILE_TYPE:
+        raise InvalidQuery(f"'{rows[0]['rel_path']}' is a {rows[0]['file_type']} document, not a mind map "
+                           f"(a {SUFFIX} file).")
+    return rows[0]
+
+
+def resolve(index: ProjectIndex, document_id: str | None = None, path: str | None = None) -> MapRef:
+    """Find a map by document id (which follows renames) or by path; an unindexed path is allowed."""
+    if document_id:
+        return MapRef(index.name, document_row(index, document_id)["rel_path"], document_id)
+    if not path:
+        raise InvalidQuery("Name the map with 'document_id' or 'path'.")
+    rel = check_map_path(path)
+    rows = index.sql("SELECT document_id FROM documents WHERE rel_path = ?", (rel,))
+    return MapRef(index.name, rel, rows[0][0] if rows else None)
+
+
+def refresh(index: ProjectIndex, ref: MapRef) -> MapRef:
+    """Bring a remembered map's path and id up to date with the index (the file may have moved)."""
+    if ref.document_id:
+        rows = index.sql("SELECT rel_path FROM documents WHERE document_id = ?", (ref.document_id,))
+        if rows:
+            return MapRef(ref.project, rows[0][0], ref.document_id)
+    rows = index.sql("SELECT document_id FROM documents WHERE rel_path = ?", (ref.rel_path,))
+    return MapRef(ref.project, ref.rel_path, rows[0][0] if rows else None)
+
+
+def read_live(root: Path, rel_path: str) -> tuple[MindMap, bytes]:
+    """Read the live map file; raise DocumentNotFound when it is gone, MapFormatError when it is damaged."""
+    try:
+        data = (root / rel_path).read_bytes()
+    except FileNotFoundError:
+        raise DocumentNotFound(f"The mind map file '{rel_path}' does not exist (it may have been moved or deleted); "
+                               "open another map.") from None
+    except OSError as exc:
+        raise DocumentNotFound(f"The mind map file '{rel_path}' cannot be read ({exc.strerror}).") from None
+    return loads(data, f"The mind map '{rel_path}'"), data
+
+
+def prepare_save(root: Path, rel_path: str, value: object) -> MindMap:
+    """Check a map sent for saving against the file on disk and return it with its next revision."""
+    if not isinstance(value, dict):
+        raise InvalidQuery("'map' must be a mind map object with 'title', 'revision' and 'nodes'.")
+    try:
+        mind_map = from_json(value, "The map")
+    except MapFormatError as exc:
+        raise InvalidQuery(str(exc)) from None
+    if not mind_map.nodes:
+        raise InvalidQuery("The map has no nodes; a map needs at least one root node.")
+    target = root / rel_path
+    if target.exists():
+        try:
+            live, _ = read_live(root, rel_path)
+        except MapFormatError:
+            live = None  # a damaged file on disk: the save repairs it
+        if "revision" not in value:
+            raise MapConflict(f"'{rel_path}' already exists; open it to edit it, or choose another name.")
+        if live is not None and value.get("revision") != live.revision:
+            raise MapConflict(f"'{rel_path}' is at revision {live.revision} on disk, but this save was based on "
+                              f"revision {value.get('revision')}; reload the map and apply your change again.")
+        base = live.revision if live is not None else mind_map.revision
+    else:
+        base = mind_map.revision
+    mind_map.revision = base + 1
+    return mind_map
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write a file so that readers (and the watcher) see either the old bytes or all of the new ones."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def list_maps(index: ProjectIndex) -> list[dict]:
+    """Every map of a project the index knows, and every map file that could not be indexed (with why)."""
+    maps = [{"project": index.name, "document_id": r["document_id"], "title": r["title"], "path": r["rel_path"],
+             "error": None}
+            for r in index.sql("SELECT document_id, title, rel_path FROM documents WHERE file_type = ? "
+                               "ORDER BY lower(title), rel_path", (FILE_TYPE,))]
+    maps += [{"project": index.name, "document_id": None, "title": PurePosixPath(r[0]).stem, "path": r[0],
+              "error": r[1]}
+             for r in index.sql("SELECT rel_path, error FROM file_errors WHERE lower(rel_path) LIKE ? "
+                                "ORDER BY rel_path", ("%" + SUFFIX,))]
+    return maps
+
+
+class ActiveMap:
+    """The active map of a data home, kept in memory and in `active_mindmap.json` across restarts."""
+
+    def __init__(self, home_dir: Path):
+        self.path = Path(home_dir) / ACTIVE_FILE
+        self._lock = threading.Lock()
+        self._ref: MapRef | None = None
+        self._loaded = False
+
+    def get(self) -> MapRef | None:
+        with self._lock:
+            if not self._loaded:
+                self._loaded = True
+                try:
+                    self._ref = MapRef(**json.loads(self.path.read_text(encoding="utf-8")))
+                except FileNotFoundError:
+                    self._ref = None
+                except (OSError, ValueError, TypeError) as exc:
+                    logger.warning("Ignoring %s (%s); no map is active", self.path, exc)
+                    self._ref = None
+            return self._ref
+
+    def set(self, ref: MapRef) -> None:
+        """Make ref the active map, here and on disk."""
+        with self._lock:
+            self._ref, self._loaded = ref, True
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(self.path, json.dumps(asdict(ref)).encode())

@@ -1,0 +1,230 @@
+"""The Forge Graph of Cluster View: its API on a real vault with the real model, and the page around it."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from flask import template_rendered
+
+from indexer.config import Settings
+from indexer.docs import USER_DOCS_NAME, ensure_user_docs
+from indexer.embeddings import Embedder
+from indexer.engine import Engine
+from indexer.graph.build import SEMANTIC_THRESHOLD, semantic_edges
+from indexer.graph.clusters import kmeans
+from indexer.graph.layout import SPACING
+from indexer.graph.source import read_source
+from indexer.home import Home
+from webapp import create_app
+
+BASE = "http://127.0.0.1:8765"
+
+
+def make_engine(home, vault, name="notes") -> Engine:
+    home.add_project(vault, name)
+    engine = Engine(home)
+    if home.embedder.available:
+        engine.index(name).project.embed_pending()
+    return engine
+
+
+@pytest.fixture
+def engine(home, vault):
+    engine = make_engine(home, vault)
+    yield engine
+    engine.close()
+
+
+@pytest.fixture
+def client(engine):
+    return create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765}).test_client()
+
+
+def get(client, path, status=200):
+    response = client.get(path, base_url=BASE)
+    assert response.status_code == status, response.get_json()
+    return response.get_json()
+
+
+def by_path(graph) -> dict:
+    """A graph keyed by paths, which (unlike document ids) two indexes of the same vault share."""
+    path = {n["id"]: n["path"] for n in graph["nodes"]}
+    labels = {c["id"]: c["label"] for c in graph["clusters"]}
+    return {
+        "nodes": sorted((n["path"], n["title"], labels[n["cluster"]], n["size"], n["x"], n["y"]) for n in graph["nodes"]),
+        "edges": sorted((path[e["source"]], path[e["target"]], e["kind"], e["weight"]) for e in graph["edges"]),
+        "clusters": [(c["label"], c["color"], c["size"]) for c in graph["clusters"]],
+    }
+
+
+def refresh(engine, name="notes"):
+    project = engine.index(name).project
+    project.sync()
+    if project.embedder.available:
+        project.embed_pending()
+
+
+def test_graph_has_nodes_edges_clusters_and_positions(client, engine):
+    graph = get(client, "/api/graph?project=notes")
+    docs = engine.documents("notes")["documents"]
+    assert {n["id"] for n in graph["nodes"]} == {d["document_id"] for d in docs}
+    assert graph["semantic"] and graph["layout"] == "semantic" and graph["notice"] is None
+    assert graph["stats"]["embedded_documents"] == len(docs)
+    node = next(n for n in graph["nodes"] if n["title"] == "Garden plan")
+    assert node["path"] == "Projects/Garden plan.md" and node["folder"] == "Projects" and node["chunks"] >= 1
+    assert set(node) >= {"id", "title", "path", "tags", "folder", "cluster", "size", "x", "y"}
+    titles = {n["id"]: n["title"] for n in graph["nodes"]}
+    links = {frozenset((titles[e["source"]], titles[e["target"]])) for e in graph["edges"] if e["kind"] == "link"}
+    # [[Compost log]]; and Welcome links [[Search tips]], whose related_to names [[Welcome]] back: one edge a pair.
+    assert links == {frozenset(("Garden plan", "Compost log")), frozenset(("Welcome to SK Memory", "Search tips"))}
+    assert all(e["weight"] >= SEMANTIC_THRESHOLD for e in graph["edges"] if e["kind"] == "semantic")
+    assert [c["id"] for c in graph["clusters"]] == list(range(len(graph["clusters"])))
+    assert sum(c["size"] for c in graph["clusters"]) == len(docs)
+    assert all(c["label"] and c["color"].startswith("#") for c in graph["clusters"])
+    points = [(n["x"], n["y"]) for n in graph["nodes"]]
+    assert len(set(points)) == len(points)
+    again = get(client, "/api/graph?project=notes")
+    assert again["cached"] and again["nodes"] == graph["nodes"] and again["edges"] == graph["edges"]
+
+
+def test_the_same_vault_gives_the_same_graph_in_another_data_home(engine, vault, tmp_path, real_embedder):
+    first = by_path(engine.graph("notes"))
+    other = make_engine(Home(Settings.from_env(tmp_path / "home2"), embedder=real_embedder), vault)
+    try:
+        assert by_path(other.graph("notes")) == first
+    finally:
+        other.close()
+
+
+def test_graph_follows_added_edited_and_deleted_documents(client, engine, vault):
+    before = get(client, "/api/graph?project=notes")
+    where = {n["path"]: (n["x"], n["y"]) for n in before["nodes"]}
+
+    (vault / "Projects" / "Tomatoes.md").write_text(
+        "# Tomatoes\n\nPlanting tomatoes in the vegetable garden beds this spring, beside the beans.\n")
+    refresh(engine)
+    added = get(client, "/api/graph?project=notes")
+    assert not added["cached"] and not added["stats"]["laid_out_afresh"]
+    now = {n["path"]: (n["x"], n["y"]) for n in added["nodes"]}
+    assert {p: now[p] for p in where} == where  # nobody else moved
+    src = read_source(engine.index("notes"))
+    sims = src.vectors @ src.vectors[src.paths.index("Projects/Tomatoes.md")]
+    sims[src.paths.index("Projects/Tomatoes.md")] = -1
+    neighbour = src.paths[int(np.argmax(sims))]
+    spot = now["Projects/Tomatoes.md"]
+    assert math.dist(spot, where[neighbour]) == pytest.approx(SPACING, abs=1e-3)  # beside its nearest neighbour
+    assert min(math.dist(spot, xy) for xy in where.values()) >= 0.8 * SPACING - 1e-3  # and clear of the others
+
+    garden = vault / "Projects" / "Garden plan.md"
+    garden.write_text(garden.read_text() + "\nSee also [[Sourdough]].\n")
+    refresh(engine)
+    edited = get(client, "/api/graph?project=notes")
+    assert {n["path"]: (n["x"], n["y"]) for n in edited["nodes"]} == now
+    titles = {n["id"]: n["title"] for n in edited["nodes"]}
+    assert ("Garden plan", "Sourdough bread") in {(titles[e["source"]], titles[e["target"]])
+                                                   for e in edited["edges"] if e["kind"] == "link"}
+
+    (vault / "Projects" / "Compost log.md").unlink()
+    refresh(engine)
+    deleted = get(client, "/api/graph?project=notes")
+    paths = {n["path"]: (n["x"], n["y"]) for n in deleted["nodes"]}
+    assert "Projects/Compost log.md" not in paths
+    assert paths == {p: xy for p, xy in now.items() if p != "Projects/Compost log.md"}
+    ids = {n["id"] for n in deleted["nodes"]}
+    assert all(e["source"] in ids and e["target"] in ids for e in deleted["edges"])
+    stored = engine.index("notes").sql("SELECT count(*) FROM graph_positions")[0][0]
+    assert stored == len(deleted["nodes"])
+
+
+def test_graph_search_lights_up_what_semantic_search_returns(client):
+    query = "baking bread with a starter"
+    lit = get(client, f"/api/graph/search?project=notes&q={query}")
+    found = get(client, f"/api/search?project=notes&mode=semantic&limit=50&q={query}")
+    assert lit["mode"] == "semantic" and lit["notice"] is None
+    assert [m["id"] for m in lit["matches"]] == list(dict.fromkeys(r["document_id"] for r in found["results"]))
+    assert lit["matches"][0]["title"] == "Sourdough bread"
+    assert get(client, "/api/graph/search?project=notes&q=", 400)["error"] == "invalid_request"
+    assert get(client, "/api/graph?project=notes&scope=nowhere", 400)["error"] == "invalid_request"
+    assert get(client, "/api/graph?project=nowhere", 404)["error"] == "not_found"
+
+
+def test_all_projects_sit_side_by_side_with_prefixed_ids(engine, client):
+    ensure_user_docs(engine.home)
+    engine.index(USER_DOCS_NAME).project.embed_pending()
+    graph = get(client, "/api/graph?scope=all")
+    assert graph["scope"] == "all" and set(graph["projects"]) == {"notes", USER_DOCS_NAME}
+    assert all(n["id"] == f"{n['project']}:{n['document_id']}" for n in graph["nodes"])
+    assert all(c["label"].startswith(c["project"] + ": ") for c in graph["clusters"])
+    right_of = {p: [n["x"] for n in graph["nodes"] if n["project"] == p] for p in graph["projects"]}
+    first, second = graph["projects"]
+    assert max(right_of[first]) < min(right_of[second])
+    lit = get(client, "/api/graph/search?scope=all&q=baking bread with a starter")
+    assert lit["matches"][0]["id"] in {n["id"] for n in graph["nodes"]}
+
+
+def test_without_embeddings_the_graph_groups_by_folder_and_search_says_keyword(data_home, vault, real_embedder):
+    engine = make_engine(Home(Settings.from_env(), embedder=Embedder(data_home / "missing-model")), vault)
+    try:
+        graph = engine.graph("notes")
+        assert not graph["semantic"] and graph["layout"] == "folder" and "unavailable" in graph["notice"]
+        assert not [e for e in graph["edges"] if e["kind"] == "semantic"]
+        assert sorted(c["label"] for c in graph["clusters"]) == [
+            "(top level)", "Conversations", "Journal", "Projects", "Reference"]
+        lit = engine.graph_search("sourdough", "notes")
+        assert lit["mode"] == "keyword" and "keyword" in lit["notice"]
+        assert lit["matches"][0]["title"] == "Sourdough bread"
+    finally:
+        engine.close()
+    # The model comes back: once the documents are embedded, the folder layout gives way to one by meaning.
+    engine = Engine(Home(Settings.from_env(), embedder=real_embedder))
+    try:
+        engine.index("notes").project.embed_pending()
+        graph = engine.graph("notes")
+        assert graph["semantic"] and graph["stats"]["laid_out_afresh"] and graph["notice"] is None
+        assert engine.graph_search("baking bread with a starter", "notes")["mode"] == "semantic"
+    finally:
+        engine.close()
+
+
+def test_semantic_edges_are_the_exact_top_k_and_clusters_are_deterministic():
+    rng = np.random.default_rng(7)
+    v = rng.normal(size=(300, 16)).astype(np.float32)
+    v[:150] += 3 * rng.normal(size=16).astype(np.float32)  # two groups
+    v[150:] += 3 * rng.normal(size=16).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    has = np.ones(300, dtype=bool)
+    has[5] = False
+    edges = semantic_edges(np.where(has[:, None], v, 0), has, k=3, threshold=0.3, block=64)
+    sims = v @ v.T
+    np.fill_diagonal(sims, -np.inf)
+    sims[5, :] = sims[:, 5] = -np.inf
+    expected = set()
+    for i in np.flatnonzero(has):
+        for j in np.argsort(-sims[i])[:3]:
+            if sims[i, j] >= 0.3:
+                expected.add((min(i, j), max(i, j)))
+    assert {(a, b) for a, b, _ in edges} == expected
+    labels = kmeans(v, 2)
+    assert np.array_equal(labels, kmeans(v, 2))
+    assert len(set(labels[:150])) == 1 and len(set(labels[150:])) == 1 and labels[0] != labels[200]
+
+
+def test_cluster_page_and_partial(client):
+    rendered: list[str] = []
+
+    def record(sender, template, context, **extra):
+        rendered.append(template.name)
+
+    template_rendered.connect(record, client.application)
+    page = client.get("/cluster?project=notes", base_url=BASE)
+    assert page.status_code == 200 and rendered[0] == "cluster/page.html"
+    html = page.get_data(as_text=True)
+    assert 'aria-current="page">Cluster View</a>' in html
+    assert "sigma-3.0.3.min.js" in html and "graphology-0.25.4.umd.min.js" in html
+    assert 'data-graph-url="/api/graph?project=notes"' in html
+    rendered.clear()
+    partial = client.get("/cluster?scope=all", base_url=BASE, headers={"HX-Request": "true"})
+    assert rendered[0] == "cluster/_view.html" and 'data-graph-url="/api/graph?scope=all"' in partial.get_data(as_text=True)
+    assert "HX-Request" in partial.headers["Vary"]
+    assert client.get("/cluster?project=nowhere", base_url=BASE).status_code == 404

@@ -1,0 +1,108 @@
+"""mindmap_search_nodes and mindmap_get_context through the SDK's MCP client against a real `skmemory serve`."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import DEMO_NOTES, REPO, free_port
+from test_mcp import SKMEMORY, api, check_matches_api, mcp_session, run, wait_indexed
+
+GARDEN = REPO / "indexer" / "demo" / "maps" / "Garden.mmdata"
+MAP = "Maps/Garden.mmdata"
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    """A real server on the demo notes plus the Garden map, embedded with the real model."""
+    root = tmp_path_factory.mktemp("mindmap-live")
+    shutil.copytree(DEMO_NOTES, root / "vault")
+    (root / "vault" / "Maps").mkdir()
+    shutil.copy(GARDEN, root / "vault" / MAP)
+    env = {**os.environ, "SKMEMORY_HOME": str(root / "home"), "SKMEMORY_PORT": str(free_port())}
+    subprocess.run(SKMEMORY + ["add", str(root / "vault"), "--name", "notes"], env=env, check=True, timeout=120,
+                   capture_output=True)
+    proc = subprocess.Popen(SKMEMORY + ["serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    port = int(env["SKMEMORY_PORT"])
+    try:
+        wait_indexed(port, proc)
+        yield port, env, root / "vault"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+
+
+def wait_for_revision(port: int, revision: int, timeout: float = 60) -> dict:
+    """Wait until the watcher has re-indexed the active map at this revision and its chunks are embedded."""
+    deadline = time.monotonic() + timeout
+    while True:
+        active = api(port, "/api/mindmaps/active")
+        if active["indexed_revision"] == revision and not active["pending_embeddings"]:
+            return active
+        assert time.monotonic() < deadline, f"the map was never re-indexed at revision {revision}: {active}"
+        time.sleep(0.2)
+
+
+def test_the_mindmap_tools_through_a_real_mcp_client(live, tmp_path):
+    port, env, vault = live
+
+    async def scenario():
+        async with mcp_session(env, tmp_path / "mcp.log") as s:
+            tools = {t.name: t for t in (await s.list_tools()).tools}
+            assert tools["mindmap_search_nodes"].input_schema["required"] == ["query"]
+            assert tools["mindmap_get_context"].input_schema["required"] == ["node_id"]
+            assert {"results", "index_stale", "index_state", "map"} <= \
+                set(tools["mindmap_search_nodes"].output_schema["required"])
+
+            closed = await s.call_tool("mindmap_search_nodes", {"query": "watering"})
+            assert closed.is_error and "No mind map is active" in closed.content[0].text
+
+            # The web page opens a map this way; the tools then work on it.
+            opened = api(port, "/api/mindmaps/active", {"project": "notes", "path": MAP})
+            assert opened["map"]["title"] == "Garden" and opened["index_state"] == "current"
+
+            query = "how long does the irrigation run each morning"
+            found = check_matches_api(await s.call_tool("mindmap_search_nodes", {"query": query, "limit": 3}),
+                                      api(port, "/api/mindmaps/search_nodes", q=query, limit=3))
+            top = found["results"][0]
+            assert (top["node_id"], top["path"], found["index_stale"]) == ("watering", ["Garden", "Watering"], False)
+            context = check_matches_api(await s.call_tool("mindmap_get_context", {"node_id": top["node_id"]}),
+                                        api(port, "/api/mindmaps/context", node_id=top["node_id"]))
+            assert context["node"]["body"].startswith("A drip line on a timer")
+            assert [a["title"] for a in context["ancestors"]] == ["Garden"]
+            assert {r["title"] for r in context["relationships"]} == {"Tomatoes"}
+            assert context["node"]["attachments"][0]["path"].endswith(".pdf")
+
+            # A save through the API refreshes the index before it answers.
+            content = api(port, "/api/mindmaps/map?project=notes&path=" + MAP)["content"]
+            next(n for n in content["nodes"] if n["id"] == "watering")["title"] = "Irrigation"
+            saved = api(port, "/api/mindmaps/save", {"project": "notes", "path": MAP, "map": content})
+            assert saved["map"]["revision"] == 2 and saved["index_state"] == "current"
+            renamed = (await s.call_tool("mindmap_search_nodes", {"query": "drip line timer"})).structured_content
+            assert renamed["results"][0]["title"] == "Irrigation" and renamed["indexed_revision"] == 2
+
+            # Another program edits the file: the watcher re-indexes it under the same document id.
+            on_disk = json.loads((vault / MAP).read_text())
+            compost = next(n for n in on_disk["nodes"] if n["id"] == "compost")
+            compost["body"] += " A worm tower in the middle bed turns kitchen scraps into castings."
+            on_disk["revision"] = 3
+            (vault / MAP).write_text(json.dumps(on_disk, indent=2))
+            refreshed = wait_for_revision(port, 3)
+            assert refreshed["map"]["document_id"] == opened["map"]["document_id"]
+            worms = (await s.call_tool("mindmap_search_nodes", {"query": "worm tower castings"})).structured_content
+            assert worms["results"][0]["node_id"] == "compost" and worms["index_state"] == "current"
+
+            for word in ("zebrastripe", "Kowalczyk", "quarksprocket"):  # private notes and attachment names
+                answer = await s.call_tool("mindmap_search_nodes", {"query": word})
+                assert not answer.is_error
+                assert word.lower() not in json.dumps(answer.structured_content["results"]).lower()
+            gone = await s.call_tool("mindmap_get_context", {"node_id": "ghost"})
+            assert gone.is_error and "no node 'ghost'" in gone.content[0].text
+
+    run(scenario)
