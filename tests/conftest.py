@@ -4,7 +4,6 @@ from __future__ import annotations
 import shutil
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,17 +15,12 @@ import pytest
 from indexer.config import Settings
 from indexer.embeddings import Embedder
 from indexer.home import Home
+from support import free_port  # noqa: F401 (tests import it from here too)
 
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"
 DEMO_NOTES = REPO / "indexer" / "demo" / "notes"
 CHROMA_EXE = Path(sys.executable).parent / "chroma"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def corpus(name: str) -> Path:

@@ -1,40 +1,19 @@
 """The search window in real headless Chromium against a real `skmemory serve` on an indexed vault."""
 from __future__ import annotations
 
-import json
-import os
 import re
 import shutil
-import signal
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import DEMO_NOTES, REPO, free_port
+from tests.conftest import DEMO_NOTES, REPO
+from support import browser_page, chromium, needs_chromium, running_server, sync_playwright_api
 
-CHROMIUM = Path("/usr/lib/chromium/chromium")
 SHOTS = REPO / "test-output" / "screenshots"
-ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 
-# htmx logs a request it cancels for a newer one (hx-sync replace while typing) as an error; that is intended.
-BENIGN = {"htmx:sendAbort", "htmx:afterRequest"}
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Debian's chromium at {CHROMIUM} (apt-get install chromium)"),
-]
-sync_api = pytest.importorskip("playwright.sync_api", reason="needs the playwright Python package")
+pytestmark = [pytest.mark.slow, needs_chromium]
+sync_api = sync_playwright_api()
 expect = sync_api.expect
-
-
-def _status(port: int) -> dict:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=10) as response:
-        return json.load(response)
 
 
 @pytest.fixture(scope="module")
@@ -43,51 +22,20 @@ def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("browser")
     vault = root / "vault"
     shutil.copytree(DEMO_NOTES, vault)
-    port = free_port()
-    env = {**os.environ, "SKMEMORY_HOME": str(root / "home"), "SKMEMORY_PORT": str(port)}
-    env.pop("SKMEMORY_CHROMA_URL", None)
-    cli = [sys.executable, "-m", "webapp.cli"]
-    subprocess.run(cli + ["add", str(vault), "--name", "notes"], env=env, check=True, capture_output=True)
-    log = open(root / "serve.log", "w")
-    proc = subprocess.Popen(cli + ["serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 180
-    while True:
-        try:
-            status = _status(port)
-            projects = {p["project"]: p for p in status["projects"]}
-            if (status["embeddings"] == "ready" and {"notes", "User Docs"} <= set(projects)
-                    and all(p.get("chunks") and not p.get("pending") for p in projects.values())):
-                break
-        except OSError:
-            pass
-        assert proc.poll() is None, (root / "serve.log").read_text()
-        assert time.monotonic() < deadline, "the server never finished indexing"
-        time.sleep(0.3)
-    yield f"http://127.0.0.1:{port}"
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(30)
-    log.close()
+    with running_server(root, vault, projects={"notes", "User Docs"}) as live:
+        yield live.url
 
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture
 def page(browser, server):
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=server)
-    page = context.new_page()
-    errors: list[str] = []
-    page.console_errors = errors
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" and msg.text not in BENIGN else None)
-    yield page
-    context.close()
-    assert not errors, errors  # no script errors, no CSP violations, no missing files
+    with browser_page(browser, server) as page:
+        yield page
 
 
 def shot(page, name: str) -> None:

@@ -8,11 +8,8 @@ import http.server
 import json
 import os
 import shutil
-import signal
 import subprocess
-import sys
 import threading
-import time
 import urllib.request
 from pathlib import Path
 
@@ -21,11 +18,11 @@ import pytest
 from webapp.security import EXTENSION_ID
 
 from conftest import DEMO_NOTES, REPO, free_port
+from support import running_server
 
 EXTENSION = REPO / "extension"
 CHROMIUM = next((Path(p) for p in ("/usr/lib/chromium/chromium", shutil.which("chromium")) if p and Path(p).exists()),
                 None)
-SKMEMORY = [sys.executable, "-m", "webapp.cli"]
 SCREENSHOT = REPO / "docs" / "screenshots" / "extension-popup.png"
 WAIT_MS = 30_000
 
@@ -53,44 +50,14 @@ def test_the_extension_unit_tests_pass_under_node():
 
 # --- end to end -------------------------------------------------------------------------------------------------
 
-def fetch_json(port: int, path: str) -> dict:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as resp:
-        return json.loads(resp.read())
-
-
 @pytest.fixture(scope="module")
 def skmemory_port(tmp_path_factory) -> int:
     """A real `skmemory serve` on the demo notes, embedded and ready; its port."""
     root = tmp_path_factory.mktemp("extension-server")
     vault = root / "vault"
     shutil.copytree(DEMO_NOTES, vault)
-    port = free_port()
-    env = {**os.environ, "SKMEMORY_HOME": str(root / "home"), "SKMEMORY_PORT": str(port)}
-    env.pop("SKMEMORY_CHROMA_URL", None)
-    added = subprocess.run(SKMEMORY + ["add", str(vault), "--name", "notes"], env=env, capture_output=True, text=True)
-    assert added.returncode == 0, added.stderr
-    log = open(root / "serve.log", "wb")
-    proc = subprocess.Popen(SKMEMORY + ["serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 180
-    while True:
-        try:
-            status = fetch_json(port, "/api/status")
-            projects = {p["project"]: p for p in status["projects"]}
-            if (status["embeddings"] == "ready" and "notes" in projects
-                    and all(p.get("chunks") and not p.get("pending") for p in projects.values())):
-                break
-        except OSError:
-            pass
-        assert proc.poll() is None, (root / "serve.log").read_text(errors="replace")
-        assert time.monotonic() < deadline, "skmemory serve never finished indexing"
-        time.sleep(0.3)
-    yield port
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with running_server(root, vault) as live:
+        yield live.port
 
 
 @pytest.fixture(scope="module")

@@ -21,8 +21,8 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from conftest import DEMO_NOTES, REPO, free_port
+from support import SKMEMORY, running_server
 
-SKMEMORY = [sys.executable, "-m", "webapp.cli"]
 TOOLS = {"hybrid_search", "semantic_search", "tag_search", "search_all_projects", "vault_search",
          "vault_search_by_tag", "vault_search_by_folder", "vault_search_by_property", "vault_recent_notes",
          "memory_search", "get_document", "get_context", "mindmap_search_nodes", "mindmap_get_context"}
@@ -38,38 +38,14 @@ def api(port: int, path: str, body: dict | None = None, **params) -> dict:
         return json.loads(resp.read())
 
 
-def wait_indexed(port: int, proc: subprocess.Popen | None = None, timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            status = api(port, "/api/status")
-            projects = status["projects"]
-            if status["embeddings"] != "not loaded" and projects and \
-                    all(p.get("chunks") and not p.get("pending") for p in projects):
-                return
-        except (OSError, KeyError, IndexError):
-            pass
-        assert proc is None or proc.poll() is None, "the server exited"
-        assert time.monotonic() < deadline, "the server never finished indexing"
-        time.sleep(0.3)
-
-
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
     """A real `skmemory serve` on the demo vault, embedded with the real model; shared by this module's tests."""
     root = tmp_path_factory.mktemp("mcp-live")
     shutil.copytree(DEMO_NOTES, root / "vault")
-    env = {**os.environ, "SKMEMORY_HOME": str(root / "home"), "SKMEMORY_PORT": str(free_port())}
-    subprocess.run(SKMEMORY + ["add", str(root / "vault"), "--name", "notes"], env=env, check=True, timeout=120, capture_output=True)
-    proc = subprocess.Popen(SKMEMORY + ["serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    port = int(env["SKMEMORY_PORT"])
-    try:
-        wait_indexed(port, proc)
-        assert api(port, "/api/status")["embeddings"] == "ready"
-        yield port, env, root
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(30)
+    with running_server(root, root / "vault") as server:
+        assert api(server.port, "/api/status")["embeddings"] == "ready"
+        yield server.port, server.env, root
 
 
 @asynccontextmanager

@@ -2,31 +2,21 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import signal
-import subprocess
-from pathlib import Path
 
 import pytest
 
-from conftest import DEMO_NOTES, REPO, free_port
-from test_mcp import SKMEMORY, api, wait_indexed
+from conftest import DEMO_NOTES, REPO
+from support import browser_page, chromium, needs_chromium, running_server, sync_playwright_api
+from test_mcp import api
 
-CHROMIUM = Path("/usr/lib/chromium/chromium")
 SHOTS = REPO / "test-output" / "screenshots"
-ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 GARDEN = REPO / "indexer" / "demo" / "maps" / "Garden.mmdata"
 MAP = "Maps/Garden.mmdata"
-BENIGN = {"htmx:sendAbort", "htmx:afterRequest"}
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Debian's chromium at {CHROMIUM} (apt-get install chromium)"),
-]
-sync_api = pytest.importorskip("playwright.sync_api", reason="needs the playwright Python package")
+pytestmark = [pytest.mark.slow, needs_chromium]
+sync_api = sync_playwright_api()
 expect = sync_api.expect
 
 
@@ -38,38 +28,20 @@ def server(tmp_path_factory):
     shutil.copytree(DEMO_NOTES, vault)
     (vault / "Maps").mkdir()
     shutil.copy(GARDEN, vault / MAP)
-    port = free_port()
-    env = {**os.environ, "SKMEMORY_HOME": str(root / "home"), "SKMEMORY_PORT": str(port)}
-    subprocess.run(SKMEMORY + ["add", str(vault), "--name", "notes"], env=env, check=True, capture_output=True)
-    with open(root / "serve.log", "w") as log:
-        proc = subprocess.Popen(SKMEMORY + ["serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        wait_indexed(port, proc)
-        yield port, vault
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(30)
+    with running_server(root, vault) as live:
+        yield live.port, vault
 
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture
 def page(browser, server):
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=f"http://127.0.0.1:{server[0]}")
-    page = context.new_page()
-    errors: list[str] = []
-    page.console_errors = errors
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" and msg.text not in BENIGN else None)
-    yield page
-    context.close()
-    assert not errors, errors  # no script errors, no CSP violations, no missing files
+    with browser_page(browser, f"http://127.0.0.1:{server[0]}") as page:
+        yield page
 
 
 def label(page, title: str):

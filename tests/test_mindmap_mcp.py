@@ -2,16 +2,14 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
-import subprocess
 import time
 
 import pytest
 
-from conftest import DEMO_NOTES, REPO, free_port
-from test_mcp import SKMEMORY, api, check_matches_api, mcp_session, run, wait_indexed
+from conftest import DEMO_NOTES, REPO
+from support import running_server
+from test_mcp import api, check_matches_api, mcp_session, run
 
 GARDEN = REPO / "indexer" / "demo" / "maps" / "Garden.mmdata"
 MAP = "Maps/Garden.mmdata"
@@ -25,17 +23,8 @@ def live(tmp_path_factory):
     shutil.copytree(DEMO_NOTES, root / "vault")
     (root / "vault" / "Maps").mkdir()
     shutil.copy(GARDEN, root / "vault" / MAP)
-    env = {**os.environ, "SKMEMORY_HOME": str(root / "home"), "SKMEMORY_PORT": str(free_port())}
-    subprocess.run(SKMEMORY + ["add", str(root / "vault"), "--name", "notes"], env=env, check=True, timeout=120,
-                   capture_output=True)
-    proc = subprocess.Popen(SKMEMORY + ["serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    port = int(env["SKMEMORY_PORT"])
-    try:
-        wait_indexed(port, proc)
-        yield port, env, root / "vault"
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(30)
+    with running_server(root, root / "vault") as server:
+        yield server.port, server.env, root / "vault"
 
 
 def wait_for_revision(port: int, revision: int, timeout: float = 60) -> dict:

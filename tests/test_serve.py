@@ -4,21 +4,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 import urllib.request
 
 import pytest
 
-SKMEMORY = [sys.executable, "-m", "webapp.cli"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from support import SKMEMORY, free_port, running_server
 
 
 def fetch(port: int, path: str) -> dict:
@@ -31,27 +23,9 @@ def run(*args, env):
 
 
 @pytest.fixture
-def server(vault, data_home):
-    port = free_port()
-    env = {**os.environ, "SKMEMORY_HOME": str(data_home), "SKMEMORY_PORT": str(port)}
-    assert run("add", str(vault), "--name", "notes", env=env).returncode == 0
-    proc = subprocess.Popen(SKMEMORY + ["serve"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            status = fetch(port, "/api/status")
-            project = status["projects"][0]
-            if status["embeddings"] == "ready" and project.get("chunks") and not project.get("pending"):
-                break
-        except OSError:
-            pass
-        assert proc.poll() is None, proc.stderr.read()
-        assert time.monotonic() < deadline, "server never finished indexing"
-        time.sleep(0.3)
-    yield port, env, proc
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(30)
+def server(vault, data_home, tmp_path):
+    with running_server(tmp_path, vault, home=data_home, timeout=120) as live:
+        yield live.port, live.env, live.proc
 
 
 def test_cli_search_goes_through_the_running_server(server):

@@ -1,0 +1,139 @@
+"""Helpers the slow tests share: a real `skmemory serve` that has finished embedding, and headless Chromium."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+SKMEMORY = [sys.executable, "-m", "webapp.cli"]
+
+CHROMIUM = Path("/usr/lib/chromium/chromium")
+CHROMIUM_REASON = f"needs Debian's chromium at {CHROMIUM} (apt-get install chromium)"
+PLAYWRIGHT_REASON = "needs the playwright Python package"
+ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+# htmx logs a request it cancels for a newer one (hx-sync replace while typing) as an error; that is intended.
+BENIGN = {"htmx:sendAbort", "htmx:afterRequest"}
+needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason=CHROMIUM_REASON)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def status(port: int) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=30) as response:
+        return json.load(response)
+
+
+@dataclass
+class Server:
+    port: int
+    env: dict
+    proc: subprocess.Popen
+    home: Path
+    log: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+def _ready(state: dict, projects: set[str], wait_embedded: bool) -> bool:
+    listed = {p["project"]: p for p in state["projects"]}
+    return ((not wait_embedded or state["embeddings"] == "ready") and bool(listed) and projects <= set(listed)
+            and all(p.get("chunks") and not p.get("pending") for p in listed.values()))
+
+
+@contextmanager
+def running_server(root: Path, vault: Path, *, home: Path | None = None, env: dict | None = None,
+                   projects: set[str] = frozenset({"notes"}), timeout: float = 180,
+                   wait_embedded: bool | None = None) -> Iterator[Server]:
+    """Add VAULT as project "notes", run `skmemory serve` on a free port, and yield once it has indexed.
+
+    The data home is HOME (default ROOT/home); the server logs to ROOT/serve.log. It is ready when every
+    listed project has chunks and nothing pending, the PROJECTS are among them, and (unless WAIT_EMBEDDED is
+    false; by default it is false only when ENV's SKMEMORY_MODEL names a missing folder) the model is loaded.
+    On exit the server gets SIGTERM and is waited for (killed after 30 s).
+    """
+    home = home or root / "home"
+    env = {**os.environ, **(env or {}), "SKMEMORY_HOME": str(home), "SKMEMORY_PORT": str(free_port())}
+    env.pop("SKMEMORY_CHROMA_URL", None)
+    if wait_embedded is None:
+        wait_embedded = not ("SKMEMORY_MODEL" in env and not Path(env["SKMEMORY_MODEL"]).exists())
+    added = subprocess.run(SKMEMORY + ["add", str(vault), "--name", "notes"], env=env, capture_output=True,
+                           text=True, timeout=300)
+    assert added.returncode == 0, added.stderr
+    log_path = root / "serve.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(SKMEMORY + ["serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    server = Server(int(env["SKMEMORY_PORT"]), env, proc, home, log_path)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if _ready(status(server.port), set(projects), wait_embedded):
+                    break
+            except (OSError, KeyError, IndexError):
+                pass
+            assert proc.poll() is None, f"skmemory serve exited:\n{log_path.read_text(errors='replace')}"
+            assert time.monotonic() < deadline, "the server never finished indexing"
+            time.sleep(0.3)
+        yield server
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def sync_playwright_api():
+    """playwright.sync_api, or skip (at module level: the whole module) when it is not installed."""
+    return pytest.importorskip("playwright.sync_api", reason=PLAYWRIGHT_REASON)
+
+
+@contextmanager
+def chromium(args: list[str] = ARGS):
+    """Debian's Chromium, headless, driven by Playwright; skips when either is missing."""
+    if not CHROMIUM.exists():
+        pytest.skip(CHROMIUM_REASON)
+    sync_api = sync_playwright_api()
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=args)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextmanager
+def browser_page(browser, base_url: str, benign: set[str] = BENIGN):
+    """A fresh 1280x800 page on BASE_URL whose script and console errors collect in page.console_errors.
+
+    On exit the context closes and no error may be left (a test removes the ones it expects).
+    """
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=base_url)
+    page = context.new_page()
+    errors: list[str] = []
+    page.console_errors = errors
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" and msg.text not in benign else None)
+    yield page
+    context.close()
+    assert not errors, errors  # no script errors, no CSP violations, no missing files
