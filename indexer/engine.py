@@ -10,6 +10,7 @@ import numpy as np
 from .errors import DocumentNotFound, InvalidQuery, ProjectNotFound, SKMemoryError
 from .home import Home
 from .project import Project
+from .graph.source import LinkResolver
 from .search.index import ProjectIndex
 from .search.keyword import keyword_search
 from .search import browse, modes
@@ -210,8 +211,9 @@ class Engine:
                 if path[:depth] not in seen:
                     seen.add(path[:depth])
                     outline.append({"heading": path[depth - 1], "level": depth, "line": c["start_line"]})
-        outgoing = [{"target": l["target"], "kind": l["kind"], **self._resolve(index, l["target"])}
-                    for l in index.sql("SELECT target, kind FROM links WHERE document_id = ? ORDER BY target", (document_id,))]
+        links = index.sql("SELECT target, kind FROM links WHERE document_id = ? ORDER BY target", (document_id,))
+        outgoing = [{"target": l["target"], "kind": l["kind"], **found}
+                    for l, found in zip(links, self._resolve(index, [l["target"] for l in links], r["rel_path"]))]
         stem = r["rel_path"].rsplit("/", 1)[-1].rsplit(".", 1)[0]
         names = sorted({stem.lower(), r["title"].lower(), r["rel_path"].lower(), r["rel_path"].lower().rsplit(".", 1)[0]})
         incoming = [
@@ -227,15 +229,18 @@ class Engine:
         })
         return info
 
-    def _resolve(self, index: ProjectIndex, target: str) -> dict:
-        """Find the document a link points at (by path, file name or title), if it is indexed."""
-        t = target.split("#")[0].strip().lower()
-        row = index.sql(
-            """SELECT document_id, rel_path FROM documents WHERE lower(rel_path) IN (?, ?) OR lower(title) = ?
-               OR lower(rel_path) LIKE ? ESCAPE '\\' LIMIT 1""",
-            (t, t + ".md", t, "%/" + t.replace("%", "\\%").replace("_", "\\_") + ".md"),
-        )
-        return {"document_id": row[0][0], "relative_path": row[0][1]} if row else {"document_id": None}
+    def _resolve(self, index: ProjectIndex, targets: list[str], from_path: str) -> list[dict]:
+        """Find the documents these links point at (by path, relative path, title or file name), if indexed."""
+        if not targets:
+            return []
+        docs = index.sql("SELECT document_id, rel_path, title FROM documents")
+        resolver = LinkResolver([d["rel_path"] for d in docs], [d["title"] for d in docs])
+        out = []
+        for target in targets:
+            i = resolver.resolve(target, from_path)
+            out.append({"document_id": docs[i]["document_id"], "relative_path": docs[i]["rel_path"]}
+                       if i is not None else {"document_id": None})
+        return out
 
     def related(self, document_id: str, project: str | None = None, limit: int = 8) -> dict:
         """Documents like this one: hybrid search on its own content (title as keywords, mean vector for meaning)."""

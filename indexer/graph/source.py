@@ -64,12 +64,12 @@ def read_source(index: ProjectIndex) -> GraphSource:
 
 
 def link_key(target: str) -> str:
-    """A link target as Engine._resolve compares it: before any '#', trimmed, lowercase."""
+    """A link target as LinkResolver compares it: before any '#', trimmed, lowercase."""
     return target.split("#")[0].strip().lower()
 
 
 class LinkResolver:
-    """Engine._resolve's rules (path, path + .md, title, file name anywhere) for many targets at once."""
+    """Resolve link targets to documents by path, path + .md, relative path, title, then file name anywhere."""
 
     def __init__(self, paths: list[str], titles: list[str]):
         self._exact: dict[str, int] = {}
