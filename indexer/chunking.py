@@ -1,18 +1,53 @@
-"""Cut a parsed document into chunks that fit the embedding model's window and stay stable under small edits."""
+"""Cut a parsed document into chunks sized to the embedding model's window, stable under small edits.
+
+The design, in the order the work is done:
+
+1. **Units.** Each section is split into blocks at blank lines (a fenced code block stays whole). A block too big
+   for the window is split into its lines, and a line still too big into token windows that overlap a little.
+   Every unit knows the text the model will see of it (`readable.reader_text`: link text, no URLs, placeholders
+   or HTML) and its token count, counted once in one batch; counts add up across whitespace, so packing never
+   re-tokenises.
+2. **Chunks pack units across sections.** Consecutive sections of one document share a chunk while they fit the
+   window (MAX_TOKENS word-pieces with the `title > heading` prefix). A chunk is cut once it is at least half
+   full, at the strongest boundary the window allows: before a top-level heading rather than a sub-heading,
+   before a heading rather than a paragraph, before a paragraph rather than a line. Among equally strong
+   boundaries a hash of the next unit's text decides. The cut depends on the text around it, not on where the
+   document starts, so an edit that changes one paragraph's length moves at most the cut after it; the chunk
+   after that lands on the same cut again. Editing one paragraph re-embeds the chunk that holds it, and at a
+   boundary its neighbour.
+3. **No chunk without a body.** A unit with no words for the model (a heading alone, a placeholder, a comment,
+   an empty task) never makes a chunk on its own: it joins its neighbours, and a document with nothing but such
+   units has no chunks. A cut is not made where it would leave a tail of a few tokens.
+4. **Where a chunk came from.** A chunk records every section it spans, with its heading path, its lines in the
+   file and its offset in the chunk's content, so a result can point at the part that matched. The content is
+   the file's text with the original line breaks between sections, so line N of the content is line
+   start_line + N of the file.
+
+Sections that carry a `ref` (mind map nodes) are never packed together: each node keeps its own chunks.
+"""
 from __future__ import annotations
 
 import logging
 import re
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from indexer.parsed import ChunkDraft, ParsedDocument, Section
+from indexer.readable import has_words, reader_text
 
 logger = logging.getLogger(__name__)
 
 MAX_TOKENS = 256  # the all-MiniLM-L6-v2 window, in word-piece tokens including [CLS]/[SEP] and the prefix
 PREFIX_MAX_TOKENS = 32
+CHUNKER_VERSION = 2  # bump when the same file would be cut differently: indexes re-chunk at start-up
+MIN_FILL = 0.5  # a chunk is cut no earlier than this share of its window, unless the text runs out
+MIN_TAIL = 0.25  # ... nor where what is left of the document would be shorter than this share
+_KEY_CHARS = 24  # how much of a unit's opening decides ties between equally strong cuts
+
+# How good a place to start a chunk each kind of unit start is (a section's start: by its heading depth).
+_WINDOW, _LINE, _PARAGRAPH, _SECTION = 0, 1, 2, 3
 _SPECIAL_TOKENS = 2  # [CLS] and [SEP], counted once per text
 
 # A piece is one word-piece token: (start, end, word) with character offsets into the text and the index of the
@@ -25,6 +60,7 @@ _APPROX_CHARS_PER_PIECE = 4
 _SENTENCE_END = frozenset(".!?…。！？")
 _CJK_SENTENCE_END = frozenset("。！？")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_HEADING_LINE = re.compile(r"[ \t]*(?:[-*+][ \t]+)?#{1,6}(?:[ \t]|$)")
 
 
 class TokenCounter:
@@ -232,65 +268,228 @@ class _LineIndex:
         return self._line
 
 
-def _pack(
-    text: str, blocks: list[_Block], block_tokens: Iterator[int], budget: int, counter: TokenCounter, overlap: int
-) -> Iterator[tuple[int, int]]:
-    """Yield chunk spans of a section: whole blocks packed greedily, and an oversized block split on its own."""
-    group: list[_Block] = []
-    group_tokens = 0
-    for block in blocks:
-        tokens = next(block_tokens)
-        if group and group_tokens + tokens > budget:
-            yield group[0].start, group[-1].end
-            group, group_tokens = [], 0
-        if tokens > budget:
-            for a, b in _split_long(text[block.start : block.end], counter, budget, overlap):
-                yield block.start + a, block.start + b
-        else:
-            group.append(block)
-            group_tokens += tokens
-    if group:
-        yield group[0].start, group[-1].end
+@dataclass
+class _Unit:
+    """The smallest piece the packer moves: a block, a line of a big block, or a window of a huge line."""
+
+    section: int  # index into the document's sections
+    start: int  # character span [start, end) in the section's text
+    end: int
+    embed: str  # what the model sees of it
+    strength: int  # how good a chunk start this unit's start is
+    body: bool  # holds words for the model beyond a heading line
+    tokens: int = 0
+
+
+def _heading_strength(section: Section) -> int:
+    """A section's start: an H1 is the strongest boundary, an H6 or an untitled section the weakest."""
+    depth = len(section.heading_path)
+    return _SECTION + (6 - min(depth, 6) if depth else 0)
+
+
+def _opens_with_heading(section: Section) -> bool:
+    """Say whether a section's text starts with its own heading line (markdown), not just under a heading path."""
+    return bool(section.heading_path) and _HEADING_LINE.match(section.text) is not None
+
+
+def _units_of(index: int, section: Section) -> list[_Unit]:
+    units = []
+    titled = _opens_with_heading(section)
+    for n, block in enumerate(_split_blocks(section.text)):
+        text = section.text[block.start:block.end]
+        embed = reader_text(text)
+        # The opening block of a markdown section starts with its heading line; alone, that line is not a body.
+        heading_only = n == 0 and titled and "\n" not in text
+        units.append(_Unit(index, block.start, block.end, embed if has_words(embed) else "",
+                           _heading_strength(section) if n == 0 else _PARAGRAPH,
+                           bool(has_words(embed) and not heading_only)))
+    return units
+
+
+def _split_unit(unit: _Unit, text: str, counter: TokenCounter, budget: int, overlap: int) -> list[_Unit]:
+    """Split a unit over budget into its lines, and a line still over budget into overlapping token windows."""
+    lines: list[_Unit] = []
+    pos = unit.start
+    for n, line in enumerate(text[unit.start:unit.end].split("\n")):
+        if line.strip():
+            embed = reader_text(line)
+            lines.append(_Unit(unit.section, pos, pos + len(line), embed if has_words(embed) else "",
+                               unit.strength if n == 0 else _LINE, has_words(embed)))
+        pos += len(line) + 1
+    if len(lines) > 1 or (lines and (lines[0].start, lines[0].end) != (unit.start, unit.end)):
+        counts = counter.count_many([u.embed for u in lines])
+        out: list[_Unit] = []
+        for line, count in zip(lines, counts):
+            line.tokens = count - _SPECIAL_TOKENS if line.embed else 0
+            out += _split_unit(line, text, counter, budget, overlap) if line.tokens > budget else [line]
+        return out
+    windows = []
+    for n, (a, b) in enumerate(_split_long(text[unit.start:unit.end], counter, budget, overlap)):
+        embed = reader_text(text[unit.start + a:unit.start + b])
+        windows.append(_Unit(unit.section, unit.start + a, unit.start + b, embed if has_words(embed) else "",
+                             unit.strength if n == 0 else _WINDOW, has_words(embed)))
+    counts = counter.count_many([u.embed for u in windows])
+    for window, count in zip(windows, counts):
+        window.tokens = min(budget, count - _SPECIAL_TOKENS) if window.embed else 0
+    return windows
+
+
+class _Prefixes:
+    """The `title > heading` prefix of a chunk by where it starts, truncated to the prefix budget, with its tokens."""
+
+    def __init__(self, doc: ParsedDocument, counter: TokenCounter, max_tokens: int):
+        self.title = doc.title
+        self.counter = counter
+        self.limit = min(PREFIX_MAX_TOKENS, (max_tokens - _SPECIAL_TOKENS) // 2)
+        paths = {tuple(s.heading_path) for s in doc.sections}
+        texts = list(dict.fromkeys(_prefix_for(doc.title, list(p)) for path in paths for p in (path, path[:-1])))
+        self._known = dict(zip(texts, counter.count_many(texts)))
+        self._cache: dict[str, tuple[str, int]] = {}
+
+    def get(self, heading_path: list[str] | None) -> tuple[str, int]:
+        if heading_path is None:
+            return "", 0
+        prefix = _prefix_for(self.title, heading_path)
+        if prefix not in self._cache:
+            tokens = (self._known.get(prefix) or self.counter.count(prefix)) - _SPECIAL_TOKENS
+            short = prefix
+            if tokens > self.limit:
+                short = _truncate(prefix, self.counter.pieces(prefix), self.limit)
+                tokens = self.counter.count(short) - _SPECIAL_TOKENS
+            self._cache[prefix] = (short, max(0, tokens) if short else 0)
+        return self._cache[prefix]
 
 
 def chunk_document(
     doc: ParsedDocument, counter: TokenCounter, max_tokens: int = MAX_TOKENS, overlap_tokens: int = 32
 ) -> list[ChunkDraft]:
-    """Cut doc into heading-aware chunks whose embed_text fits max_tokens, packing whole paragraphs greedily."""
+    """Cut doc into chunks whose embed_text fits max_tokens, packing sections together (see the module docstring)."""
     if max_tokens < 8:
         raise ValueError(f"max_tokens must be at least 8, got {max_tokens}")
-    sections = [(s, _split_blocks(s.text)) for s in doc.sections if s.text and s.text.strip()]
-    prefixes = {tuple(s.heading_path): _prefix_for(doc.title, s.heading_path) for s, _ in sections}
-    block_texts = [s.text[b.start : b.end] for s, blocks in sections for b in blocks]
-    unique_prefixes = list(dict.fromkeys(prefixes.values()))
-    # One batch for every block and prefix: counts are additive across whitespace, so packing never re-tokenises.
-    counts = counter.count_many(unique_prefixes + block_texts)
-    prefix_limit = min(PREFIX_MAX_TOKENS, (max_tokens - _SPECIAL_TOKENS) // 2)
-    prefix_tokens: dict[str, tuple[str, int]] = {}
-    for prefix, count in zip(unique_prefixes, counts):
-        short, tokens = prefix, count - _SPECIAL_TOKENS
-        if tokens > prefix_limit:
-            short = _truncate(prefix, counter.pieces(prefix), prefix_limit)
-            tokens = counter.count(short) - _SPECIAL_TOKENS
-        prefix_tokens[prefix] = (short, tokens)
-    block_tokens = iter(c - _SPECIAL_TOKENS for c in counts[len(unique_prefixes) :])
-
+    sections = doc.sections
+    prefixes = _Prefixes(doc, counter, max_tokens)
+    units = [u for i, s in enumerate(sections) if s.text and s.text.strip() for u in _units_of(i, s)]
+    for unit, count in zip(units, counter.count_many([u.embed for u in units])):
+        unit.tokens = count - _SPECIAL_TOKENS if unit.embed else 0
+    fitted: list[_Unit] = []
+    for unit in units:
+        # Split for the longest prefix a chunk of this section can have, so every piece fits wherever it starts.
+        budget = max_tokens - _SPECIAL_TOKENS - prefixes.get(sections[unit.section].heading_path)[1]
+        if unit.tokens > budget:
+            fitted += _split_unit(unit, sections[unit.section].text, counter, budget, overlap_tokens)
+        else:
+            fitted.append(unit)
     drafts: list[ChunkDraft] = []
-    for section, blocks in sections:
-        prefix, used = prefix_tokens[prefixes[tuple(section.heading_path)]]
-        budget = max_tokens - _SPECIAL_TOKENS - used
-        lines = _LineIndex(section)
-        for start, end in _pack(section.text, blocks, block_tokens, budget, counter, overlap_tokens):
-            content = section.text[start:end]
-            drafts.append(
-                ChunkDraft(
-                    ordinal=len(drafts),
-                    heading_path=list(section.heading_path),
-                    content=content,
-                    embed_text=f"{prefix}\n{content}" if prefix else content,
-                    start_line=lines.line(start),
-                    end_line=lines.line(end - 1),
-                    ref=section.ref,
-                )
-            )
+    for first, last in _cuts(fitted, sections, prefixes, max_tokens):
+        drafts.append(_draft(len(drafts), fitted[first:last], sections, prefixes))
     return drafts
+
+
+def _prefix_path(unit: _Unit, sections: list[Section], title: str) -> list[str] | None:
+    """The heading path a chunk starting at unit is prefixed with: a heading line in the content is not repeated.
+
+    None means no prefix at all: the chunk opens with an H1 that is the title itself.
+    """
+    path = sections[unit.section].heading_path
+    if unit.start != 0 or not _opens_with_heading(sections[unit.section]):
+        return path
+    if len(path) == 1 and path[0].strip().casefold() == (title or "").strip().casefold():
+        return None
+    return path[:-1]
+
+
+def _cuts(units: list[_Unit], sections: list[Section], prefixes: _Prefixes, max_tokens: int):
+    """Yield (first, last) unit ranges of the chunks: whole document packed, cut at the strongest boundaries."""
+    n = len(units)
+    rest = [0] * (n + 1)  # tokens from unit i to the end
+    body_after = [False] * (n + 1)  # whether any unit from i on has a body
+    for i in range(n - 1, -1, -1):
+        rest[i] = rest[i + 1] + units[i].tokens
+        body_after[i] = body_after[i + 1] or units[i].body
+    i = 0
+    while i < n:
+        budget = max_tokens - _SPECIAL_TOKENS - prefixes.get(_prefix_path(units[i], sections, prefixes.title))[1]
+        ref = sections[units[i].section].ref
+        reach, used, has_body = i, 0, False
+        fills: list[tuple[int, int, bool]] = []  # (cut before unit c, tokens before it, a body before it)
+        while reach < n and used + units[reach].tokens <= budget:
+            if reach > i and _hard_boundary(units[reach - 1], units[reach], sections, ref):
+                break
+            used += units[reach].tokens
+            has_body = has_body or units[reach].body
+            reach += 1
+            fills.append((reach, used, has_body))
+        if reach == i:  # cannot happen for fitted units; guard against an endless loop all the same
+            reach = i + 1
+            fills.append((reach, units[i].tokens, units[i].body))
+        if reach == n or not body_after[reach] or _hard_boundary(units[reach - 1], units[reach], sections, ref):
+            cut = reach
+        else:
+            cut = _best_cut(units, fills, rest, body_after, budget)
+        if any(u.body for u in units[i:cut]):
+            yield i, cut
+        i = cut
+
+
+def _hard_boundary(before: _Unit, after: _Unit, sections: list[Section], ref) -> bool:
+    """Mind map nodes (sections with a ref) never share a chunk."""
+    return before.section != after.section and (ref is not None or sections[after.section].ref is not None)
+
+
+def _best_cut(units: list[_Unit], fills, rest: list[int], body_after: list[bool], budget: int) -> int:
+    """Choose where the chunk ends among the cuts that fit: half full, not leaving a scrap, strongest boundary."""
+    least = budget * MIN_FILL
+    tail = budget * MIN_TAIL
+    candidates = [(c, used) for c, used, body in fills if body and used >= least and body_after[c]]
+    good = [c for c, _ in candidates if rest[c] >= tail]
+    pool = good or [c for c, _ in candidates]
+    if not pool:
+        return fills[-1][0]
+    # The tie-break hashes only the opening of the next unit, so an edit inside a paragraph keeps the cut before it.
+    return max(pool, key=lambda c: (units[c].strength, zlib.crc32(units[c].embed[:_KEY_CHARS].encode("utf-8")), -c))
+
+
+def _draft(ordinal: int, units: list[_Unit], sections: list[Section], prefixes: _Prefixes) -> ChunkDraft:
+    """Assemble a chunk from consecutive units: content as in the file, the sections it spans, the model's text."""
+    parts: list[str] = []
+    spans: list[dict] = []
+    offset = 0
+    previous_end: int | None = None
+    for index, group in _by_section(units):
+        section = sections[index]
+        lines = _LineIndex(section)
+        start, end = group[0].start, max(u.end for u in group)
+        first_line, last_line = lines.line(start), lines.line(end - 1)
+        if previous_end is not None:
+            gap = "\n" * max(1, first_line - previous_end)
+            parts.append(gap)
+            offset += len(gap)
+        spans.append({"heading_path": list(section.heading_path), "lines": [first_line, last_line], "offset": offset})
+        text = section.text[start:end]
+        parts.append(text)
+        offset += len(text)
+        previous_end = last_line
+    prefix, _ = prefixes.get(_prefix_path(units[0], sections, prefixes.title))
+    body = "\n\n".join(u.embed for u in units if u.embed)
+    first = sections[units[0].section]
+    return ChunkDraft(
+        ordinal=ordinal,
+        heading_path=list(first.heading_path),
+        content="".join(parts),
+        embed_text=f"{prefix}\n{body}" if prefix else body,
+        start_line=spans[0]["lines"][0],
+        end_line=spans[-1]["lines"][1],
+        ref=first.ref,
+        sections=spans,
+    )
+
+
+def _by_section(units: list[_Unit]):
+    group: list[_Unit] = []
+    for unit in units:
+        if group and unit.section != group[0].section:
+            yield group[0].section, group
+            group = []
+        group.append(unit)
+    if group:
+        yield group[0].section, group

@@ -23,6 +23,12 @@ class Settings:
     embed_batch_size: int = 32
     device: str | None = None  # None: CUDA when present, else CPU
     reranker_path: str | None = None  # a local sentence-transformers cross-encoder folder; None: no reranking
+    model_cache: Path | None = None  # where models exported for fast queries live; None: HOME/models
+    query_backend: str = "onnx"  # 'onnx' (one-thread ONNX Runtime copy of the model) or 'torch'
+
+    @property
+    def model_cache_dir(self) -> Path:
+        return self.model_cache or self.home / "models"
 
     @classmethod
     def from_env(cls, home: str | Path | None = None) -> "Settings":
@@ -37,7 +43,18 @@ class Settings:
             embed_batch_size=_int_env("SKMEMORY_EMBED_BATCH", 32),
             device=env.get("SKMEMORY_DEVICE") or None,
             reranker_path=env.get("SKMEMORY_RERANKER") or None,
+            model_cache=Path(env["SKMEMORY_MODEL_CACHE"]).expanduser() if env.get("SKMEMORY_MODEL_CACHE") else None,
+            query_backend=_choice_env("SKMEMORY_QUERY_BACKEND", ("onnx", "torch"), "onnx"),
         )
+
+
+def _choice_env(name: str, choices: tuple[str, ...], default: str) -> str:
+    raw = (os.environ.get(name) or default).strip().lower()
+    if raw not in choices:
+        from .errors import SKMemoryError
+
+        raise SKMemoryError(f"{name} must be one of {', '.join(choices)}, not {raw!r}.")
+    return raw
 
 
 def _int_env(name: str, default: int) -> int:

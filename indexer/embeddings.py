@@ -13,6 +13,7 @@ from .errors import EmbeddingsUnavailable
 logger = logging.getLogger(__name__)
 
 MODEL_NAME = "all-MiniLM-L6-v2"
+BULK_BACKEND = "torch fp32"  # what embeds documents; queries may use an ONNX copy of the same fp32 weights
 
 
 def default_model_path() -> Path:
@@ -43,23 +44,70 @@ def pick_device(requested: str | None = None) -> str:
 class Embedder:
     """Turns texts into unit-length float32 vectors with a sentence-transformers model, loaded lazily once."""
 
-    def __init__(self, model_path: str | Path | None = None, device: str | None = None):
+    def __init__(self, model_path: str | Path | None = None, device: str | None = None,
+                 cache_dir: Path | None = None, query_backend: str | None = None):
         self.model_path = Path(model_path) if model_path else None
         self.requested_device = device
+        self.cache_dir = cache_dir  # where the ONNX copy for queries lives; None: as Settings.from_env() says
+        self.query_backend_requested = query_backend
         self._model = None
         self._error: str | None = None
+        self._query_encoder = None
+        self._query_error: str | None = None
         self._lock = threading.Lock()
 
     @property
     def name(self) -> str:
         return self.model_path.name if self.model_path else MODEL_NAME
 
+    @property
+    def fingerprint(self) -> str:
+        """Which model and backend make the stored vectors; vectors of two fingerprints are never mixed."""
+        return f"{self.name} (sentence-transformers, {BULK_BACKEND})"
+
     def load(self) -> bool:
         """Load the model if not yet tried; return whether embeddings are available."""
         with self._lock:
             if self._model is None and self._error is None:
                 self._model, self._error = _load(self.model_path, self.requested_device)
+                if self._model is not None:
+                    self._prepare_query_encoder()
             return self._model is not None
+
+    @property
+    def query_backend(self) -> str:
+        """What encodes queries: 'onnx' (one thread, beside bulk embedding) or 'torch'."""
+        return "onnx" if self._query_encoder is not None else "torch"
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query on a path the bulk embedder cannot slow down (the ONNX copy), else with torch."""
+        self._require()
+        if self._query_encoder is not None:
+            return self._query_encoder.embed([text])[0]
+        return self.embed([text])[0]
+
+    def _prepare_query_encoder(self) -> None:
+        # Called with the lock held, right after the torch model loaded: export (once) and check the ONNX copy.
+        try:
+            from .config import Settings
+
+            settings = Settings.from_env()
+            if (self.query_backend_requested or settings.query_backend) != "onnx" or self._model.device.type != "cpu":
+                return  # asked for torch, or on a GPU, where torch queries are fast already
+            from .onnx_encoder import OnnxEncoder, probe_cosine_ok
+
+            encoder = OnnxEncoder.for_model(self.model_path or default_model_path(),
+                                            self.cache_dir or settings.model_cache_dir)
+            agreement = encoder.agrees_with(
+                lambda texts: self._model.encode(texts, normalize_embeddings=True, convert_to_numpy=True,
+                                                 show_progress_bar=False))
+            if not probe_cosine_ok(agreement):
+                raise ValueError(f"its vectors differ from torch's (cosine {agreement:.5f})")
+            self._query_encoder = encoder
+            logger.info("Queries are encoded by ONNX Runtime on one thread (%s)", encoder.path)
+        except Exception as exc:  # queries then use torch: slower under load, never wrong
+            self._query_error = f"{type(exc).__name__}: {exc}"
+            logger.warning("Queries will use torch: the ONNX query encoder is unavailable (%s)", self._query_error)
 
     @property
     def available(self) -> bool:

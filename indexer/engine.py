@@ -17,7 +17,7 @@ from .search import browse, modes
 from .search.context import build_context_all
 from .search.memory import memory_search
 from .search.rerank import Reranker
-from .search.results import envelope, iso, result_rows
+from .search.results import chunk_sections, envelope, iso, result_rows
 from .search.semantic import HYBRID_THRESHOLD
 from .search.tags import tag_counts
 from .search.vault import vault_search
@@ -203,14 +203,15 @@ class Engine:
         index = self.index(project)
         r = self._document_row(index, document_id)
         info = self._document_summary(index, r)
-        chunks = index.sql("SELECT heading_path, content, start_line, end_line FROM chunks WHERE document_id = ? ORDER BY ordinal", (document_id,))
+        chunks = index.sql("SELECT heading_path, content, start_line, end_line, sections FROM chunks "
+                           "WHERE document_id = ? ORDER BY ordinal", (document_id,))
         outline, seen = [], set()
-        for c in chunks:
-            path = tuple(json.loads(c["heading_path"]))
+        for section in (s for c in chunks for s in chunk_sections(c)):
+            path = tuple(section["heading_path"])
             for depth in range(1, len(path) + 1):
                 if path[:depth] not in seen:
                     seen.add(path[:depth])
-                    outline.append({"heading": path[depth - 1], "level": depth, "line": c["start_line"]})
+                    outline.append({"heading": path[depth - 1], "level": depth, "line": section["lines"][0]})
         links = index.sql("SELECT target, kind FROM links WHERE document_id = ? ORDER BY target", (document_id,))
         outgoing = [{"target": l["target"], "kind": l["kind"], **found}
                     for l, found in zip(links, self._resolve(index, [l["target"] for l in links], r["rel_path"]))]

@@ -29,7 +29,8 @@ class Home:
     def embedder(self) -> Embedder:
         """The shared embedding model (loaded on first use, not here)."""
         if self._embedder is None:
-            self._embedder = Embedder(self.settings.model_path, self.settings.device)
+            self._embedder = Embedder(self.settings.model_path, self.settings.device,
+                                      self.settings.model_cache_dir, self.settings.query_backend)
         return self._embedder
 
     @property

@@ -188,3 +188,14 @@ def m006_graph_positions(conn: sqlite3.Connection) -> None:
             placed TEXT NOT NULL
         )"""
     )
+
+
+@migration
+def m007_packed_chunks_and_fingerprint(conn: sqlite3.Connection) -> None:
+    # A packed chunk spans sections: `sections` holds each one's heading path, lines and offset in the content
+    # (JSON; NULL for chunks cut before packing, which span one section). `index_meta` records how the index was
+    # built (chunker version, embedding model and backend), so that a change re-chunks or re-embeds at start-up.
+    # Vectors are reused by the hash of the text they embed, hence the index on content_hash.
+    conn.execute("ALTER TABLE chunks ADD COLUMN sections TEXT")
+    conn.execute("CREATE TABLE index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("CREATE INDEX chunks_content_hash ON chunks(content_hash)")

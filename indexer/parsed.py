@@ -52,3 +52,5 @@ class ChunkDraft:
     start_line: int
     end_line: int
     ref: dict | None = None  # the section's ref, repeated on each chunk cut from it
+    # Every section the chunk spans: {"heading_path", "lines": [first, last], "offset": where it starts in content}
+    sections: list[dict] = field(default_factory=list)

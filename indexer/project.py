@@ -9,7 +9,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from .chunking import TokenCounter
+from .chunking import CHUNKER_VERSION, TokenCounter
 from .config import Settings
 from .embeddings import Embedder
 from .errors import EmbeddingsUnavailable, SKMemoryError
@@ -58,6 +58,11 @@ class Project:
         # Serialises "vectors in Chroma" with "chunk rows in SQLite" so that neither side gets ahead.
         self._vector_lock = threading.Lock()
         self.vector_listeners: list[VectorListener] = []
+        try:
+            self.rechunk_needed = self._check_fingerprint()
+        except Exception:
+            self.close()
+            raise
 
     @property
     def name(self) -> str:
@@ -78,6 +83,32 @@ class Project:
         self.close()
 
     # --- keeping the index current ----------------------------------------------------------------------
+
+    def _check_fingerprint(self) -> bool:
+        """Compare how the index was built with this code; drop vectors of another model. Say if re-chunking is due.
+
+        A new chunker version re-chunks every document on the next full sync; chunks whose embedded text is
+        unchanged keep their vectors (chunk ids and vector reuse both go by that text's hash). A new model or
+        backend queues every chunk for embedding again: vectors of two models are never mixed in one project.
+        """
+        model = self.embedder.fingerprint
+        stored_model = self.store.meta("embedding_model")
+        if stored_model is not None and stored_model != model:
+            logger.warning("Project %s was embedded with %s, not %s: embedding it again", self.name, stored_model, model)
+            self.store.forget_vectors()
+            with self._vector_lock:
+                self.vectors.delete(sorted(self.vectors.ids()))
+        if stored_model != model:
+            self.store.set_meta("embedding_model", model)
+        stored_chunker = self.store.meta("chunker_version")
+        if stored_chunker == str(CHUNKER_VERSION):
+            return False
+        if not self.store.counts()["documents"]:
+            self.store.set_meta("chunker_version", str(CHUNKER_VERSION))
+            return False
+        logger.info("Project %s was chunked by chunker version %s; re-chunking it with version %s",
+                    self.name, stored_chunker or 1, CHUNKER_VERSION)
+        return True
 
     def reconcile(self) -> ReconcileReport:
         """Repair the two stores after a crash: drop orphan vectors, re-queue chunks whose vectors are missing."""
@@ -107,6 +138,7 @@ class Project:
         if not self.root.is_dir():
             raise SKMemoryError(f"The folder of project '{self.name}' ({self.root}) is missing; reconnect the drive or remove the project.")
         on_disk, stored = self._scope(rel_paths)
+        rechunk = self.rechunk_needed and rel_paths is None
         report = SyncReport()
         vanished = {p: stored[p] for p in stored if p not in on_disk}
         by_hash: dict[str, str] = {}
@@ -115,7 +147,7 @@ class Project:
         total = len(on_disk)
         for done, rel in enumerate(sorted(on_disk), start=1):
             try:
-                self._sync_file(rel, stored.get(rel), vanished, by_hash, report)
+                self._sync_file(rel, stored.get(rel), vanished, by_hash, report, force=rechunk)
             except Exception:  # one file must never stop the rest
                 logger.exception("Indexing %s failed", rel)
                 report.removed_chunk_ids += self.store.record_file_error(rel, "Indexing failed unexpectedly; see the log.")
@@ -129,13 +161,16 @@ class Project:
         stale_errors = [p for p in self.store.file_error_paths() if p not in on_disk and self._in_scope(p, rel_paths)]
         self.store.clear_file_errors(stale_errors)
         self._drop_vectors(report.removed_chunk_ids)
+        if rechunk:
+            self.store.set_meta("chunker_version", str(CHUNKER_VERSION))
+            self.rechunk_needed = False
         return report
 
-    def _sync_file(self, rel: str, known, vanished: dict, by_hash: dict, report: SyncReport) -> None:
+    def _sync_file(self, rel: str, known, vanished: dict, by_hash: dict, report: SyncReport, force: bool = False) -> None:
         path = self.root / rel
         read: FileRead | None = None
         doc_id = None
-        if known is not None:
+        if known is not None and not force:
             _doc_id, mtime_ns, size, _hash = known
             try:
                 st = path.stat()
@@ -157,7 +192,7 @@ class Project:
                 report.moved += 1
         outcome, removed, added = index_file(
             self.store, self.root, rel, self.counter, self.settings.max_file_bytes,
-            read=read, document_id=doc_id, force=doc_id is not None,
+            read=read, document_id=doc_id, force=force or doc_id is not None,
         )
         report.removed_chunk_ids += removed
         report.chunks_added += added
@@ -219,6 +254,17 @@ class Project:
         return done
 
     def _embed_batch(self, rows) -> int:
+        # A chunk whose text was embedded before carries that vector already: no model needed.
+        reused = [r for r in rows if r["vector"] is not None]
+        fresh = [r for r in rows if r["vector"] is None]
+        done = 0
+        if reused:
+            done += self._store_vectors(reused, np.stack([np.frombuffer(r["vector"], dtype=np.float32) for r in reused]))
+        if fresh:
+            done += self._embed_fresh(fresh)
+        return done
+
+    def _embed_fresh(self, rows) -> int:
         ids = [r["chunk_id"] for r in rows]
         try:
             vectors = self.embedder.embed([r["embed_text"] for r in rows], batch_size=self.settings.embed_batch_size)
@@ -229,7 +275,11 @@ class Project:
                 logger.warning("Embedding chunk %s failed: %s", ids[0], exc)
                 self.store.set_embed_state(ids, "failed", f"{type(exc).__name__}: {exc}")
                 return 0
-            return sum(self._embed_batch([r]) for r in rows)  # find the one that fails
+            return sum(self._embed_fresh([r]) for r in rows)  # find the one that fails
+        return self._store_vectors(rows, vectors)
+
+    def _store_vectors(self, rows, vectors: np.ndarray) -> int:
+        ids = [r["chunk_id"] for r in rows]
         metas = [{"document_id": r["document_id"]} for r in rows]
         with self._vector_lock:
             # A chunk deleted while the model ran (its file was edited) must not come back as an orphan vector.

@@ -45,6 +45,7 @@ class ChunkRow:
     end_line: int
     content_hash: str
     ref: dict | None = None  # a mind map node reference (see indexer/mindmap), kept current on every save
+    sections: list[dict] | None = None  # the sections a packed chunk spans (see indexer/chunking.py)
 
 
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
@@ -100,10 +101,15 @@ class Store:
         return [r[0] for r in self.query("SELECT chunk_id FROM chunks WHERE document_id = ?", (document_id,))]
 
     def pending_chunks(self, limit: int) -> list[sqlite3.Row]:
-        """Return chunks waiting for embeddings, most recently modified documents first."""
+        """Return chunks waiting for embeddings: note-first, newest documents first.
+
+        Chunks that already hold a reused vector come first (they need no model); then the first chunk of every
+        pending document, so that each note becomes findable by meaning early; then the rest.
+        """
         return self.query(
-            """SELECT c.chunk_id, c.document_id, c.embed_text FROM chunks c JOIN documents d USING (document_id)
-               WHERE c.embed_state = 'pending' ORDER BY d.modified DESC, c.document_id, c.ordinal LIMIT ?""",
+            """SELECT c.chunk_id, c.document_id, c.embed_text, c.vector FROM chunks c JOIN documents d USING (document_id)
+               WHERE c.embed_state = 'pending'
+               ORDER BY c.vector IS NULL, c.ordinal > 0, d.modified DESC, c.document_id, c.ordinal LIMIT ?""",
             (limit,),
         )
 
@@ -114,12 +120,34 @@ class Store:
         return {r[0] for r in self.query("SELECT chunk_id FROM chunks")}
 
     def counts(self) -> dict:
+        """Documents and chunks, chunks by embed state, and how many notes with text are findable by meaning."""
         row = self.query(
             """SELECT (SELECT count(*) FROM documents) AS documents, count(*) AS chunks,
                       sum(embed_state = 'embedded') AS embedded, sum(embed_state = 'pending') AS pending,
-                      sum(embed_state = 'failed') AS failed FROM chunks"""
+                      sum(embed_state = 'failed') AS failed,
+                      count(DISTINCT document_id) AS documents_with_text,
+                      count(DISTINCT CASE WHEN embed_state = 'embedded' THEN document_id END) AS documents_embedded
+               FROM chunks"""
         )[0]
         return {k: int(row[k] or 0) for k in row.keys()}
+
+    # --- how the index was built ----------------------------------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        rows = self.query("SELECT value FROM index_meta WHERE key = ?", (key,))
+        return rows[0][0] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.lock, self.conn:
+            self.conn.execute("INSERT INTO index_meta (key, value) VALUES (?, ?) "
+                              "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+
+    def forget_vectors(self) -> list[str]:
+        """Queue every chunk for embedding again and drop the stored vectors (the model changed); return the ids."""
+        with self.lock, self.conn:
+            ids = [r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE embed_state != 'pending' OR vector IS NOT NULL")]
+            self.conn.execute("UPDATE chunks SET embed_state = 'pending', embed_error = NULL, vector = NULL")
+        return ids
 
     def errors(self) -> list[dict]:
         """Return every file that could not be indexed, and every indexed file with warnings."""
@@ -165,24 +193,33 @@ class Store:
                     doc.mtime_ns, json.dumps(doc.warnings),
                 ),
             )
-            existing = {r[0] for r in c.execute("SELECT chunk_id FROM chunks WHERE document_id = ?", (doc.document_id,))}
+            existing = {r[0]: (r[1], r[2]) for r in c.execute(
+                "SELECT chunk_id, content, heading_path FROM chunks WHERE document_id = ?", (doc.document_id,))}
             wanted = {ch.chunk_id for ch in chunks}
-            removed = sorted(existing - wanted)
+            removed = sorted(set(existing) - wanted)
+            # Text embedded before (in a chunk that goes now, or in another document) keeps its vector.
+            reusable = _vectors_by_hash(c, [ch.content_hash for ch in chunks if ch.chunk_id not in existing])
             c.executemany("DELETE FROM chunks WHERE chunk_id = ?", [(i,) for i in removed])
             added = 0
             for ch in chunks:
                 if ch.chunk_id in existing:
                     c.execute(
-                        "UPDATE chunks SET ordinal = ?, start_line = ?, end_line = ?, ref = ? WHERE chunk_id = ?",
-                        (ch.ordinal, ch.start_line, ch.end_line, _ref_json(ch.ref), ch.chunk_id),
+                        "UPDATE chunks SET ordinal = ?, start_line = ?, end_line = ?, ref = ?, sections = ? WHERE chunk_id = ?",
+                        (ch.ordinal, ch.start_line, ch.end_line, _ref_json(ch.ref), _sections_json(ch.sections), ch.chunk_id),
                     )
+                    if existing[ch.chunk_id] != (ch.content, json.dumps(ch.heading_path)):
+                        # Same text for the model (so the vector stays), other text for keyword search: a changed URL.
+                        c.execute("UPDATE chunks SET content = ?, heading_path = ? WHERE chunk_id = ?",
+                                  (ch.content, json.dumps(ch.heading_path), ch.chunk_id))
                 else:
                     added += 1
                     c.execute(
                         """INSERT INTO chunks (chunk_id, document_id, ordinal, heading_path, content, embed_text,
-                               start_line, end_line, content_hash, ref) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                               start_line, end_line, content_hash, ref, sections, vector)
+                           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                         (ch.chunk_id, doc.document_id, ch.ordinal, json.dumps(ch.heading_path), ch.content,
-                         ch.embed_text, ch.start_line, ch.end_line, ch.content_hash, _ref_json(ch.ref)),
+                         ch.embed_text, ch.start_line, ch.end_line, ch.content_hash, _ref_json(ch.ref),
+                         _sections_json(ch.sections), reusable.get(ch.content_hash)),
                     )
             c.execute("DELETE FROM tags WHERE document_id = ?", (doc.document_id,))
             c.executemany("INSERT OR IGNORE INTO tags (document_id, tag) VALUES (?, ?)", [(doc.document_id, t) for t in tags])
@@ -276,6 +313,23 @@ class Store:
             part = chunk_ids[start:start + 500]
             marks = ",".join("?" * len(part))
             yield from self.query(f"SELECT * FROM chunks WHERE chunk_id IN ({marks})", part)
+
+
+def _vectors_by_hash(conn: sqlite3.Connection, hashes: list[str]) -> dict[str, bytes]:
+    """Stored vectors of embedded chunks whose embedded text has one of these hashes."""
+    found: dict[str, bytes] = {}
+    unique = list(dict.fromkeys(hashes))
+    for start in range(0, len(unique), 500):
+        part = unique[start:start + 500]
+        for content_hash, vector in conn.execute(
+            f"""SELECT content_hash, vector FROM chunks WHERE content_hash IN ({",".join("?" * len(part))})
+                AND embed_state = 'embedded' AND vector IS NOT NULL""", part):
+            found.setdefault(content_hash, vector)
+    return found
+
+
+def _sections_json(sections: list[dict] | None) -> str | None:
+    return json.dumps(sections, ensure_ascii=False) if sections else None
 
 
 def _ref_json(ref: dict | None) -> str | None:

@@ -31,6 +31,14 @@ def corpus(name: str) -> Path:
     return path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def model_cache(tmp_path_factory) -> Path:
+    """One cache of exported models for the run (the ONNX query encoder), shared by every data home and server."""
+    path = tmp_path_factory.mktemp("model-cache")
+    os.environ["SKMEMORY_MODEL_CACHE"] = str(path)
+    return path
+
+
 @pytest.fixture(autouse=True)
 def data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point SKMEMORY_HOME at a fresh folder so no test touches a real data home."""

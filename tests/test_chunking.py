@@ -9,6 +9,7 @@ import pytest
 
 from indexer.chunking import MAX_TOKENS, PREFIX_MAX_TOKENS, TokenCounter, chunk_document
 from indexer.parsed import ParsedDocument, Section
+from indexer.readable import has_words, reader_text
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 
@@ -97,7 +98,8 @@ def test_embed_text_is_title_and_heading_path_then_content(counter):
         "markdown", "Kubernetes notes", [Section(["Setup", "Linux"], "### Linux\n\nInstall kubectl.", 10, 12)]
     )
     [chunk] = chunk_document(doc, counter)
-    assert chunk.embed_text == "Kubernetes notes > Setup > Linux\n### Linux\n\nInstall kubectl."
+    # The heading line is in the content, so the prefix stops above it and the model reads it once, without '###'.
+    assert chunk.embed_text == "Kubernetes notes > Setup\nLinux\n\nInstall kubectl."
     assert chunk.content == "### Linux\n\nInstall kubectl."
     assert chunk.heading_path == ["Setup", "Linux"]
     assert (chunk.start_line, chunk.end_line) == (10, 12)
@@ -135,19 +137,52 @@ def test_empty_and_whitespace_sections_make_no_chunks(counter):
     assert chunk_document(ParsedDocument("markdown", "T", []), counter) == []
 
 
-def test_chunks_never_span_sections_and_ordinals_follow_document_order(counter):
+def test_sections_are_packed_in_document_order_and_each_is_recorded(counter):
     rng = random.Random(7)
     doc, file_text = sectioned_doc(
         "Notes", [(f"Part {i}", [paragraph(rng, 40) for _ in range(i + 1)]) for i in range(5)]
     )
     chunks = chunk_document(doc, counter)
     assert [c.ordinal for c in chunks] == list(range(len(chunks)))
+    assert len(chunks) < len(doc.sections)  # short sections share chunks
+    spanned = [s["heading_path"] for c in chunks for s in c.sections]
+    assert [p for i, p in enumerate(spanned) if p not in spanned[:i]] == [s.heading_path for s in doc.sections]
+    lines = file_text.split("\n")
     for c in chunks:
-        section = next(s for s in doc.sections if s.heading_path == c.heading_path)
-        assert c.content in section.text
-        assert section.start_line <= c.start_line <= c.end_line <= section.end_line
-    assert [c.heading_path for c in chunks] == sorted((c.heading_path for c in chunks), key=lambda h: int(h[0][5:]))
+        assert c.heading_path == c.sections[0]["heading_path"]
+        for i, s in enumerate(c.sections):
+            end = c.sections[i + 1]["offset"] if i + 1 < len(c.sections) else len(c.content)
+            first, last = s["lines"]
+            assert c.content[s["offset"]:end].strip("\n") == "\n".join(lines[first - 1:last])
     assert_lines_match(chunks, file_text)
+    assert_within_budget(chunks, counter)
+
+
+def test_a_chunk_is_cut_at_a_heading_rather_than_inside_a_section(counter):
+    rng = random.Random(3)
+    # Two top-level parts of ~150 tokens each with sub-sections: they cannot share one 256-token window.
+    doc, file_text = sectioned_doc("Guide", [(f"Part {i}", [paragraph(rng, 50), paragraph(rng, 50)]) for i in range(4)])
+    chunks = chunk_document(doc, counter)
+    for c in chunks:
+        assert c.content.startswith("## Part"), c.content[:40]
+    assert_within_budget(chunks, counter)
+
+
+def test_mind_map_nodes_never_share_a_chunk(counter):
+    sections = [Section(["Map", f"Node {i}"], f"Node {i} body text here.", i + 1, i + 1, ref={"node_id": f"n{i}"})
+                for i in range(4)]
+    chunks = chunk_document(ParsedDocument("mindmap-semantic", "Map", sections), counter)
+    assert [c.ref["node_id"] for c in chunks] == ["n0", "n1", "n2", "n3"]
+
+
+def test_a_heading_alone_joins_its_neighbours_and_a_note_of_headings_only_has_no_chunks(counter):
+    text = "# Plan\n\n## Empty\n\n## Filled\n\nSome words that make a body."
+    sections = [Section(["Plan"], "# Plan", 1, 1), Section(["Plan", "Empty"], "## Empty", 3, 3),
+                Section(["Plan", "Filled"], "## Filled\n\nSome words that make a body.", 5, 7)]
+    [chunk] = chunk_document(ParsedDocument("markdown", "Plan", sections), counter)
+    assert chunk.content == text and (chunk.start_line, chunk.end_line) == (1, 7)
+    headings_only = [Section(["T"], "# {{title}}", 1, 1), Section(["T", "Tasks"], "## Tasks\n\n- [ ]\n- [ ]", 3, 6)]
+    assert chunk_document(ParsedDocument("markdown", "Daily", headings_only), counter) == []
 
 
 # --- line ranges ---------------------------------------------------------------------------------------------
@@ -182,10 +217,11 @@ FIXTURE_SECTIONS = [
 
 def test_line_ranges_cover_the_original_lines(counter):
     doc = ParsedDocument("markdown", "Title", FIXTURE_SECTIONS)
-    chunks = chunk_document(doc, counter)
-    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 3), (5, 14), (16, 17)]
-    assert chunks[1].content == "\n".join(FIXTURE.split("\n")[4:14])
-    assert_lines_match(chunks, FIXTURE)
+    [chunk] = chunk_document(doc, counter)
+    assert (chunk.start_line, chunk.end_line) == (1, 17)
+    assert [s["lines"] for s in chunk.sections] == [[1, 3], [5, 14], [16, 17]]
+    assert chunk.content == FIXTURE.rstrip("\n")
+    assert_lines_match([chunk], FIXTURE)
 
 
 def test_line_ranges_when_the_budget_separates_blocks_and_a_fence_stays_whole(counter):
@@ -193,8 +229,8 @@ def test_line_ranges_when_the_budget_separates_blocks_and_a_fence_stays_whole(co
     # "Title > Setup" is 3 tokens; the fenced block is 11, so it fills the Setup section's 11-token budget alone.
     assert counter.count(FIXTURE_SECTIONS[1].text.split("\n\n", 2)[2].strip()) == 2 + 11
     chunks = chunk_document(doc, counter, max_tokens=2 + 3 + 11)
-    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 3), (5, 8), (10, 14), (16, 17)]
-    assert chunks[2].content == "```bash\necho hi\n\necho there\n```"
+    fence = next(c for c in chunks if "```bash" in c.content)
+    assert fence.content == "```bash\necho hi\n\necho there\n```" and (fence.start_line, fence.end_line) == (10, 14)
     assert_within_budget(chunks, counter, 2 + 3 + 11)
     assert_lines_match(chunks, FIXTURE)
 
@@ -209,24 +245,33 @@ def _edit_word(text: str, index: int, new: str) -> str:
     return " ".join(words)
 
 
-def test_editing_one_word_of_one_paragraph_changes_exactly_one_chunk(counter):
+def _changed(before, after) -> int:
+    """How many chunks after an edit have text that no chunk had before (what would be embedded again)."""
+    old = {c.embed_text for c in before}
+    return sum(c.embed_text not in old for c in after)
+
+
+def test_editing_one_word_of_one_paragraph_changes_at_most_two_chunks(counter):
     rng = random.Random(11)
     sections = [(f"Topic {i}", [paragraph(rng, rng.randint(60, 110)) for _ in range(3)]) for i in range(6)]
-    before = [c.content for c in chunk_document(sectioned_doc("Long note", sections)[0], counter)]
+    before = chunk_document(sectioned_doc("Long note", sections)[0], counter)
     assert len(before) > 6, "paragraphs should be big enough that sections need more than one chunk"
+    ones = 0
     for s, (heading, paragraphs) in enumerate(sections):
         for p in range(len(paragraphs)):
-            edited = list(paragraphs)
-            edited[p] = _edit_word(edited[p], 3, "zeppelin")
-            changed = sections[:s] + [(heading, edited)] + sections[s + 1 :]
-            after = [c.content for c in chunk_document(sectioned_doc("Long note", changed)[0], counter)]
-            assert len(after) == len(before)
-            differing = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
-            assert len(differing) == 1, f"section {s} paragraph {p}: chunks {differing} differ"
-            assert edited[p] in after[differing[0]]
+            for position, word in ((3, "zeppelin"), (-2, "lighthouse-keeper")):
+                edited = list(paragraphs)
+                edited[p] = _edit_word(edited[p], position, word)
+                changed = sections[:s] + [(heading, edited)] + sections[s + 1:]
+                after = chunk_document(sectioned_doc("Long note", changed)[0], counter)
+                n = _changed(before, after)
+                assert 1 <= n <= 2, f"section {s} paragraph {p}: {n} chunks changed"
+                ones += n == 1
+                assert any(edited[p] in c.content for c in after)
+    assert ones >= 30  # of 36 edits, nearly all touch one chunk only
 
 
-def test_editing_one_of_many_paragraphs_in_one_section_changes_one_chunk(counter):
+def test_editing_one_of_many_paragraphs_in_one_section_changes_at_most_two_chunks(counter):
     rng = random.Random(5)
     paragraphs = [paragraph(rng, rng.choice([12, 30, 55, 90, 140])) for _ in range(40)]
     doc, _ = sectioned_doc("Journal", [("Log", paragraphs)])
@@ -237,14 +282,15 @@ def test_editing_one_of_many_paragraphs_in_one_section_changes_one_chunk(counter
         assert sum(p in c.content for c in before) == 1
     for i in range(len(paragraphs)):
         edited = list(paragraphs)
-        old = edited[i].split(" ")[1]
-        new = "lantern" if old != "lantern" else "compass"
-        edited[i] = _edit_word(edited[i], 1, new)
-        assert counter.count(edited[i]) == counter.count(paragraphs[i])
+        edited[i] = _edit_word(edited[i], 4, "lighthouse")
         after = chunk_document(sectioned_doc("Journal", [("Log", edited)])[0], counter)
-        differing = [(a.content, b.content) for a, b in zip(before, after) if a.content != b.content]
-        assert len(after) == len(before) and len(differing) == 1, f"paragraph {i}"
-        assert [(c.start_line, c.end_line) for c in after] == [(c.start_line, c.end_line) for c in before]
+        assert 1 <= _changed(before, after) <= 2, f"paragraph {i}"
+    # Growing a paragraph by a sentence moves at most the cut after it.
+    for i in range(0, len(paragraphs), 3):
+        edited = list(paragraphs)
+        edited[i] += " An extra sentence about the harbor signal and the narrow canyon."
+        after = chunk_document(sectioned_doc("Journal", [("Log", edited)])[0], counter)
+        assert 1 <= _changed(before, after) <= 2, f"paragraph {i} grown"
 
 
 def test_chunking_is_deterministic(counter):
@@ -299,18 +345,19 @@ def test_a_long_code_block_is_split_at_lines_within_budget(counter):
     text = f"Some setup first.\n\n```python\ndef main():\n{body}\n```\n\nAfter the code."
     doc = one_section_doc(text, "Script", ["Code"])
     chunks = chunk_document(doc, counter)
-    assert chunks[0].content == "Some setup first."
-    assert chunks[-1].content == "After the code."
-    code = chunks[1:-1]
-    assert len(code) > 10
+    assert chunks[0].content.startswith("Some setup first.\n\n```python")  # a short paragraph joins what follows
+    assert chunks[-1].content.endswith("```\n\nAfter the code.")
+    assert len(chunks) > 10
     assert_within_budget(chunks, counter)
-    code_text = text[text.index("```") : text.rindex("```") + 3]
-    _assert_pieces_cover([c.__class__(**{**c.__dict__, "ordinal": i}) for i, c in enumerate(code)], code_text, counter)
     lines = text.split("\n")
-    for c in code:  # pieces of code start and end on whole lines
-        assert c.content.split("\n")[0].strip() == lines[c.start_line - 1].strip()
+    for c in chunks:  # pieces of code start and end on whole lines, and each line is in exactly one chunk
+        assert c.content.split("\n")[0] == lines[c.start_line - 1]
         assert c.content.split("\n")[-1] == lines[c.end_line - 1]
-    assert code[0].start_line == 3 and code[-1].end_line == len(lines) - 2
+    assert [c.start_line for c in chunks[1:]] == [c.end_line + 1 for c in chunks[:-1]] or all(
+        b.start_line > a.end_line for a, b in zip(chunks, chunks[1:]))
+    covered = sorted(line for c in chunks for line in range(c.start_line, c.end_line + 1))
+    assert len(covered) == len(set(covered))
+    assert {i + 1 for i, line in enumerate(lines) if line.strip()} <= set(covered)
 
 
 def test_cjk_text_without_spaces_is_split_within_budget(counter):
@@ -360,11 +407,14 @@ def test_real_corpora_chunks_fit_the_model_window(counter, patterns):
         text = path.read_text(encoding="utf-8")
         doc = one_section_doc(text, path.stem)
         chunks = chunk_document(doc, counter)
-        assert chunks or not text.strip(), path
+        # A note with nothing for the model but headings, embeds and placeholders (a template) has no chunks.
+        body = "\n".join(line for line in text.split("\n") if not line.lstrip().startswith("#"))
+        assert chunks or not has_words(reader_text(body)), path
         assert_within_budget(chunks, counter)
         assert_lines_match(chunks, text)
         assert [c.ordinal for c in chunks] == list(range(len(chunks)))
-        assert_nothing_left_out(chunks, text, path)
+        if chunks:
+            assert_nothing_left_out(chunks, text, path)
 
 
 def assert_nothing_left_out(chunks, text: str, where) -> None:

@@ -75,7 +75,7 @@ def test_kill_during_embedding_then_restart_is_consistent(data_home, tmp_path):
     per_doc = conn.execute("SELECT count(*) FROM (SELECT document_id, ordinal FROM chunks GROUP BY 1, 2 HAVING count(*) > 1)").fetchone()[0]
     conn.close()
     assert docs == 120
-    assert states == {"embedded": 120 * 5}  # a title chunk and four parts per note, all embedded
+    assert states == {"embedded": len(chunk_ids)} and len(chunk_ids) >= 120  # every chunk of every note embedded
     assert per_doc == 0  # no duplicate chunk at any position
     vectors = VectorStore.open(info.index_dir / "chroma", f"skm_{info.id}")
     try:

@@ -152,7 +152,8 @@ def test_every_tool_answers_what_the_json_api_answers(live, tmp_path):
             whole = check_matches_api(await s.call_tool("get_document", {"document_id": hit["document_id"]}),
                                       api(port, doc_path))
             assert whole["title"] == "Garden plan" and "drip line" in whole["content"]
-            first, last = hit["lines"]
+            first, last = hit["chunk_lines"]
+            assert first <= hit["lines"][0] <= hit["lines"][1] <= last  # the matching section lies in the chunk
             part = check_matches_api(
                 await s.call_tool("get_document", {"document_id": hit["document_id"], "start_line": first,
                                                    "end_line": last}),

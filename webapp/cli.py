@@ -145,6 +145,9 @@ def index(ctx: click.Context, name: str | None, no_embed: bool) -> None:
     for project_name in _selected(home, name):
         with home.open_project(project_name, role="skmemory index") as project:
             project.reconcile()
+            if project.rechunk_needed:
+                click.echo(f"{project_name}: this version of SK Memory cuts notes into chunks differently; re-chunking "
+                           "every note (passages whose text is unchanged keep their embeddings).", err=True)
             files = []
             with click.progressbar(length=1, label=f"{project_name}: files parsed", file=sys.stderr) as bar:
                 def on_file(done: int, total: int) -> None:
@@ -184,7 +187,9 @@ def _embed_with_progress(project) -> None:
             bar.update(done - bar.pos, current_item=done)
         done = project.embed_pending(progress=on_batch)
     elapsed = time.monotonic() - started
-    click.echo(f"{project.name}: {done} chunks embedded in {elapsed:.1f} s ({done / max(elapsed, 1e-9):.1f} chunks/s).", err=True)
+    counts = project.store.counts()
+    click.echo(f"{project.name}: {done} chunks embedded in {elapsed:.1f} s ({done / max(elapsed, 1e-9):.1f} chunks/s); "
+               f"notes searchable by meaning: {counts['documents_embedded']} of {counts['documents_with_text']}.", err=True)
 
 
 @cli.command()
@@ -209,7 +214,9 @@ def watch(ctx: click.Context, name: str | None) -> None:
         while not stop.wait(5):
             for project in service.status()["projects"]:
                 if project.get("pending"):
-                    click.echo(f"{project['project']}: {project['pending']} chunks waiting for embeddings", err=True)
+                    click.echo(f"{project['project']}: {project['pending']} chunks waiting for embeddings; notes "
+                               f"searchable by meaning: {project['documents_embedded']} of {project['documents_with_text']}",
+                               err=True)
     except KeyboardInterrupt:
         pass
     finally:
@@ -234,6 +241,7 @@ def status(ctx: click.Context, name: str | None, as_json: bool) -> None:
         click.echo(f"{s['project']} ({s['root']})")
         click.echo(f"  documents: {s['documents']}  chunks: {s['chunks']}  embedded: {s['embedded']}  "
                    f"pending: {s['pending']}  failed: {s['failed']}")
+        click.echo(f"  notes searchable by meaning: {s.get('documents_embedded', 0)} of {s.get('documents_with_text', 0)}")
         if s.get("embeddings_available"):
             click.echo(f"  embeddings: available ({s.get('model')})")
         else:

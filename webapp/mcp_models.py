@@ -33,8 +33,9 @@ class SearchResult(Shape):
     tags: list[str]
     created: str | None
     modified: str | None
-    heading_path: list[str] = Field(description="The headings above the chunk, outermost first.")
-    lines: list[int] = Field(description="First and last line of the chunk in the file (use with get_document).")
+    heading_path: list[str] = Field(description="The headings above the part of the chunk that matched, outermost first.")
+    lines: list[int] = Field(description="First and last line of the part that matched, in the file (use with get_document).")
+    chunk_lines: list[int] | None = Field(None, description="First and last line of the whole chunk (content) in the file.")
     snippet: str = Field(description="An HTML-escaped excerpt with matches wrapped in <mark>.")
 
 

@@ -8,6 +8,7 @@ from indexer.extract.frontmatter import read_frontmatter
 from indexer.extract.inline import code_lines, dedupe_links, normalise_tags, scan_lines
 from indexer.extract.text import decode_text
 from indexer.parsed import ParsedDocument, Section
+from indexer.readable import blank_comments, has_words, reader_text
 
 # An ATX heading; Logseq writes its headings as bullets ('\t- ## Usage'), which render as headings too.
 HEADING = re.compile(r"^(?: {0,3}|[ \t]*[-*+][ \t]+)(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
@@ -20,7 +21,12 @@ def parse_markdown(path: Path, data: bytes, file_type: str) -> ParsedDocument:
     meta = read_frontmatter(lines)
     body = lines[meta.body_start:]
     in_code = code_lines(body)
+    # Comments are hidden in reading view: they are not indexed (blanked, so line numbers stay the file's).
+    body = blank_comments(body, in_code)
+    lines = lines[:meta.body_start] + body
     sections, opening_h1 = split_sections(lines, meta.body_start, in_code)
+    if opening_h1 is not None and not has_words(reader_text(opening_h1)):
+        opening_h1 = None  # '# {{title}}' in a template names nothing
     body_tags, body_links = scan_lines(body, in_code)
     return ParsedDocument(
         file_type=file_type,

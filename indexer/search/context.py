@@ -86,7 +86,7 @@ def _pack(counter, rows: list[dict], budget: int) -> tuple[list[dict], int, bool
         items.append({
             "project": row["project"], "document_id": row["document_id"], "chunk_id": row["chunk_id"],
             "title": row["document_title"], "relative_path": row["relative_path"],
-            "absolute_path": row["absolute_path"], "heading_path": row["heading_path"], "lines": row["lines"],
+            "absolute_path": row["absolute_path"], "heading_path": row["heading_path"], "lines": row["chunk_lines"],
             "score": row["similarity"], "search_type": row["search_type"], "tokens": tokens,
             "content": row["content"],
         })

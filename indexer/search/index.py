@@ -42,4 +42,4 @@ class ProjectIndex:
 
     def embed_query(self, text: str):
         """Embed a query with the same model as the chunks (raises EmbeddingsUnavailable)."""
-        return self.embedder.embed([text])[0]
+        return self.embedder.embed_query(text)

@@ -23,7 +23,7 @@ def result_rows(index: ProjectIndex, scored: list[tuple[str, float, str]], terms
         part = ids[start:start + 500]
         marks = ",".join("?" * len(part))
         for r in index.sql(
-            f"""SELECT c.chunk_id, c.document_id, c.content, c.heading_path, c.start_line, c.end_line,
+            f"""SELECT c.chunk_id, c.document_id, c.content, c.heading_path, c.start_line, c.end_line, c.sections,
                        d.title, d.rel_path, d.file_type, d.created, d.modified,
                        (SELECT group_concat(tag, char(31)) FROM tags t WHERE t.document_id = d.document_id) AS tags
                 FROM chunks c JOIN documents d USING (document_id) WHERE c.chunk_id IN ({marks})""",
@@ -40,7 +40,9 @@ def result_rows(index: ProjectIndex, scored: list[tuple[str, float, str]], terms
 
 
 def make_result(index: ProjectIndex, r: dict, similarity: float, search_type: str, terms: list[str]) -> dict:
-    """Build one result dict from a joined chunk-and-document row."""
+    """Build one result dict from a joined chunk-and-document row; heading, lines and snippet are the matching part's."""
+    sections = chunk_sections(r)
+    part, text = matching_section(r["content"], sections, terms)
     return {
         "chunk_id": r["chunk_id"],
         "document_id": r["document_id"],
@@ -55,10 +57,50 @@ def make_result(index: ProjectIndex, r: dict, similarity: float, search_type: st
         "tags": sorted(r["tags"].split("\x1f")) if r.get("tags") else [],
         "created": r["created"],
         "modified": iso(r["modified"]),
-        "heading_path": json.loads(r["heading_path"]) if r.get("heading_path") else [],
-        "lines": [r["start_line"], r["end_line"]],
-        "snippet": snippet(r["content"], terms),
+        "heading_path": part["heading_path"],
+        "lines": part["lines"],
+        "chunk_lines": [r["start_line"], r["end_line"]],
+        "snippet": snippet(text, terms),
     }
+
+
+def chunk_sections(r) -> list[dict]:
+    """The sections a chunk row spans (heading_path, lines, offset); one for chunks cut before packing."""
+    raw = r["sections"] if "sections" in r.keys() else None
+    if raw:
+        return json.loads(raw)
+    heading = json.loads(r["heading_path"]) if r["heading_path"] else []
+    return [{"heading_path": heading, "lines": [r["start_line"], r["end_line"]], "offset": 0}]
+
+
+# Words too common to say which part of a chunk a query was about.
+_STOPWORDS = frozenset("""a an and are as at be but by can did do does for from had has have how i if in is it its me my
+no not of on or our out so that the their them then there these they this to was we went were what when where which
+who why will with would you your""".split())
+_HEADING_LINE = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?#{1,6}(?:[ \t]|$)")
+
+
+def matching_section(content: str, sections: list[dict], terms: Iterable[str]) -> tuple[dict, str]:
+    """The part of a chunk a result should point at, with its text: the one matching most query terms.
+
+    Without any matching term (a match by meaning alone), the first part with more than a heading line.
+    """
+    parts = [(s, content[s["offset"]:(sections[i + 1]["offset"] if i + 1 < len(sections) else len(content))])
+             for i, s in enumerate(sections)]
+    if len(parts) == 1:
+        return parts[0]
+    words = [w for w in (t.lower() for t in terms if t) if w not in _STOPWORDS]
+    if words:
+        scored = [(sum(w in text.lower() for w in words), sum(text.lower().count(w) for w in words), -i)
+                  for i, (_, text) in enumerate(parts)]
+        best = max(range(len(parts)), key=lambda i: scored[i])
+        if scored[best][0]:
+            return parts[best]
+    for section, text in parts:
+        lines = [line for line in text.strip().split("\n") if line.strip()]
+        if len(lines) > 1 or (lines and not _HEADING_LINE.match(lines[0])):
+            return section, text
+    return parts[0]
 
 
 def iso(epoch: float | None) -> str | None:

@@ -13,7 +13,8 @@ handle_errors(bp)
 def summary(status: dict) -> dict:
     """Totals over every project: documents, chunks waiting for embeddings with rate and ETA, errors."""
     projects = [p for p in status["projects"] if "open_error" not in p]
-    totals = {k: sum(p.get(k) or 0 for p in projects) for k in ("documents", "chunks", "embedded", "pending")}
+    totals = {k: sum(p.get(k) or 0 for p in projects) for k in ("documents", "chunks", "embedded", "pending",
+                                                          "documents_with_text", "documents_embedded")}
     errors = sum(len(p.get("errors") or []) for p in projects) + len(status["projects"]) - len(projects)
     etas = [p["eta_seconds"] for p in projects if p.get("eta_seconds")]
     embeddable = status.get("embeddings") != "unavailable"

@@ -1,0 +1,109 @@
+"""What a reader sees of a note: comments blanked out of the text, and links, URLs and placeholders out of what the
+model embeds.
+
+Two layers, because keyword search and the model want different things:
+
+- `blank_comments` runs in the markdown extractor. Obsidian comments (`%% … %%`, inline or over many lines) and
+  HTML comments (`<!-- … -->`) are hidden in reading view, so they are not indexed at all: not shown in results,
+  not matched by keyword search, not embedded. They are replaced by blanks that keep every newline, so line
+  numbers stay those of the file.
+- `reader_text` turns a chunk's content into the text the model embeds. A markdown link or image gives its text
+  or alt text, a wikilink its alias or target, and URLs, `![[embeds]]`, `{{template placeholders}}`, Templater
+  tags, HTML tags and empty task boxes give nothing: they are noise to the model and make tiny chunks look alike.
+  The chunk's content keeps them, so a keyword search for a URL or a placeholder still finds the note.
+"""
+from __future__ import annotations
+
+import re
+
+_INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
+_COMMENT_OPEN = re.compile(r"%%|<!--")
+_CLOSER = {"%%": "%%", "<!--": "-->"}
+
+_EMBED = re.compile(r"!\[\[[^\[\]\n]*\]\]")
+_WIKILINK = re.compile(r"\[\[([^\[\]\n|]+?)(?:\|([^\[\]\n]*))?\]\]")
+_IMAGE = re.compile(r"!\[([^\]\n]*)\]\(([^)\n]*)\)")
+_BADGE = re.compile(r"shields\.io|badgen\.net|badge\.fury\.io|/badges?[/.]|badge\.svg", re.IGNORECASE)
+_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*(?:<[^>\n]*>|[^\s)]+)[^)\n]*\)")
+_REFERENCE_DEF = re.compile(r"(?m)^ {0,3}\[[^\]\n]+\]:\s*\S+.*$")
+_AUTOLINK = re.compile(r"<[a-zA-Z][a-zA-Z0-9+.\-]*:[^>\s]*>")
+_BARE_URL = re.compile(r"\b(?:[a-zA-Z][a-zA-Z0-9+.\-]*://|www\.)[^\s<>()\[\]]+")
+_PLACEHOLDER = re.compile(r"\{\{[^{}\n]*\}\}|<%[^\n]*?%>")
+_HTML_TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>\n]*)?/?>")
+_TASK_BOX = re.compile(r"(?m)^([ \t]*(?:[-*+]|\d+[.)])[ \t]+)\[[ xX/\-]?\][ \t]*")
+_HEADING_MARKS = re.compile(r"(?m)^([ \t]*(?:[-*+][ \t]+)?)#{1,6}[ \t]+")
+_BLANK_ITEM = re.compile(r"(?m)^[ \t]*(?:[-*+>|]|\d+[.)])?[ \t]*[-*+|:]*[ \t]*$\n?")
+_SPACES = re.compile(r"[ \t]{2,}")
+_TRAILING = re.compile(r"[ \t]+$", re.MULTILINE)
+_WORD = re.compile(r"[^\W_]")
+
+
+def blank_comments(lines: list[str], in_code: list[bool]) -> list[str]:
+    """Return lines with Obsidian and HTML comments removed, one output line per input line.
+
+    A comment opens only outside fenced code and inline code spans; once open it hides everything to its closer,
+    code fences included, as Obsidian's reading view does. An unclosed comment hides the rest of the note.
+    """
+    out: list[str] = []
+    closer: str | None = None
+    for line, is_code in zip(lines, in_code):
+        if closer is None and (is_code or ("%%" not in line and "<!--" not in line)):
+            out.append(line)
+            continue
+        kept: list[str] = []  # the visible pieces; the first keeps its indentation only if nothing was hidden before it
+        pos = 0
+        while pos <= len(line):
+            if closer is not None:
+                end = line.find(closer, pos)
+                if end < 0:
+                    break
+                pos = end + len(closer)
+                closer = None
+                continue
+            opener = _next_opener(line, pos)
+            if opener is None:
+                kept.append(line[pos:] if pos == 0 else line[pos:].lstrip())
+                break
+            kept.append(line[pos:opener.start()] if pos == 0 else line[pos:opener.start()].lstrip())
+            closer = _CLOSER[opener.group(0)]
+            pos = opener.end()
+        text = " ".join(part.rstrip() for part in kept if part.strip())
+        out.append(text)
+    return out
+
+
+def _next_opener(line: str, pos: int):
+    """The first comment opener at or after pos that is not inside an inline code span."""
+    spans = [m.span() for m in _INLINE_CODE.finditer(line)] if "`" in line else []
+    for match in _COMMENT_OPEN.finditer(line, pos):
+        if not any(a <= match.start() < b for a, b in spans):
+            return match
+    return None
+
+
+def reader_text(text: str) -> str:
+    """Return the words of a markdown chunk a reader reads, for the model: link text without URLs or markup noise."""
+    if "[" in text:
+        text = _EMBED.sub(" ", text)
+        text = _WIKILINK.sub(lambda m: (m.group(2) or m.group(1)).replace("#", " "), text)
+        text = _IMAGE.sub(lambda m: "" if _BADGE.search(m.group(2)) else m.group(1), text)  # a badge's alt is chrome
+        text = _LINK.sub(lambda m: m.group(1), text)
+        text = _REFERENCE_DEF.sub("", text)
+        text = _TASK_BOX.sub(r"\1", text)
+    if "://" in text or "www." in text or "<" in text:
+        text = _AUTOLINK.sub(" ", text)
+        text = _BARE_URL.sub(" ", text)
+    if "{{" in text or "<%" in text:
+        text = _PLACEHOLDER.sub(" ", text)
+    if "<" in text:
+        text = _HTML_TAG.sub(" ", text)
+    if "#" in text:
+        text = _HEADING_MARKS.sub(r"\1", text)
+    text = _BLANK_ITEM.sub("", text)
+    text = _TRAILING.sub("", _SPACES.sub(" ", text))
+    return text.strip()
+
+
+def has_words(text: str) -> bool:
+    """Say whether text holds at least one letter or digit."""
+    return _WORD.search(text) is not None

@@ -1,0 +1,43 @@
+"""What a reader sees: comments blanked with line numbers kept, and the model's text free of URLs and markup noise."""
+from __future__ import annotations
+
+from indexer.extract.inline import code_lines
+from indexer.readable import blank_comments, reader_text
+
+
+def blank(text: str) -> list[str]:
+    lines = text.split("\n")
+    return blank_comments(lines, code_lines(lines))
+
+
+def test_obsidian_and_html_comments_are_blanked_keeping_every_line():
+    text = "keep %%inline%% this\n%% block\nstill hidden\n%% after\n<!-- one -->\nend <!-- open\nclosed --> tail"
+    out = blank(text)
+    assert len(out) == len(text.split("\n"))
+    assert out == ["keep this", "", "", "after", "", "end", "tail"]
+
+
+def test_comment_markers_in_code_stay_literal():
+    text = "Use `%%` to comment.\n```\n%% not a comment %%\n<!-- nor this -->\n```\n%% but this %% is"
+    assert blank(text) == ["Use `%%` to comment.", "```", "%% not a comment %%", "<!-- nor this -->", "```", "is"]
+
+
+def test_an_unclosed_comment_hides_the_rest_of_the_note():
+    assert blank("visible\n%% forgot to close\nhidden\nhidden too") == ["visible", "", "", ""]
+
+
+def test_links_give_their_text_and_urls_give_nothing():
+    text = ("See the [docs](https://example.com/docs?a=1) and ![a diagram](img/flow.png), "
+            "[[Other note|that note]], [[Plain note#Section]] and <https://x.org> or https://y.org/z.")
+    assert reader_text(text) == "See the docs and a diagram, that note, Plain note Section and or"
+
+
+def test_badges_embeds_placeholders_tags_and_empty_tasks_give_nothing():
+    text = ("![stars](https://img.shields.io/github/stars/x/y?color=573E7A)\n![[Books.base#Genre]]\n"
+            "# {{title}}\nCreated <% tp.date.now() %> on {{date}}\n- [ ]\n- [x] buy <b>milk</b>\n|---|---|\n---")
+    assert reader_text(text) == "Created on\n- buy milk"
+
+
+def test_plain_prose_is_left_alone():
+    prose = "Tomatoes need deep watering twice a week; 3 < 5 and a > b. Use C# and F#, see #garden."
+    assert reader_text(prose) == prose
