@@ -59,7 +59,8 @@ _APPROX_TOKEN = re.compile(rf"(?P<cjk>[{_CJK}])|(?P<word>(?:(?![{_CJK}])[^\W_])+
 _APPROX_CHARS_PER_PIECE = 4
 _SENTENCE_END = frozenset(".!?…。！？")
 _CJK_SENTENCE_END = frozenset("。！？")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_FENCE = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?(`{3,}|~{3,})")  # Logseq indents fences and puts them after bullets
+_FENCE_LINE = re.compile(r"[ \t]*(?:[-*+][ \t]+)?(?:`{3,}|~{3,})[\w+#.-]*[ \t]*")  # a fence alone is not a body
 _HEADING_LINE = re.compile(r"[ \t]*(?:[-*+][ \t]+)?#{1,6}(?:[ \t]|$)")
 
 
@@ -152,7 +153,7 @@ def _split_blocks(text: str) -> list[_Block]:
                 start = pos
             if stripped:
                 end = pos + len(stripped)
-            marker = _FENCE.match(stripped) if stripped[:4].lstrip()[:1] in ("`", "~") else None
+            marker = _FENCE.match(stripped) if ("```" in stripped or "~~~" in stripped) else None
             if marker and fence is None:
                 fence = marker.group(1)
             elif marker and _closes(fence, stripped.strip()):
@@ -312,7 +313,7 @@ def _split_unit(unit: _Unit, text: str, counter: TokenCounter, budget: int, over
     pos = unit.start
     for n, line in enumerate(text[unit.start:unit.end].split("\n")):
         if line.strip():
-            embed = reader_text(line)
+            embed = "" if _FENCE_LINE.fullmatch(line) else reader_text(line)
             lines.append(_Unit(unit.section, pos, pos + len(line), embed if has_words(embed) else "",
                                unit.strength if n == 0 else _LINE, has_words(embed)))
         pos += len(line) + 1

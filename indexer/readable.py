@@ -24,6 +24,7 @@ _EMBED = re.compile(r"!\[\[[^\[\]\n]*\]\]")
 _WIKILINK = re.compile(r"\[\[([^\[\]\n|]+?)(?:\|([^\[\]\n]*))?\]\]")
 _IMAGE = re.compile(r"!\[([^\]\n]*)\]\(([^)\n]*)\)")
 _BADGE = re.compile(r"shields\.io|badgen\.net|badge\.fury\.io|/badges?[/.]|badge\.svg", re.IGNORECASE)
+_FILE_NAME = re.compile(r"\.(?:png|jpe?g|gif|svg|webp|bmp|tiff?|heic|pdf|mp[34]|mov|webm|wav|m4a)\s*$", re.IGNORECASE)
 _LINK = re.compile(r"\[([^\]\n]*)\]\(\s*(?:<[^>\n]*>|[^\s)]+)[^)\n]*\)")
 _REFERENCE_DEF = re.compile(r"(?m)^ {0,3}\[[^\]\n]+\]:\s*\S+.*$")
 _AUTOLINK = re.compile(r"<[a-zA-Z][a-zA-Z0-9+.\-]*:[^>\s]*>")
@@ -86,7 +87,7 @@ def reader_text(text: str) -> str:
     if "[" in text:
         text = _EMBED.sub(" ", text)
         text = _WIKILINK.sub(lambda m: (m.group(2) or m.group(1)).replace("#", " "), text)
-        text = _IMAGE.sub(lambda m: "" if _BADGE.search(m.group(2)) else m.group(1), text)  # a badge's alt is chrome
+        text = _IMAGE.sub(_image_alt, text)
         text = _LINK.sub(lambda m: m.group(1), text)
         text = _REFERENCE_DEF.sub("", text)
         text = _TASK_BOX.sub(r"\1", text)
@@ -102,6 +103,12 @@ def reader_text(text: str) -> str:
     text = _BLANK_ITEM.sub("", text)
     text = _TRAILING.sub("", _SPACES.sub(" ", text))
     return text.strip()
+
+
+def _image_alt(match: re.Match) -> str:
+    """An image's alt text, unless it is a badge's label or just the file's name (what a screenshot tool writes)."""
+    alt = match.group(1)
+    return "" if _BADGE.search(match.group(2)) or _FILE_NAME.search(alt) else alt
 
 
 def has_words(text: str) -> bool:

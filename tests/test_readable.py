@@ -34,6 +34,7 @@ def test_links_give_their_text_and_urls_give_nothing():
 
 def test_badges_embeds_placeholders_tags_and_empty_tasks_give_nothing():
     text = ("![stars](https://img.shields.io/github/stars/x/y?color=573E7A)\n![[Books.base#Genre]]\n"
+            "- ![CleanShot 2022-09-22 at 16.25.12.gif](../assets/CleanShot_1663856800902_0.gif)\n"
             "# {{title}}\nCreated <% tp.date.now() %> on {{date}}\n- [ ]\n- [x] buy <b>milk</b>\n|---|---|\n---")
     assert reader_text(text) == "Created on\n- buy milk"
 

@@ -86,11 +86,13 @@ def main() -> None:
                 return
 
             home.embedder.load()
+            print(f"bulk embedding: torch on {home.embedder.device} (the only bulk backend; on a CPU, queries use "
+                  f"the one-thread ONNX copy: {home.embedder.query_backend})")
             batch = project.settings.embed_batch_size
             sample = [r["embed_text"] for r in project.store.pending_chunks(args.raw_chunks)]
             rates = {}
             for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
-                embedder = home.embedder if backend == "torch" else _onnx_embedder(backend)
+                embedder = home.embedder if backend == "torch" else _onnx_embedder(backend, home)
                 embedder.embed(sample[:batch], batch_size=batch)  # warm up
                 rates[backend] = raw_rate(embedder, sample, batch)
                 print(f"raw model, {backend}: {len(sample)} chunks, {rates[backend]:.1f} chunks/s")
@@ -123,10 +125,12 @@ def main() -> None:
                 print(f"documents with a vector after {done} chunks: {with_vectors} of {with_chunks}")
 
 
-def _onnx_embedder(backend: str):
+def _onnx_embedder(backend: str, home: Home):
+    """The ONNX copy of the model on every core (threads=None), fp32 or dynamic int8, for bulk comparison."""
     from indexer.onnx_encoder import OnnxEncoder
 
-    return OnnxEncoder.for_model(quantized=backend == "onnx-int8", threads=None)
+    return OnnxEncoder.for_model(home.settings.model_path, home.settings.model_cache_dir, threads=None,
+                                 quantized=backend == "onnx-int8")
 
 
 if __name__ == "__main__":
