@@ -16,8 +16,9 @@ The design, in the order the work is done:
    after that lands on the same cut again. Editing one paragraph re-embeds the chunk that holds it, and at a
    boundary its neighbour.
 3. **No chunk without a body.** A unit with no words for the model (a heading alone, a placeholder, a comment,
-   an empty task) never makes a chunk on its own: it joins its neighbours, and a document with nothing but such
-   units has no chunks. A cut is not made where it would leave a tail of a few tokens.
+   an empty task) never makes a chunk on its own: it joins its neighbours. A document with nothing but such units
+   (a template, a page that only embeds a base) gets one `keyword_only` chunk of its text, which keyword search
+   finds by title, path and text and the model never embeds. A cut is not made where it would leave a scrap.
 4. **Where a chunk came from.** A chunk records every section it spans, with its heading path, its lines in the
    file and its offset in the chunk's content, so a result can point at the part that matched. The content is
    the file's text with the original line breaks between sections, so line N of the content is line
@@ -383,6 +384,10 @@ def chunk_document(
     drafts: list[ChunkDraft] = []
     for first, last in _cuts(fitted, sections, prefixes, max_tokens):
         drafts.append(_draft(len(drafts), fitted[first:last], sections, prefixes))
+    if not drafts:  # nothing for the model: one chunk for keyword search on the title, path and whatever text there is
+        keyword = _draft(0, fitted, sections, prefixes) if fitted else ChunkDraft(0, [], "", "", 1, 1)
+        keyword.embed_text, keyword.keyword_only = "", True
+        drafts.append(keyword)
     return drafts
 
 

@@ -195,7 +195,10 @@ def m007_packed_chunks_and_fingerprint(conn: sqlite3.Connection) -> None:
     # A packed chunk spans sections: `sections` holds each one's heading path, lines and offset in the content
     # (JSON; NULL for chunks cut before packing, which span one section). `index_meta` records how the index was
     # built (chunker version, embedding model and backend), so that a change re-chunks or re-embeds at start-up.
-    # Vectors are reused by the hash of the text they embed, hence the index on content_hash.
+    # Vectors are reused by the hash of the text they embed, hence the index on content_hash. A note with no words
+    # for the model (a template of headings, a page that only embeds a base) has one keyword_only chunk: found by
+    # keyword search on its title, path and text, never embedded (its state is 'embedded': nothing left to do).
     conn.execute("ALTER TABLE chunks ADD COLUMN sections TEXT")
+    conn.execute("ALTER TABLE chunks ADD COLUMN keyword_only INTEGER NOT NULL DEFAULT 0")
     conn.execute("CREATE TABLE index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     conn.execute("CREATE INDEX chunks_content_hash ON chunks(content_hash)")

@@ -54,3 +54,4 @@ class ChunkDraft:
     ref: dict | None = None  # the section's ref, repeated on each chunk cut from it
     # Every section the chunk spans: {"heading_path", "lines": [first, last], "offset": where it starts in content}
     sections: list[dict] = field(default_factory=list)
+    keyword_only: bool = False  # a note with no words for the model: findable by keyword search, never embedded

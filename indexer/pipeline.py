@@ -102,7 +102,8 @@ def build_chunks(document_id: str, parsed: ParsedDocument, counter: TokenCounter
         seen[content_hash] += 1
         chunk_id = hashlib.sha1(f"{document_id}\0{content_hash}\0{occurrence}".encode()).hexdigest()[:24]
         rows.append(ChunkRow(chunk_id, draft.ordinal, draft.heading_path, draft.content, draft.embed_text,
-                             draft.start_line, draft.end_line, content_hash, draft.ref, draft.sections))
+                             draft.start_line, draft.end_line, content_hash, draft.ref, draft.sections,
+                             draft.keyword_only))
     return rows
 
 

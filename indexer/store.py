@@ -46,6 +46,7 @@ class ChunkRow:
     content_hash: str
     ref: dict | None = None  # a mind map node reference (see indexer/mindmap), kept current on every save
     sections: list[dict] | None = None  # the sections a packed chunk spans (see indexer/chunking.py)
+    keyword_only: bool = False  # never embedded (a note with no words for the model)
 
 
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
@@ -114,20 +115,21 @@ class Store:
         )
 
     def embedded_ids(self) -> set[str]:
-        return {r[0] for r in self.query("SELECT chunk_id FROM chunks WHERE embed_state = 'embedded'")}
+        """Chunks that have a vector (keyword-only chunks have none)."""
+        return {r[0] for r in self.query("SELECT chunk_id FROM chunks WHERE embed_state = 'embedded' AND NOT keyword_only")}
 
     def all_chunk_ids(self) -> set[str]:
         return {r[0] for r in self.query("SELECT chunk_id FROM chunks")}
 
     def counts(self) -> dict:
-        """Documents and chunks, chunks by embed state, and how many notes with text are findable by meaning."""
+        """Documents and the chunks the model embeds, by embed state, and how many notes are findable by meaning."""
         row = self.query(
             """SELECT (SELECT count(*) FROM documents) AS documents, count(*) AS chunks,
                       sum(embed_state = 'embedded') AS embedded, sum(embed_state = 'pending') AS pending,
                       sum(embed_state = 'failed') AS failed,
                       count(DISTINCT document_id) AS documents_with_text,
                       count(DISTINCT CASE WHEN embed_state = 'embedded' THEN document_id END) AS documents_embedded
-               FROM chunks"""
+               FROM chunks WHERE NOT keyword_only"""
         )[0]
         return {k: int(row[k] or 0) for k in row.keys()}
 
@@ -145,8 +147,10 @@ class Store:
     def forget_vectors(self) -> list[str]:
         """Queue every chunk for embedding again and drop the stored vectors (the model changed); return the ids."""
         with self.lock, self.conn:
-            ids = [r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE embed_state != 'pending' OR vector IS NOT NULL")]
-            self.conn.execute("UPDATE chunks SET embed_state = 'pending', embed_error = NULL, vector = NULL")
+            ids = [r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE NOT keyword_only AND "
+                                                   "(embed_state != 'pending' OR vector IS NOT NULL)")]
+            self.conn.execute("UPDATE chunks SET embed_state = 'pending', embed_error = NULL, vector = NULL "
+                              "WHERE NOT keyword_only")
         return ids
 
     def errors(self) -> list[dict]:
@@ -198,7 +202,8 @@ class Store:
             wanted = {ch.chunk_id for ch in chunks}
             removed = sorted(set(existing) - wanted)
             # Text embedded before (in a chunk that goes now, or in another document) keeps its vector.
-            reusable = _vectors_by_hash(c, [ch.content_hash for ch in chunks if ch.chunk_id not in existing])
+            reusable = _vectors_by_hash(c, [ch.content_hash for ch in chunks
+                                            if ch.chunk_id not in existing and not ch.keyword_only])
             c.executemany("DELETE FROM chunks WHERE chunk_id = ?", [(i,) for i in removed])
             added = 0
             for ch in chunks:
@@ -215,11 +220,12 @@ class Store:
                     added += 1
                     c.execute(
                         """INSERT INTO chunks (chunk_id, document_id, ordinal, heading_path, content, embed_text,
-                               start_line, end_line, content_hash, ref, sections, vector)
-                           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                               start_line, end_line, content_hash, ref, sections, vector, keyword_only, embed_state)
+                           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                         (ch.chunk_id, doc.document_id, ch.ordinal, json.dumps(ch.heading_path), ch.content,
                          ch.embed_text, ch.start_line, ch.end_line, ch.content_hash, _ref_json(ch.ref),
-                         _sections_json(ch.sections), reusable.get(ch.content_hash)),
+                         _sections_json(ch.sections), None if ch.keyword_only else reusable.get(ch.content_hash),
+                         int(ch.keyword_only), "embedded" if ch.keyword_only else "pending"),
                     )
             c.execute("DELETE FROM tags WHERE document_id = ?", (doc.document_id,))
             c.executemany("INSERT OR IGNORE INTO tags (document_id, tag) VALUES (?, ?)", [(doc.document_id, t) for t in tags])
@@ -282,7 +288,8 @@ class Store:
     def load_vectors(self) -> tuple[list[str], np.ndarray, list[str]]:
         """Return (ids, float32 matrix) of embedded chunks with a stored copy, and the embedded ids without one."""
         with self.lock:
-            rows = self.conn.execute("SELECT chunk_id, vector FROM chunks WHERE embed_state = 'embedded'").fetchall()
+            rows = self.conn.execute("SELECT chunk_id, vector FROM chunks "
+                                     "WHERE embed_state = 'embedded' AND NOT keyword_only").fetchall()
         ids = [r[0] for r in rows if r[1] is not None]
         missing = [r[0] for r in rows if r[1] is None]
         blobs = [r[1] for r in rows if r[1] is not None]

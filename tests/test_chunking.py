@@ -134,7 +134,9 @@ def test_empty_and_whitespace_sections_make_no_chunks(counter):
     )
     chunks = chunk_document(doc, counter)
     assert [(c.ordinal, c.content, c.heading_path) for c in chunks] == [(0, "Text.", ["B"])]
-    assert chunk_document(ParsedDocument("markdown", "T", []), counter) == []
+    # An empty document still has one keyword-only chunk, so that keyword search finds it by title and path.
+    [empty] = chunk_document(ParsedDocument("markdown", "T", []), counter)
+    assert empty.keyword_only and empty.content == "" and empty.embed_text == ""
 
 
 def test_sections_are_packed_in_document_order_and_each_is_recorded(counter):
@@ -182,7 +184,8 @@ def test_a_heading_alone_joins_its_neighbours_and_a_note_of_headings_only_has_no
     [chunk] = chunk_document(ParsedDocument("markdown", "Plan", sections), counter)
     assert chunk.content == text and (chunk.start_line, chunk.end_line) == (1, 7)
     headings_only = [Section(["T"], "# {{title}}", 1, 1), Section(["T", "Tasks"], "## Tasks\n\n- [ ]\n- [ ]", 3, 6)]
-    assert chunk_document(ParsedDocument("markdown", "Daily", headings_only), counter) == []
+    [keyword] = chunk_document(ParsedDocument("markdown", "Daily", headings_only), counter)
+    assert keyword.keyword_only and keyword.embed_text == "" and "## Tasks" in keyword.content
 
 
 # --- line ranges ---------------------------------------------------------------------------------------------
@@ -407,9 +410,11 @@ def test_real_corpora_chunks_fit_the_model_window(counter, patterns):
         text = path.read_text(encoding="utf-8")
         doc = one_section_doc(text, path.stem)
         chunks = chunk_document(doc, counter)
-        # A note with nothing for the model but headings, embeds and placeholders (a template) has no chunks.
+        # A note with nothing for the model but headings, embeds and placeholders (a template) has one chunk for
+        # keyword search only.
         body = "\n".join(line for line in text.split("\n") if not line.lstrip().startswith("#"))
-        assert chunks or not has_words(reader_text(body)), path
+        assert chunks and (not chunks[0].keyword_only or not has_words(reader_text(body))), path
+        chunks = [c for c in chunks if not c.keyword_only]
         assert_within_budget(chunks, counter)
         assert_lines_match(chunks, text)
         assert [c.ordinal for c in chunks] == list(range(len(chunks)))

@@ -41,15 +41,34 @@ def chunks_of(project, rel_path: str) -> list:
 
 def test_sections_are_packed_and_bodiless_sections_make_no_chunk(project):
     project.sync()
-    counts = {p: len(chunks_of(project, p)) for p in
+    counts = {p: len([c for c in chunks_of(project, p) if not c["keyword_only"]]) for p in
               ("Garden.md", "Plugins/Dataview.md", "Reading list.md", "Sourdough handbook.md", "Templates/Daily.md")}
-    # Today's chunker made 2, 6, 1, 10 and 4 (tests/fixtures/index-v1): one per heading, headings alone included.
+    # The chunker before packing made 2, 6, 1, 10 and 4 (tests/fixtures/index-v1): one per heading, headings alone too.
     assert counts == {"Garden.md": 1, "Plugins/Dataview.md": 1, "Reading list.md": 1,
                       "Sourdough handbook.md": 4, "Templates/Daily.md": 0}
-    words = [len(r["content"].split()) for r in project.store.query("SELECT content FROM chunks")]
+    words = [len(r["content"].split()) for r in project.store.query("SELECT content FROM chunks WHERE NOT keyword_only")]
     assert min(words) > 5
-    # The template is still a document: listed, tagged, just not a chunk of nothing.
+    # The template has no words for the model: one keyword-only chunk, never embedded, and a title of its own.
+    [template] = chunks_of(project, "Templates/Daily.md")
+    assert template["keyword_only"] and template["embed_text"] == "" and template["vector"] is None
     assert project.store.document_by_path("Templates/Daily.md")["title"] == "Daily"
+    project.embed_pending()
+    assert project.vectors.ids() == project.store.embedded_ids() and template["chunk_id"] not in project.vectors.ids()
+
+
+def test_a_note_without_a_body_is_found_by_title_but_never_by_meaning(home, shapes):
+    home.add_project(shapes, "Shapes")
+    engine = Engine(home)
+    try:
+        engine.index("Shapes").project.sync()
+        engine.index("Shapes").project.embed_pending()
+        found = engine.search("daily", mode="keyword", project="Shapes")["results"]
+        assert [r["relative_path"] for r in found] == ["Templates/Daily.md", "Garden.md"]  # title first, then text
+        for mode in ("semantic", "hybrid"):
+            hits = engine.search("daily tasks and notes template", mode=mode, project="Shapes")["results"]
+            assert all(r["search_type"] != "semantic" or r["relative_path"] != "Templates/Daily.md" for r in hits)
+    finally:
+        engine.close()
 
 
 def test_comments_are_not_indexed_and_urls_are_not_embedded(project):
@@ -140,7 +159,7 @@ def test_the_first_chunk_of_every_note_is_embedded_before_any_second_chunk(proje
     batches = []
 
     def record():
-        batches.append(project.store.query("SELECT ordinal FROM chunks WHERE embed_state = 'embedded'"))
+        batches.append(project.store.query("SELECT ordinal FROM chunks WHERE embed_state = 'embedded' AND NOT keyword_only"))
 
     project.settings = dataclasses.replace(project.settings, embed_batch_size=1)
     while project.embed_pending(max_batches=1):  # one chunk per round (group of 4 with batch size 1)
@@ -184,14 +203,14 @@ def test_an_index_built_by_the_old_chunker_upgrades_in_place(home, shapes):
         assert report.updated == 5 and report.failed == 0
         assert project.store.meta("chunker_version") == str(CHUNKER_VERSION)
         assert not project.rechunk_needed
-        rows = project.store.query("SELECT content_hash, embed_state, vector, sections FROM chunks")
+        rows = project.store.query("SELECT content_hash, embed_state, vector, sections FROM chunks WHERE NOT keyword_only")
         assert len(rows) == 7 and all(r["sections"] for r in rows)
         # Nothing to embed for a chunk whose text the old index embedded; everything else is queued.
         new_text = [r for r in rows if r["content_hash"] not in old_vectors]
         assert new_text  # packing changed the text of these
         assert project.store.counts()["pending"] == len(new_text)
         assert project.embed_pending() == len(new_text)
-        assert project.vectors.ids() == project.store.all_chunk_ids()  # old vectors gone from Chroma, new ones in
+        assert project.vectors.ids() == project.store.embedded_ids()  # old vectors gone from Chroma, new ones in
         assert project.store.counts()["embedded"] == 7
     # A second open finds the index current: no re-chunk, nothing pending.
     with home.open_project("Shapes") as project:
@@ -207,7 +226,7 @@ def test_vectors_are_reused_by_text_and_a_new_model_re_embeds_everything(home, s
         # The same note copied elsewhere: its chunks' texts were embedded already, so no model run is needed.
         shutil.copy(shapes / "Garden.md", shapes / "Garden copy.md")
         project.sync()
-        row = chunks_of(project, "Garden copy.md")[0]
+        [row] = chunks_of(project, "Garden copy.md")
         assert row["embed_state"] == "pending" and row["vector"] is not None
         calls = []
         original = project.embedder.embed

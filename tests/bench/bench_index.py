@@ -28,8 +28,11 @@ from indexer.home import Home  # noqa: E402
 
 
 def chunk_shape(store) -> dict:
-    """Documents, chunks and words per chunk of an index."""
-    rows = store.query("SELECT content FROM chunks")
+    """Documents, chunks the model embeds and words per chunk of an index (keyword-only chunks of notes without a
+    body are counted apart)."""
+    has_flag = any(r[1] == "keyword_only" for r in store.query("PRAGMA table_info(chunks)"))
+    rows = store.query("SELECT content FROM chunks" + (" WHERE NOT keyword_only" if has_flag else ""))
+    keyword_only = store.query("SELECT count(*) FROM chunks WHERE keyword_only")[0][0] if has_flag else 0
     words = sorted(len(r[0].split()) for r in rows)
     documents = store.query("SELECT count(*) FROM documents")[0][0]
     deciles = statistics.quantiles(words, n=10) if len(words) > 1 else [0] * 9
@@ -39,13 +42,15 @@ def chunk_shape(store) -> dict:
         "per_document": len(words) / max(1, documents),
         "p10": deciles[0], "p50": statistics.median(words) if words else 0, "p90": deciles[8],
         "tiny_share": sum(w <= 5 for w in words) / max(1, len(words)),
+        "keyword_only": keyword_only,
     }
 
 
 def documents_with_vectors(store) -> tuple[int, int]:
-    """(documents with at least one embedded chunk, documents with at least one chunk)."""
+    """(documents with at least one embedded chunk, documents with at least one chunk to embed)."""
+    has_flag = any(r[1] == "keyword_only" for r in store.query("PRAGMA table_info(chunks)"))
     row = store.query("""SELECT count(DISTINCT CASE WHEN embed_state = 'embedded' THEN document_id END),
-                                count(DISTINCT document_id) FROM chunks""")[0]
+                                count(DISTINCT document_id) FROM chunks""" + (" WHERE NOT keyword_only" if has_flag else ""))[0]
     return row[0], row[1]
 
 
@@ -78,7 +83,8 @@ def main() -> None:
             sync_seconds = time.perf_counter() - started
             shape = chunk_shape(project.store)
             print(f"{args.path.name}: {shape['documents']} documents ({report.failed} failed), {shape['chunks']} chunks, "
-                  f"{shape['per_document']:.2f} per document")
+                  f"{shape['per_document']:.2f} per document"
+                  + (f" (+ {shape['keyword_only']} keyword-only, of notes without a body)" if shape["keyword_only"] else ""))
             print(f"words per chunk: p10 {shape['p10']:.0f}, p50 {shape['p50']:.0f}, p90 {shape['p90']:.0f}; "
                   f"chunks of 5 words or fewer: {shape['tiny_share']:.1%}")
             print(f"keyword-searchable: {sync_seconds:.1f} s ({shape['documents'] / sync_seconds:.0f} files/s)")
