@@ -24,7 +24,10 @@ The design, in the order the work is done:
    the file's text with the original line breaks between sections, so line N of the content is line
    start_line + N of the file.
 
-Sections that carry a `ref` (mind map nodes) are never packed together: each node keeps its own chunks.
+A note's own summary in its frontmatter (`description`, `summary`, `abstract`, `aliases`; Logseq's `description::`
+page property alike), up to LEAD_MAX_TOKENS, opens the text the model reads of its first chunk: it is what a reader
+sees at the top of the note, and often the best statement of what the note is about. Other frontmatter is not
+embedded. Sections that carry a `ref` (mind map nodes) are never packed together: each node keeps its own chunks.
 """
 from __future__ import annotations
 
@@ -46,6 +49,8 @@ CHUNKER_VERSION = 2  # bump when the same file would be cut differently: indexes
 MIN_FILL = 0.5  # a chunk is cut no earlier than this share of its window, unless the text runs out
 MIN_TAIL = 0.25  # ... nor where what is left of the document would be shorter than this share
 _KEY_CHARS = 24  # how much of a unit's opening decides ties between equally strong cuts
+LEAD_KEYS = ("description", "summary", "abstract", "aliases", "alias")  # frontmatter the first chunk embeds
+LEAD_MAX_TOKENS = 64
 
 # How good a place to start a chunk each kind of unit start is (a section's start: by its heading depth).
 _WINDOW, _LINE, _PARAGRAPH, _SECTION = 0, 1, 2, 3
@@ -371,9 +376,17 @@ def chunk_document(
     sections = doc.sections
     prefixes = _Prefixes(doc, counter, max_tokens)
     units = [u for i, s in enumerate(sections) if s.text and s.text.strip() for u in _units_of(i, s)]
+    lead = _lead(doc)
+    if lead and units:
+        # The note's own summary (frontmatter description, aliases) opens its first chunk: the model reads it, the
+        # content does not hold it (it is not in the note's body), and it never makes a chunk without a body.
+        units.insert(0, _Unit(units[0].section, units[0].start, units[0].start, lead, _SECTION, False))
     for unit, count in zip(units, counter.count_many([u.embed for u in units])):
         unit.tokens = count - _SPECIAL_TOKENS if unit.embed else 0
     fitted: list[_Unit] = []
+    if lead and units and units[0].tokens > LEAD_MAX_TOKENS:
+        units[0].embed = _truncate(lead, counter.pieces(lead), LEAD_MAX_TOKENS)
+        units[0].tokens = counter.count(units[0].embed) - _SPECIAL_TOKENS
     for unit in units:
         # Split for the longest prefix a chunk of this section can have, so every piece fits wherever it starts.
         budget = max_tokens - _SPECIAL_TOKENS - prefixes.get(sections[unit.section].heading_path)[1]
@@ -389,6 +402,16 @@ def chunk_document(
         keyword.embed_text, keyword.keyword_only = "", True
         drafts.append(keyword)
     return drafts
+
+
+def _lead(doc: ParsedDocument) -> str:
+    """What the note says of itself in its frontmatter (description, summary, aliases), as the model reads it."""
+    parts = []
+    for key in LEAD_KEYS:
+        value = doc.frontmatter.get(key) if isinstance(doc.frontmatter, dict) else None
+        values = value if isinstance(value, list) else [value]
+        parts += [str(v).strip() for v in values if isinstance(v, (str, int, float)) and str(v).strip()]
+    return reader_text("; ".join(dict.fromkeys(parts))) if parts else ""
 
 
 def _prefix_path(unit: _Unit, sections: list[Section], title: str) -> list[str] | None:

@@ -9,7 +9,8 @@ Two layers, because keyword search and the model want different things:
   numbers stay those of the file.
 - `reader_text` turns a chunk's content into the text the model embeds. A markdown link or image gives its text
   or alt text, a wikilink its alias or target, and URLs, `![[embeds]]`, `{{template placeholders}}`, Templater
-  tags, HTML tags and empty task boxes give nothing: they are noise to the model and make tiny chunks look alike.
+  tags, HTML tags, list bullets, Logseq block ids and image sizes, and empty task boxes give nothing (a Logseq macro such as `{{cloze answer}}` gives its arguments):
+  they are noise to the model and make tiny chunks look alike.
   The chunk's content keeps them, so a keyword search for a URL or a placeholder still finds the note.
 """
 from __future__ import annotations
@@ -29,11 +30,15 @@ _LINK = re.compile(r"\[([^\]\n]*)\]\(\s*(?:<[^>\n]*>|[^\s)]+)[^)\n]*\)")
 _REFERENCE_DEF = re.compile(r"(?m)^ {0,3}\[[^\]\n]+\]:\s*\S+.*$")
 _AUTOLINK = re.compile(r"<[a-zA-Z][a-zA-Z0-9+.\-]*:[^>\s]*>")
 _BARE_URL = re.compile(r"\b(?:[a-zA-Z][a-zA-Z0-9+.\-]*://|www\.)[^\s<>()\[\]]+")
-_PLACEHOLDER = re.compile(r"\{\{[^{}\n]*\}\}|<%[^\n]*?%>")
+_PLACEHOLDER = re.compile(r"\{\{([^{}\n]*)\}\}|<%[^\n]*?%>")
+_TEMPLATE_FIELD = re.compile(r"\s*[\w.-]+(?::[^\s{}]*)?\s*")  # {{title}}, {{date:YYYY-MM-DD}}
 _HTML_TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>\n]*)?/?>")
 _TASK_BOX = re.compile(r"(?m)^([ \t]*(?:[-*+]|\d+[.)])[ \t]+)\[[ xX/\-]?\][ \t]*")
 _HEADING_MARKS = re.compile(r"(?m)^([ \t]*(?:[-*+][ \t]+)?)#{1,6}[ \t]+")
 _BLANK_ITEM = re.compile(r"(?m)^[ \t]*(?:[-*+>|]|\d+[.)])?[ \t]*[-*+|:]*[ \t]*$\n?")
+_SYSTEM_PROPERTY = re.compile(r"(?mi)^[ \t]*(?:[-*+][ \t]+)?(?:id|collapsed|heading|logseq\.[\w.-]+|background-color)::.*$")
+_LOGSEQ_ATTRIBUTES = re.compile(r"\{:[^{}\n]*\}")  # ![img](x.png){:height 538, :width 485}
+_BULLET = re.compile(r"(?m)^[ \t]*[-*+][ \t]+")
 _SPACES = re.compile(r"[ \t]{2,}")
 _TRAILING = re.compile(r"[ \t]+$", re.MULTILINE)
 _WORD = re.compile(r"[^\W_]")
@@ -95,14 +100,28 @@ def reader_text(text: str) -> str:
         text = _AUTOLINK.sub(" ", text)
         text = _BARE_URL.sub(" ", text)
     if "{{" in text or "<%" in text:
-        text = _PLACEHOLDER.sub(" ", text)
+        text = _PLACEHOLDER.sub(_placeholder, text)
     if "<" in text:
         text = _HTML_TAG.sub(" ", text)
+    if "::" in text:
+        text = _SYSTEM_PROPERTY.sub("", text)
+    if "{:" in text:
+        text = _LOGSEQ_ATTRIBUTES.sub(" ", text)
     if "#" in text:
         text = _HEADING_MARKS.sub(r"\1", text)
     text = _BLANK_ITEM.sub("", text)
+    text = _BULLET.sub("", text)
     text = _TRAILING.sub("", _SPACES.sub(" ", text))
     return text.strip()
+
+
+def _placeholder(match: re.Match) -> str:
+    """A template field or Templater tag gives nothing; a Logseq macro ({{cloze answer}}) gives its arguments."""
+    inner = match.group(1)
+    if inner is None or _TEMPLATE_FIELD.fullmatch(inner):
+        return " "
+    name, _, args = inner.strip().partition(" ")
+    return f" {args.replace(chr(92) * 2, ' ').strip()} "
 
 
 def _image_alt(match: re.Match) -> str:

@@ -36,9 +36,20 @@ def test_badges_embeds_placeholders_tags_and_empty_tasks_give_nothing():
     text = ("![stars](https://img.shields.io/github/stars/x/y?color=573E7A)\n![[Books.base#Genre]]\n"
             "- ![CleanShot 2022-09-22 at 16.25.12.gif](../assets/CleanShot_1663856800902_0.gif)\n"
             "# {{title}}\nCreated <% tp.date.now() %> on {{date}}\n- [ ]\n- [x] buy <b>milk</b>\n|---|---|\n---")
-    assert reader_text(text) == "Created on\n- buy milk"
+    assert reader_text(text) == "Created on\nbuy milk"
+
+
+def test_logseq_block_properties_and_image_sizes_give_nothing_and_bullets_go():
+    text = ("- ## Usage\n\t- To create a card, add `#card`.\n\t  logseq.order-list-type:: number\n"
+            "\t  id:: 6103e488-22d4-4751-b27a-69b278067c26\n\t- ![demo](x.gif){:height 538, :width 485}\n\t- rating:: 4")
+    assert reader_text(text) == "Usage\nTo create a card, add `#card`.\ndemo\nrating:: 4"
 
 
 def test_plain_prose_is_left_alone():
     prose = "Tomatoes need deep watering twice a week; 3 < 5 and a > b. Use C# and F#, see #garden."
     assert reader_text(prose) == prose
+
+
+def test_a_logseq_macro_keeps_its_words_and_a_template_field_does_not():
+    text = "Most apples are {{cloze red \\\\ color}}. See {{embed [[Flashcards]]}}. Made {{date:YYYY-MM-DD}} {{title}}."
+    assert reader_text(text) == "Most apples are red color . See Flashcards . Made ."
