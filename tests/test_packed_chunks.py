@@ -33,6 +33,17 @@ def project(home, shapes):
         yield project
 
 
+@pytest.fixture
+def engine(home, shapes):
+    """An engine over the vault, indexed and fully embedded."""
+    home.add_project(shapes, "Shapes")
+    engine = Engine(home)
+    engine.index("Shapes").project.sync()
+    engine.index("Shapes").project.embed_pending()
+    yield engine
+    engine.close()
+
+
 def chunks_of(project, rel_path: str) -> list:
     return project.store.query(
         "SELECT c.* FROM chunks c JOIN documents d USING (document_id) WHERE d.rel_path = ? ORDER BY c.ordinal",
@@ -56,19 +67,12 @@ def test_sections_are_packed_and_bodiless_sections_make_no_chunk(project):
     assert project.vectors.ids() == project.store.embedded_ids() and template["chunk_id"] not in project.vectors.ids()
 
 
-def test_a_note_without_a_body_is_found_by_title_but_never_by_meaning(home, shapes):
-    home.add_project(shapes, "Shapes")
-    engine = Engine(home)
-    try:
-        engine.index("Shapes").project.sync()
-        engine.index("Shapes").project.embed_pending()
-        found = engine.search("daily", mode="keyword", project="Shapes")["results"]
-        assert [r["relative_path"] for r in found] == ["Templates/Daily.md", "Garden.md"]  # title first, then text
-        for mode in ("semantic", "hybrid"):
-            hits = engine.search("daily tasks and notes template", mode=mode, project="Shapes")["results"]
-            assert all(r["search_type"] != "semantic" or r["relative_path"] != "Templates/Daily.md" for r in hits)
-    finally:
-        engine.close()
+def test_a_note_without_a_body_is_found_by_title_but_never_by_meaning(engine):
+    found = engine.search("daily", mode="keyword", project="Shapes")["results"]
+    assert [r["relative_path"] for r in found] == ["Templates/Daily.md", "Garden.md"]  # title first, then text
+    for mode in ("semantic", "hybrid"):
+        hits = engine.search("daily tasks and notes template", mode=mode, project="Shapes")["results"]
+        assert all(r["search_type"] != "semantic" or r["relative_path"] != "Templates/Daily.md" for r in hits)
 
 
 def test_comments_are_not_indexed_and_urls_are_not_embedded(project):
@@ -85,16 +89,10 @@ def test_comments_are_not_indexed_and_urls_are_not_embedded(project):
     assert "forum.obsidian.md/t/dataview-plugin-snippet-showcase" in content
 
 
-def test_a_url_is_found_by_keyword_search_and_comments_are_not(home, shapes):
-    home.add_project(shapes, "Shapes")
-    engine = Engine(home)
-    try:
-        engine.index("Shapes").project.sync()
-        found = engine.search("forum.obsidian.md", mode="keyword", project="Shapes")["results"]
-        assert [r["relative_path"] for r in found] == ["Plugins/Dataview.md"]
-        assert engine.search("drip lines", mode="keyword", project="Shapes")["results"] == []
-    finally:
-        engine.close()
+def test_a_url_is_found_by_keyword_search_and_comments_are_not(engine):
+    found = engine.search("forum.obsidian.md", mode="keyword", project="Shapes")["results"]
+    assert [r["relative_path"] for r in found] == ["Plugins/Dataview.md"]
+    assert engine.search("drip lines", mode="keyword", project="Shapes")["results"] == []
 
 
 def test_a_packed_chunk_records_every_section_with_its_lines(project, shapes):
@@ -112,28 +110,21 @@ def test_a_packed_chunk_records_every_section_with_its_lines(project, shapes):
         assert row["content"].split("\n") == lines[row["start_line"] - 1:row["end_line"]]
 
 
-def test_results_point_at_the_section_that_matched(home, shapes):
-    home.add_project(shapes, "Shapes")
-    engine = Engine(home)
-    try:
-        engine.index("Shapes").project.sync()
-        engine.index("Shapes").project.embed_pending()
-        lines = (shapes / "Sourdough handbook.md").read_text().split("\n")
-        for mode in ("keyword", "hybrid"):
-            result = engine.search("banneton", mode=mode, project="Shapes")["results"][0]
-            assert result["heading_path"][-1] == "Shaping"
-            first, last = result["lines"]
-            assert lines[first - 1] == "## Shaping" and "banneton" in "\n".join(lines[first - 1:last])
-            assert "<mark>banneton</mark>" in result["snippet"]
-            assert result["chunk_lines"][0] < first  # the chunk starts earlier, in "Mixing and bulk fermentation"
-        # By meaning alone: the result still points into the section about the question.
-        result = engine.search("my loaf came out dense and heavy, what went wrong", mode="semantic",
-                               project="Shapes")["results"][0]
-        assert result["relative_path"] == "Sourdough handbook.md"
-        assert result["heading_path"][-1] == "Troubleshooting"
-        assert lines[result["lines"][0] - 1] == "## Troubleshooting"
-    finally:
-        engine.close()
+def test_results_point_at_the_section_that_matched(engine, shapes):
+    lines = (shapes / "Sourdough handbook.md").read_text().split("\n")
+    for mode in ("keyword", "hybrid"):
+        result = engine.search("banneton", mode=mode, project="Shapes")["results"][0]
+        assert result["heading_path"][-1] == "Shaping"
+        first, last = result["lines"]
+        assert lines[first - 1] == "## Shaping" and "banneton" in "\n".join(lines[first - 1:last])
+        assert "<mark>banneton</mark>" in result["snippet"]
+        assert result["chunk_lines"][0] < first  # the chunk starts earlier, in "Mixing and bulk fermentation"
+    # By meaning alone: the result still points into the section about the question.
+    result = engine.search("my loaf came out dense and heavy, what went wrong", mode="semantic",
+                           project="Shapes")["results"][0]
+    assert result["relative_path"] == "Sourdough handbook.md"
+    assert result["heading_path"][-1] == "Troubleshooting"
+    assert lines[result["lines"][0] - 1] == "## Troubleshooting"
 
 
 def test_editing_one_paragraph_reembeds_at_most_two_chunks(project, shapes):
