@@ -18,7 +18,8 @@ The design, in the order the work is done:
 3. **No chunk without a body.** A unit with no words for the model (a heading alone, a placeholder, a comment,
    an empty task) never makes a chunk on its own: it joins its neighbours. A document with nothing but such units
    (a template, a page that only embeds a base) gets one `keyword_only` chunk of its text, which keyword search
-   finds by title, path and text and the model never embeds. A cut is not made where it would leave a scrap.
+   finds by title, path and text and the model never embeds, unless the note describes itself in its frontmatter
+   (below): then the chunk is that description, embedded with the title (its lines are given as 1-1). A cut is not made where it would leave a scrap.
 4. **Where a chunk came from.** A chunk records every section it spans, with its heading path, its lines in the
    file and its offset in the chunk's content, so a result can point at the part that matched. The content is
    the file's text with the original line breaks between sections, so line N of the content is line
@@ -395,10 +396,17 @@ def chunk_document(
     drafts: list[ChunkDraft] = []
     for first, last in _cuts(fitted, sections, prefixes, max_tokens):
         drafts.append(_draft(len(drafts), fitted[first:last], sections, prefixes))
-    if not drafts:  # nothing for the model: one chunk for keyword search on the title, path and whatever text there is
-        keyword = _draft(0, fitted, sections, prefixes) if fitted else ChunkDraft(0, [], "", "", 1, 1)
-        keyword.embed_text, keyword.keyword_only = "", True
-        drafts.append(keyword)
+    if not drafts:
+        # No body: one chunk of whatever text there is, for keyword search on it, the title and the path. The model
+        # reads it only when the note describes itself (a Logseq page of properties with a description::).
+        only = _draft(0, fitted, sections, prefixes) if fitted else ChunkDraft(0, [], "", "", 1, 1)
+        only.embed_text, only.keyword_only = "", True
+        if lead:  # what a reader sees of such a page is its description: that is the chunk, for both searches
+            lead = _truncate(lead, counter.pieces(lead), LEAD_MAX_TOKENS)
+            title, _ = prefixes.get([])
+            only = ChunkDraft(0, [], lead, f"{title}\n{lead}" if title else lead, 1, 1,
+                              sections=[{"heading_path": [], "lines": [1, 1], "offset": 0}])
+        drafts.append(only)
     return drafts
 
 

@@ -188,6 +188,19 @@ def test_a_heading_alone_joins_its_neighbours_and_a_note_of_headings_only_has_no
     assert keyword.keyword_only and keyword.embed_text == "" and "## Tasks" in keyword.content
 
 
+def test_the_notes_own_description_opens_its_first_chunk_and_gives_a_bodiless_page_meaning(counter):
+    sections = [Section(["Usage"], "## Usage\n\nType /cloze to hide an answer.", 5, 7)]
+    meta = {"description": "Creates collapsible content that is not shown by default", "type": "Command"}
+    [chunk] = chunk_document(ParsedDocument("markdown", "Cloze", sections, frontmatter=meta), counter)
+    assert chunk.embed_text == "Cloze\nCreates collapsible content that is not shown by default\n\nUsage\n\nType /cloze to hide an answer."
+    assert chunk.content == "## Usage\n\nType /cloze to hide an answer."  # the content stays the file's text
+    assert "Command" not in chunk.embed_text  # other properties are not embedded
+    [page] = chunk_document(ParsedDocument("markdown", "Publish Web", [], frontmatter={
+        "description": "The read-only published version of a graph", "type": "Platform"}), counter)
+    assert not page.keyword_only and page.embed_text == "Publish Web\nThe read-only published version of a graph"
+    assert page.content == "The read-only published version of a graph"
+
+
 # --- line ranges ---------------------------------------------------------------------------------------------
 
 FIXTURE = """\
