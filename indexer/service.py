@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import queue
+import sys
 import threading
 import time
 from collections import deque
@@ -16,6 +18,24 @@ from .watcher import Watcher
 logger = logging.getLogger(__name__)
 
 ENGINE_STATE = "engine.json"
+
+
+BACKGROUND_NICENESS = 10
+
+
+def _lower_priority() -> None:
+    """Run this thread, and the torch worker threads it starts, below the threads that answer searches.
+
+    Bulk embedding keeps every core busy; at a lower priority it still gets all the CPU that searches do not use,
+    so a search answers as on an idle machine. Linux only (per-thread niceness); elsewhere nothing changes.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + BACKGROUND_NICENESS))
+    except (AttributeError, OSError) as exc:
+        logger.debug("Could not lower the embedding thread's priority: %s", exc)
 
 
 class EmbedRate:
@@ -203,6 +223,7 @@ class IndexerService:
 
     def _embed_loop(self) -> None:
         embedder = self.home.embedder
+        _lower_priority()
         while not self._stop.is_set():
             worked = 0
             if embedder.available:
