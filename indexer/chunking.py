@@ -354,7 +354,9 @@ class _Prefixes:
         self._known = dict(zip(texts, counter.count_many(texts)))
         self._cache: dict[str, tuple[str, int]] = {}
 
-    def get(self, heading_path: list[str]) -> tuple[str, int]:
+    def get(self, heading_path: list[str] | None) -> tuple[str, int]:
+        if heading_path is None:
+            return "", 0
         prefix = _prefix_for(self.title, heading_path)
         if prefix not in self._cache:
             tokens = (self._known.get(prefix) or self.counter.count(prefix)) - _SPECIAL_TOKENS
@@ -420,14 +422,16 @@ def _lead(doc: ParsedDocument) -> str:
     return reader_text("; ".join(dict.fromkeys(parts))) if parts else ""
 
 
-def _prefix_path(unit: _Unit, sections: list[Section]) -> list[str]:
+def _prefix_path(unit: _Unit, sections: list[Section], title: str) -> list[str] | None:
     """The heading path a chunk starting at unit is prefixed with: a heading line in the content is not repeated.
 
-    The title always leads, even before an H1 that repeats it: a note's name weighs more than any line of it.
+    None means no prefix at all: the chunk opens with an H1 that is the title itself.
     """
     path = sections[unit.section].heading_path
     if unit.start != 0 or not _opens_with_heading(sections[unit.section]):
         return path
+    if len(path) == 1 and path[0].strip().casefold() == (title or "").strip().casefold():
+        return None
     return path[:-1]
 
 
@@ -441,7 +445,7 @@ def _cuts(units: list[_Unit], sections: list[Section], prefixes: _Prefixes, max_
         body_after[i] = body_after[i + 1] or units[i].body
     i = 0
     while i < n:
-        budget = max_tokens - _SPECIAL_TOKENS - prefixes.get(_prefix_path(units[i], sections))[1]
+        budget = max_tokens - _SPECIAL_TOKENS - prefixes.get(_prefix_path(units[i], sections, prefixes.title))[1]
         ref = sections[units[i].section].ref
         reach, used, has_body = i, 0, False
         fills: list[tuple[int, int, bool]] = []  # (cut before unit c, tokens before it, a body before it)
@@ -502,7 +506,7 @@ def _draft(ordinal: int, units: list[_Unit], sections: list[Section], prefixes: 
         parts.append(text)
         offset += len(text)
         previous_end = last_line
-    prefix, _ = prefixes.get(_prefix_path(units[0], sections))
+    prefix, _ = prefixes.get(_prefix_path(units[0], sections, prefixes.title))
     body = "\n\n".join(u.embed for u in units if u.embed)
     first = sections[units[0].section]
     return ChunkDraft(
