@@ -396,12 +396,13 @@ def chunk_document(
         else:
             fitted.append(unit)
     drafts: list[ChunkDraft] = []
+    line_indexes: dict[int, _LineIndex] = {}  # one per section, walked forward as chunks go: no rescans
     for first, last in _cuts(fitted, sections, prefixes, max_tokens):
-        drafts.append(_draft(len(drafts), fitted[first:last], sections, prefixes))
+        drafts.append(_draft(len(drafts), fitted[first:last], sections, prefixes, line_indexes))
     if not drafts:
         # No body: one chunk of whatever text there is, for keyword search on it, the title and the path. The model
         # reads it only when the note describes itself (a Logseq page of properties with a description::).
-        only = _draft(0, fitted, sections, prefixes) if fitted else ChunkDraft(0, [], "", "", 1, 1)
+        only = _draft(0, fitted, sections, prefixes, line_indexes) if fitted else ChunkDraft(0, [], "", "", 1, 1)
         only.embed_text, only.keyword_only = "", True
         if lead:  # what a reader sees of such a page is its description: that is the chunk, for both searches
             lead = _truncate(lead, counter.pieces(lead), LEAD_MAX_TOKENS)
@@ -486,7 +487,8 @@ def _best_cut(units: list[_Unit], fills, rest: list[int], body_after: list[bool]
     return max(pool, key=lambda c: (units[c].strength, zlib.crc32(units[c].embed[:_KEY_CHARS].encode("utf-8")), -c))
 
 
-def _draft(ordinal: int, units: list[_Unit], sections: list[Section], prefixes: _Prefixes) -> ChunkDraft:
+def _draft(ordinal: int, units: list[_Unit], sections: list[Section], prefixes: _Prefixes,
+           line_indexes: dict[int, "_LineIndex"]) -> ChunkDraft:
     """Assemble a chunk from consecutive units: content as in the file, the sections it spans, the model's text."""
     parts: list[str] = []
     spans: list[dict] = []
@@ -494,7 +496,7 @@ def _draft(ordinal: int, units: list[_Unit], sections: list[Section], prefixes: 
     previous_end: int | None = None
     for index, group in _by_section(units):
         section = sections[index]
-        lines = _LineIndex(section)
+        lines = line_indexes.setdefault(index, _LineIndex(section))
         start, end = group[0].start, max(u.end for u in group)
         first_line, last_line = lines.line(start), lines.line(end - 1)
         if previous_end is not None:

@@ -103,7 +103,7 @@ class Project:
         stored_chunker = self.store.meta("chunker_version")
         if stored_chunker == str(CHUNKER_VERSION):
             return False
-        if not self.store.counts()["documents"]:
+        if not self.store.query("SELECT 1 FROM documents LIMIT 1"):  # a new index: nothing to re-chunk
             self.store.set_meta("chunker_version", str(CHUNKER_VERSION))
             return False
         logger.info("Project %s was chunked by chunker version %s; re-chunking it with version %s",
