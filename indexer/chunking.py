@@ -35,7 +35,6 @@ from __future__ import annotations
 import logging
 import re
 import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 

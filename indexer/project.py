@@ -4,7 +4,6 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable, Iterable
 
 import numpy as np

@@ -1,12 +1,11 @@
 """The search window: one blueprint per feature, server-rendered partials swapped by htmx."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from flask import Blueprint, Flask, send_from_directory
 from htmx_flask import Htmx
 
-STATIC = Path(__file__).resolve().parents[2] / "static"  # the repository's static/: css, js, vendored htmx
+from ..assets import static_folder
+
 HTMX_JS = "htmx-2.0.4.min.js"
 # The pages load nothing but their own files: no CDN, no remote images, no inline script.
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -17,7 +16,7 @@ assets = Blueprint("assets", __name__)
 
 @assets.get("/static/<path:filename>")
 def static(filename: str):
-    return send_from_directory(STATIC, filename, max_age=3600)
+    return send_from_directory(static_folder(), filename, max_age=3600)
 
 
 def similarity_percent(result: dict) -> int:
