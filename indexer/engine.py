@@ -4,10 +4,11 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from pathlib import Path
 
 import numpy as np
 
-from .errors import DocumentNotFound, InvalidQuery, ProjectNotFound, SKMemoryError
+from .errors import DocumentNotFound, InvalidProjectRoot, InvalidQuery, ProjectNotFound, SKMemoryError
 from .home import Home
 from .project import Project
 from .graph.source import LinkResolver
@@ -48,6 +49,9 @@ class Engine:
         info = self.home.project(name)
         if self.service is not None:
             project = self.service.projects.get(info.name)
+            if project is None and info.name not in self.service.open_errors:
+                self.service.follow_registry()  # registered (or renamed) by another process since start
+                project = self.service.projects.get(info.name)
             if project is None:
                 reason = self.service.open_errors.get(info.name, "it is not open yet")
                 raise ProjectNotFound(f"Project '{info.name}' cannot be searched: {reason}")
@@ -78,12 +82,16 @@ class Engine:
         return next((i.name for i in infos if not i.builtin), infos[0].name)
 
     def projects(self) -> list[dict]:
-        """Every project with its counts."""
+        """Every project with its counts (read without opening it when this engine does not own it)."""
         out = []
         for info in self.home.projects():
             entry = info.to_dict()
             try:
-                counts = self.index(info.name).project.store.counts()
+                if self.service is None and info.name not in self._own:
+                    status = self.home.status(info.name)
+                    counts = {k: v for k, v in status.items() if k not in ("project", "root", "errors", "owner")}
+                else:
+                    counts = self.index(info.name).project.store.counts()
             except Exception as exc:  # a project that cannot open is listed with the reason
                 entry["error"] = str(exc)
             else:
@@ -298,10 +306,13 @@ class Engine:
             self.service.remove_project(name)
 
     def add_project(self, path: str, name: str | None = None) -> dict:
-        """Register a folder as a project and, when serving, start indexing and watching it."""
+        """Register a folder (a full path) as a project and, when serving, start indexing and watching it."""
+        if not Path(path).expanduser().is_absolute():
+            raise InvalidProjectRoot(f"'{path}' is a relative path; give the folder's full path, such as "
+                                     f"{Path.home() / 'Documents' / 'notes'} or ~/Documents/notes.")
         info = self.home.add_project(path, name or None)
         if self.service is not None:
-            self.service.add_project(info.name)
+            return {**info.to_dict(), "sync_request": self.service.add_project(info.name)}
         return info.to_dict()
 
     def rename_project(self, old: str, new: str) -> dict:
@@ -330,8 +341,12 @@ class Engine:
         """Re-read a project's folder: queued on the running indexer, or done now without one."""
         info = self.home.project(name)
         if self.service is not None:
-            self.service.request_sync(info.name, None)
-            return {"project": info.name, "queued": True}
+            if info.name not in self.service.projects:
+                self.service.follow_registry(retry=True)
+            if info.name not in self.service.projects:
+                reason = self.service.open_errors.get(info.name, "it is not open")
+                raise ProjectNotFound(f"Project '{info.name}' cannot be re-indexed: {reason}")
+            return {"project": info.name, "queued": True, "sync_request": self.service.request_sync(info.name, None)}
         with self._lock:
             project = self._project(info.name)
         return {"project": info.name, "queued": False, **project.sync().to_dict()}

@@ -76,6 +76,13 @@ class IndexerService:
         self._watcher: Watcher | None = None
         self._busy = threading.Event()
         self.last_sync: dict[str, dict] = {}
+        # Each sync request gets the next number per project; a finished sync says up to which number it
+        # covered, so `skmemory index` knows when the re-read it asked for is done.
+        self._projects_lock = threading.RLock()  # opening and closing projects, from request threads too
+        self._requests_lock = threading.Lock()
+        self._requested: dict[str, int] = {}
+        self._synced: dict[str, int] = {}
+        self._progress: dict[str, dict] = {}
 
     # --- lifecycle -----------------------------------------------------------------------------------------
 
@@ -86,7 +93,10 @@ class IndexerService:
                 self._open(info.name)
         self._restart_watcher()
         for name in self.projects:
-            self._work.put((name, None) if initial_sync else None)
+            if initial_sync:
+                self.request_sync(name, None)
+            else:
+                self._work.put(None)
         self._threads = [
             threading.Thread(target=self._index_loop, name="skmemory-indexer", daemon=True),
             threading.Thread(target=self._embed_loop, name="skmemory-embedder", daemon=True),
@@ -118,19 +128,47 @@ class IndexerService:
             logger.error("Cannot open project %s: %s", name, exc)
             self.open_errors[name] = str(exc)
 
-    def add_project(self, name: str) -> None:
-        """Start indexing and watching a project registered after start."""
-        if name not in self.projects:
-            self._open(name)
-            self._restart_watcher()
-            self.request_sync(name, None)
+    def add_project(self, name: str) -> int:
+        """Start indexing and watching a project registered after start; return its sync request number."""
+        with self._projects_lock:
+            if name not in self.projects:
+                self._open(name)
+                self._restart_watcher()
+        return self.request_sync(name, None)
+
+    def follow_registry(self, retry: bool = False) -> None:
+        """Open projects registered since start and let go of those removed or renamed by another process.
+
+        With retry, projects that could not be opened before (another process held them) are tried again.
+        """
+        with self._projects_lock:
+            registered = {info.id: info for info in self.home.projects()
+                          if self.names is None or info.name in self.names}
+            names = {info.name for info in registered.values()}
+            for name in [n for n in self.open_errors if retry or n not in names]:
+                del self.open_errors[name]
+            changed = False
+            for name, project in list(self.projects.items()):
+                info = registered.get(project.info.id)
+                if info is None or info.name != name:
+                    self.projects.pop(name).close()
+                    changed = True
+            for info in registered.values():
+                if info.name not in self.projects and info.name not in self.open_errors:
+                    self._open(info.name)
+                    if info.name in self.projects:
+                        self.request_sync(info.name, None)
+                        changed = True
+            if changed:
+                self._restart_watcher()
 
     def remove_project(self, name: str) -> None:
         """Stop indexing a project and release its lock (before its index is deleted)."""
-        project = self.projects.pop(name, None)
-        if project is not None:
-            self._restart_watcher()
-            project.close()
+        with self._projects_lock:
+            project = self.projects.pop(name, None)
+            if project is not None:
+                self._restart_watcher()
+                project.close()
 
     def _restart_watcher(self) -> None:
         if self._watcher:
@@ -149,9 +187,18 @@ class IndexerService:
 
     # --- work ----------------------------------------------------------------------------------------------
 
-    def request_sync(self, name: str, rel_paths: set[str] | None) -> None:
-        """Queue a sync of these paths (None: the whole project)."""
-        self._work.put((name, rel_paths))
+    def request_sync(self, name: str, rel_paths: set[str] | None) -> int:
+        """Queue a sync of these paths (None: the whole project); return the request's number."""
+        with self._requests_lock:
+            number = self._requested[name] = self._requested.get(name, 0) + 1
+            self._work.put((name, rel_paths, number))
+        return number
+
+    def sync_state(self, name: str) -> dict:
+        """How far this project's syncs are: the last request, the last one done, and files of the one running."""
+        with self._requests_lock:
+            return {"requested": self._requested.get(name, 0), "done": self._synced.get(name, 0),
+                    **({"running": dict(self._progress[name])} if name in self._progress else {})}
 
     def wait_idle(self, timeout: float = 60, embeddings: bool = False) -> bool:
         """Block until the queue is drained (and, if asked, nothing waits for embeddings); for tests and the CLI."""
@@ -175,16 +222,17 @@ class IndexerService:
                 if item is None:
                     continue
                 self._busy.set()
-                batch = self._coalesce(item)
+                batch, numbers = self._coalesce(item)
                 for name, rels in batch.items():
-                    self._sync(name, rels)
+                    self._sync(name, rels, numbers[name])
             finally:
                 self._work.task_done()
                 self._busy.clear()
 
-    def _coalesce(self, first: tuple[str, set[str] | None]) -> dict[str, set[str] | None]:
-        # Many queued bursts (a git checkout) become one pass per project.
+    def _coalesce(self, first: tuple) -> tuple[dict[str, set[str] | None], dict[str, int]]:
+        # Many queued bursts (a git checkout) become one pass per project, covering every request taken.
         batch: dict[str, set[str] | None] = {}
+        numbers: dict[str, int] = {}
         items = [first]
         while True:
             try:
@@ -195,27 +243,43 @@ class IndexerService:
         for item in items:
             if item is None:
                 continue
-            name, rels = item
+            name, rels, number = item
+            numbers[name] = max(numbers.get(name, 0), number)
             if name in batch and batch[name] is None:
                 continue
             batch[name] = None if rels is None else (batch.get(name) or set()) | rels
-        return batch
+        return batch, numbers
 
-    def _sync(self, name: str, rels: set[str] | None) -> None:
+    def _sync(self, name: str, rels: set[str] | None, number: int) -> None:
+        try:
+            self._sync_files(name, rels)
+        finally:
+            with self._requests_lock:
+                self._synced[name] = max(self._synced.get(name, 0), number)
+                self._progress.pop(name, None)
+
+    def _sync_files(self, name: str, rels: set[str] | None) -> None:
         project = self.projects.get(name)
         if project is None:
             return
         if rels is None:
             project.rules = type(project.rules)(project.root, project.rules.supported)
+
+        def progress(done: int, total: int) -> None:
+            with self._requests_lock:
+                self._progress[name] = {"files_done": done, "files_total": total}
+
         started = time.monotonic()
         try:
-            report = project.sync(rels)
+            report = project.sync(rels, progress=progress)
         except SKMemoryError as exc:
             logger.error("%s", exc)
             self.last_sync[name] = {"error": str(exc), "at": time.time()}
             return
-        except Exception:
+        except Exception as exc:
             logger.exception("Sync of %s failed", name)
+            self.last_sync[name] = {"error": f"unexpected {type(exc).__name__}: {exc} (see the server's log)",
+                                    "at": time.time()}
             return
         self.last_sync[name] = {**report.to_dict(), "seconds": round(time.monotonic() - started, 3), "at": time.time()}
         if report.chunks_added:
@@ -266,6 +330,7 @@ class IndexerService:
             s = project.status()
             s["eta_seconds"] = round(s["pending"] / rate) if rate and s["pending"] else None
             s["last_sync"] = self.last_sync.get(name)
+            s["sync"] = self.sync_state(name)
             projects.append(s)
         for name, error in self.open_errors.items():
             projects.append({"project": name, "open_error": error})

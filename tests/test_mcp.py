@@ -306,3 +306,28 @@ def test_when_the_server_cannot_start_every_tool_says_how_to_start_it(vault, dat
     finally:
         squatter.close()
     assert not (data_home / "logs" / "mcp-serve.log").exists()  # nothing was started on a taken port
+
+
+def test_finds_the_server_with_only_the_environment_a_client_passes(vault, tmp_path, monkeypatch):
+    """An AI client passes little more than HOME and PATH: the default data home's record leads to the server."""
+    fake_home = tmp_path / "user"
+    data_home = fake_home / ".local" / "share" / "skmemory"  # the default data folder on Linux, under HOME
+    monkeypatch.setenv("HOME", str(fake_home))
+    for name in ("SKMEMORY_HOME", "SKMEMORY_PORT", "XDG_DATA_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    with running_server(tmp_path, vault, home=data_home, env={"HOME": str(fake_home)}) as server:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "webapp.cli", "mcp"], cwd=str(tmp_path))
+        assert params.env is None  # the SDK then passes only its default environment
+
+        async def scenario():
+            with open(tmp_path / "mcp.log", "w") as err:
+                async with stdio_client(params, errlog=err) as (read, write):
+                    async with ClientSession(read, write) as session:
+                        await session.initialize()
+                        result = await session.call_tool("hybrid_search", {"query": "sourdough"})
+                        assert not result.is_error, result.content
+                        assert result.structured_content["results"][0]["relative_path"] == "Projects/Sourdough.md"
+
+        run(scenario)
+        assert api(server.port, "/api/health")["pid"] == server.proc.pid  # the running one, not a new one
+        assert not (data_home / "logs" / "mcp-serve.log").exists()

@@ -6,7 +6,11 @@ import os
 import signal
 import subprocess
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
+
+from pathlib import Path
 
 import pytest
 
@@ -18,8 +22,12 @@ def fetch(port: int, path: str) -> dict:
         return json.loads(resp.read())
 
 
-def run(*args, env):
-    return subprocess.run(SKMEMORY + list(args), capture_output=True, text=True, env=env, timeout=300)
+def env_home(env: dict) -> Path:
+    return Path(env["SKMEMORY_HOME"])
+
+
+def run(*args, env, cwd=None):
+    return subprocess.run(SKMEMORY + list(args), capture_output=True, text=True, env=env, timeout=300, cwd=cwd)
 
 
 @pytest.fixture
@@ -42,10 +50,94 @@ def test_cli_search_goes_through_the_running_server(server):
 
 def test_server_owns_the_index(server):
     _, env, _ = server
-    refused = run("index", "notes", env=env)
-    assert refused.returncode == 2 and "in use by skmemory serve" in refused.stderr
     status = json.loads(run("status", "notes", "--json", env=env).stdout)
     assert status["owner"]["role"] == "skmemory serve" and status["embeddings_available"] is True
+    watch = run("watch", "notes", env=env)
+    assert watch.returncode == 2 and "already keeps every project indexed and watched" in watch.stderr
+
+
+def search_api(port: int, **params) -> dict:
+    return fetch(port, "/api/search?" + urllib.parse.urlencode(params))
+
+
+def test_every_project_command_goes_through_the_running_server(server, vault, tmp_path):
+    """add, index, status, projects, rename and remove while `skmemory serve` runs: the server sees each at once."""
+    port, env, proc = server
+    more = tmp_path / "more"
+    more.mkdir()
+    (more / "Herons.md").write_text("# Herons\n\nA grey heron stands still in the shallows for an hour.\n")
+
+    added = run("add", str(more), "--name", "birds", env=env)
+    assert added.returncode == 0, added.stderr
+    assert "is indexing and watching it now" in added.stdout
+    deadline = time.monotonic() + 60  # no restart: the server opened the project when it was added
+    while not search_api(port, q="heron", mode="keyword", project="birds")["results"]:
+        assert time.monotonic() < deadline, "the server never indexed the project added with `skmemory add`"
+        time.sleep(0.3)
+
+    (vault / "Kestrels.md").write_text("# Kestrels\n\nA kestrel hovers over the verge, watching for voles.\n")
+    indexed = run("index", "notes", env=env)  # handed to the server and followed to the end
+    assert indexed.returncode == 0, indexed.stderr
+    assert "owns the index" in indexed.stderr and "notes: files parsed" in indexed.stderr
+    assert search_api(port, q="kestrel", mode="keyword", project="notes")["results"]  # done when it returns
+    status = json.loads(run("status", "notes", "--json", env=env).stdout)
+    assert status["pending"] == 0 and status["owner"]["pid"] == proc.pid
+
+    listed = json.loads(run("projects", "--json", env=env).stdout)
+    assert {p["name"]: p["documents"] for p in listed}["birds"] == 1
+
+    renamed = run("rename", "birds", "waders", env=env)
+    assert renamed.returncode == 0, renamed.stderr
+    assert search_api(port, q="heron", mode="keyword", project="waders")["results"]
+    with pytest.raises(urllib.error.HTTPError) as gone:
+        search_api(port, q="heron", mode="keyword", project="birds")
+    assert gone.value.code == 404
+
+    removed = run("remove", "waders", env=env)
+    assert removed.returncode == 0, removed.stderr
+    assert (more / "Herons.md").exists()
+    assert "waders" not in {p["name"] for p in json.loads(run("projects", "--json", env=env).stdout)}
+    relative = run("add", "more", "--name", "again", env=env, cwd=tmp_path)  # relative to this shell, not the server
+    assert relative.returncode == 0, relative.stderr
+    assert {p["name"]: p["root"] for p in json.loads(run("projects", "--json", env=env).stdout)}["again"] == str(more)
+    assert proc.poll() is None
+
+
+def test_the_server_follows_projects_registered_behind_its_back(server, tmp_path):
+    """A project added or renamed by another process (an older CLI) is opened on first use, and Re-index works."""
+    from indexer.config import Settings
+    from indexer.registry import Registry
+
+    port, env, _ = server
+    folder = tmp_path / "side"
+    folder.mkdir()
+    (folder / "Owls.md").write_text("# Owls\n\nA barn owl hunts by sound along the hedge at dusk.\n")
+    registry = Registry(Settings.from_env(env["SKMEMORY_HOME"]).home)
+    registry.add(folder, "side")
+    deadline = time.monotonic() + 60
+    while not search_api(port, q="owl", mode="keyword", project="side")["results"]:
+        assert time.monotonic() < deadline, "the server never opened the project registered behind its back"
+        time.sleep(0.3)
+    registry.rename("side", "hedgerow")
+    (folder / "Voles.md").write_text("# Voles\n\nField voles run in tunnels under the grass.\n")
+    form = urllib.request.Request(f"http://127.0.0.1:{port}/projects/hedgerow/reindex", data=b"", method="POST",
+                                  headers={"Origin": f"http://127.0.0.1:{port}"})
+    with urllib.request.urlopen(form, timeout=30) as response:
+        assert "Re-indexing &#39;hedgerow&#39;" in response.read().decode()
+    deadline = time.monotonic() + 60
+    while not search_api(port, q="voles", mode="keyword", project="hedgerow")["results"]:
+        assert time.monotonic() < deadline, "Re-index of a project renamed behind the server's back did nothing"
+        time.sleep(0.3)
+
+
+def test_commands_find_the_server_from_the_data_home_alone(server):
+    """The server records its port in the data home: no SKMEMORY_PORT needed, and no second server for it."""
+    port, env, proc = server
+    bare = {k: v for k, v in env.items() if k != "SKMEMORY_PORT"}
+    status = json.loads(run("status", "notes", "--json", env=bare).stdout)
+    assert status["owner"] == {"role": "skmemory serve", "pid": proc.pid, "url": f"http://127.0.0.1:{port}/"}
+    second = run("serve", "--port", str(free_port()), env=bare)
+    assert second.returncode == 2 and f"already running for this data folder at http://127.0.0.1:{port}/" in second.stderr
 
 
 def test_server_follows_a_new_file_and_stops_cleanly(server, vault):
@@ -57,13 +149,14 @@ def test_server_follows_a_new_file_and_stops_cleanly(server, vault):
         time.sleep(0.2)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(30) == 0
+    assert not (env_home(env) / "server.json").exists()  # nothing left pointing at a stopped server
     after = run("index", "notes", env=env)  # the lock was released
-    assert after.returncode == 0, after.stderr
+    assert after.returncode == 0, after.stderr and "owns the index" not in after.stderr
 
 
-def test_second_server_on_the_same_port_is_refused(server):
+def test_second_server_on_the_same_port_is_refused(server, tmp_path):
     port, env, _ = server
-    second = run("serve", env=env)
+    second = run("serve", env={**env, "SKMEMORY_HOME": str(tmp_path / "another-home")})
     assert second.returncode == 2 and f"Port {port} is already in use" in second.stderr
 
 

@@ -6,7 +6,6 @@ import logging
 import os
 import sys
 import threading
-import time
 from typing import TYPE_CHECKING
 
 import click
@@ -16,6 +15,7 @@ from indexer.errors import ProjectNotFound, SKMemoryError
 
 if TYPE_CHECKING:
     from indexer.home import Home
+    from webapp.client import ServerClient
 
 
 class ErrorsAsSentences(click.Group):
@@ -67,35 +67,83 @@ def cli(ctx: click.Context, home: str | None, verbose: int) -> None:
     ctx.obj["settings"] = Settings.from_env(home)
 
 
+def _server(ctx: click.Context, port: int | None = None) -> "ServerClient | None":
+    """The running server of this data home, if one answers (found from the port it records there)."""
+    if "server" not in ctx.obj:
+        from webapp.client import ServerClient
+
+        settings = ctx.obj["settings"]
+        ctx.obj["server"] = ServerClient.find(settings.home, port or settings.port)
+    return ctx.obj["server"]
+
+
+def _engine(ctx: click.Context, port: int | None = None):
+    """One way in: the running server's client when one answers for this data home, else the engine opened here."""
+    server = _server(ctx, port)
+    if server is not None:
+        return server
+    if "engine" not in ctx.obj:
+        from indexer.engine import Engine
+
+        engine = ctx.obj["engine"] = Engine(_home(ctx))
+        ctx.call_on_close(engine.close)
+    return ctx.obj["engine"]
+
+
+def _selected(ctx: click.Context, name: str | None) -> list[str]:
+    """The project named (as registered), or every project; the server is asked when one runs."""
+    names = [p["name"] for p in _engine(ctx).projects()]
+    if name:
+        match = next((n for n in names if n.lower() == name.lower()), None)
+        if match is None:
+            known = ", ".join(names) or "none yet; add one with `skmemory add PATH`"
+            raise ProjectNotFound(f"No project named '{name}'. Known projects: {known}.")
+        return [match]
+    if not names:
+        raise ProjectNotFound("No projects yet; add one with `skmemory add PATH`.")
+    return names
+
+
 @cli.command()
 @click.argument("path", type=click.Path())
 @click.option("--name", help="Project name (default: the folder's name).")
 @click.pass_context
 def add(ctx: click.Context, path: str, name: str | None) -> None:
-    """Register a folder as a project.
+    """Register a folder as a project (a running server starts indexing it at once).
 
     Example: skmemory add ~/Notes --name notes
     """
-    info = _home(ctx).add_project(path, name)
-    click.echo(f"Added project '{info.name}' at {info.root}. Run `skmemory index {info.name}` or `skmemory serve`.")
+    from pathlib import Path
+
+    folder = str(Path(path).expanduser().absolute())  # the server's working folder is not this shell's
+    info = _engine(ctx).add_project(folder, name)
+    server = _server(ctx)
+    if server is not None:
+        click.echo(f"Added project '{info['name']}' at {info['root']}; the server at {server.url} is indexing and "
+                   f"watching it now (`skmemory status {info['name']}` shows how far it is).")
+    else:
+        click.echo(f"Added project '{info['name']}' at {info['root']}. Run `skmemory index {info['name']}` "
+                   "or `skmemory serve`.")
 
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def projects(ctx: click.Context, as_json: bool) -> None:
-    """List the registered projects.
+    """List the registered projects with their documents and chunks.
 
     Example: skmemory projects --json
     """
-    infos = _home(ctx).projects()
+    infos = _engine(ctx).projects()
     if as_json:
-        click.echo(json.dumps([i.to_dict() for i in infos], indent=2))
+        click.echo(json.dumps(infos, indent=2))
         return
     if not infos:
         click.echo("No projects yet. Add one with `skmemory add PATH`.")
     for info in infos:
-        click.echo(f"{info.name}\t{info.root}")
+        counts = (f"{info.get('documents', 0)} documents, {info.get('chunks', 0)} chunks"
+                  if "error" not in info else f"cannot be read: {info['error']}")
+        click.echo(f"{info['name']}\t{info['root']}\t{counts}")
 
 
 @cli.command()
@@ -107,8 +155,8 @@ def rename(ctx: click.Context, old: str, new: str) -> None:
 
     Example: skmemory rename notes work-notes
     """
-    info = _home(ctx).rename_project(old, new)
-    click.echo(f"Renamed '{old}' to '{info.name}'.")
+    info = _engine(ctx).rename_project(old, new)
+    click.echo(f"Renamed '{old}' to '{info['name']}'.")
 
 
 @cli.command()
@@ -119,17 +167,8 @@ def remove(ctx: click.Context, name: str) -> None:
 
     Example: skmemory remove notes
     """
-    info = _home(ctx).remove_project(name)
-    click.echo(f"Removed project '{info.name}'; its index is deleted, {info.root} is untouched.")
-
-
-def _selected(home: "Home", name: str | None) -> list[str]:
-    if name:
-        return [home.project(name).name]
-    names = [p.name for p in home.projects()]
-    if not names:
-        raise ProjectNotFound("No projects yet; add one with `skmemory add PATH`.")
-    return names
+    info = _engine(ctx).remove_project(name)
+    click.echo(f"Removed project '{info['name']}'; its index is deleted, {info['root']} is untouched.")
 
 
 @cli.command()
@@ -137,59 +176,18 @@ def _selected(home: "Home", name: str | None) -> list[str]:
 @click.option("--no-embed", is_flag=True, help="Index for keyword search only; embeddings wait for later.")
 @click.pass_context
 def index(ctx: click.Context, name: str | None, no_embed: bool) -> None:
-    """Index a project (or all), embed everything pending, then exit.
+    """Index a project (or all) and embed everything pending; a running server does the work and this follows it.
 
     Example: skmemory index notes
     """
-    home = _home(ctx)
-    for project_name in _selected(home, name):
-        with home.open_project(project_name, role="skmemory index") as project:
-            project.reconcile()
-            if project.rechunk_needed:
-                click.echo(f"{project_name}: this version of SK Memory cuts notes into chunks differently; re-chunking "
-                           "every note (passages whose text is unchanged keep their embeddings).", err=True)
-            files = []
-            with click.progressbar(length=1, label=f"{project_name}: files parsed", file=sys.stderr) as bar:
-                def on_file(done: int, total: int) -> None:
-                    bar.length = max(total, 1)
-                    bar.update(done - bar.pos)
-                report = project.sync(progress=on_file)
-                files.append(report)
-            click.echo(
-                f"{project_name}: {report.added} added, {report.updated} updated, {report.moved} moved, "
-                f"{report.deleted} deleted, {report.unchanged} unchanged, {report.failed} failed.",
-                err=True,
-            )
-            if no_embed:
-                continue
-            if not home.embedder.available:
-                click.echo(f"Warning: embeddings are unavailable ({home.embedder.error}); keyword search still works.", err=True)
-                continue
-            _embed_with_progress(project)
+    from webapp.indexing import index_here, index_on_server
 
-
-def _embed_with_progress(project) -> None:
-    pending = project.store.counts()["pending"]
-    if not pending:
-        return
-    started = time.monotonic()
-    state = {"done": 0}
-
-    def rate(_item) -> str:
-        elapsed = time.monotonic() - started
-        return f"{state['done'] / elapsed:.1f} chunks/s" if elapsed > 0 and state["done"] else ""
-
-    with click.progressbar(length=pending, label=f"{project.name}: chunks embedded", file=sys.stderr,
-                           show_eta=True, item_show_func=rate) as bar:
-        def on_batch(done: int, total: int) -> None:
-            state["done"] = done
-            bar.length = max(total, 1)
-            bar.update(done - bar.pos, current_item=done)
-        done = project.embed_pending(progress=on_batch)
-    elapsed = time.monotonic() - started
-    counts = project.store.counts()
-    click.echo(f"{project.name}: {done} chunks embedded in {elapsed:.1f} s ({done / max(elapsed, 1e-9):.1f} chunks/s); "
-               f"notes searchable by meaning: {counts['documents_embedded']} of {counts['documents_with_text']}.", err=True)
+    names = _selected(ctx, name)
+    server = _server(ctx)
+    if server is not None:
+        index_on_server(server, names, no_embed)
+    else:
+        index_here(_home(ctx), names, no_embed)
 
 
 @cli.command()
@@ -202,8 +200,12 @@ def watch(ctx: click.Context, name: str | None) -> None:
     """
     from indexer.service import IndexerService
 
+    server = _server(ctx)
+    if server is not None:
+        raise SKMemoryError(f"The SK Memory server at {server.url} already keeps every project indexed and watched; "
+                            "`skmemory watch` is for when no server runs.")
     home = _home(ctx)
-    names = _selected(home, name)
+    names = _selected(ctx, name)
     service = IndexerService(home, names, role="skmemory watch").start()
     if service.open_errors and not service.projects:
         service.stop()
@@ -232,8 +234,13 @@ def status(ctx: click.Context, name: str | None, as_json: bool) -> None:
 
     Example: skmemory status notes --json
     """
-    home = _home(ctx)
-    results = [_status_with_embeddings(home, n) for n in _selected(home, name)]
+    server = _server(ctx)
+    names = _selected(ctx, name)
+    if server is not None:
+        state = server.status()
+        results = [_server_status(server, state, n) for n in names]
+    else:
+        results = [_status_with_embeddings(_home(ctx), n) for n in names]
     if as_json:
         click.echo(json.dumps(results if not name else results[0], indent=2))
         return
@@ -247,9 +254,25 @@ def status(ctx: click.Context, name: str | None, as_json: bool) -> None:
         else:
             click.echo(f"  embeddings: unavailable: {s.get('embeddings_unavailable_reason')}")
         if s.get("owner"):
-            click.echo(f"  owned by: {s['owner'].get('role')} (pid {s['owner'].get('pid')})")
+            where = f" at {s['owner']['url']}" if s["owner"].get("url") else ""
+            click.echo(f"  owned by: {s['owner'].get('role')} (pid {s['owner'].get('pid')}){where}")
         for err in s["errors"]:
             click.echo(f"  {'warning' if err['indexed'] else 'error'}: {err['path']}: {err['error']}")
+
+
+def _server_status(server, state: dict, name: str) -> dict:
+    """A project's status as the running server reports it, in the shape the command prints."""
+    from webapp.indexing import project_state
+
+    result = dict(project_state(state, name))
+    result.update({
+        "indexed": True,
+        "owner": {"role": "skmemory serve", "pid": server.health.get("pid"), "url": server.url},
+        "embeddings_available": state.get("embeddings") == "ready",
+        "embeddings_unavailable_reason": state.get("embeddings_unavailable_reason"),
+        "model": state.get("model"),
+    })
+    return result
 
 
 def _status_with_embeddings(home: "Home", name: str) -> dict:
@@ -284,9 +307,10 @@ def serve(ctx: click.Context, port: int, demo: bool) -> None:
     Example: skmemory serve --port 8765
     """
     from indexer.demo import ensure_demo_project
-    from webapp.serve import serve as run_server
+    from webapp.serve import check_not_running, serve as run_server
 
     home = _home(ctx)
+    check_not_running(home)  # before --demo registers anything beside a running server
     if demo:
         ensure_demo_project(home)
     if not home.projects():
@@ -308,33 +332,18 @@ def serve(ctx: click.Context, port: int, demo: bool) -> None:
 @click.option("--any-tag", "tags_any", multiple=True, help="Only documents with one of these tags.")
 @click.option("--limit", type=click.IntRange(1, 100), default=10, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the API's JSON response unchanged.")
-@click.option("--port", type=int, envvar="SKMEMORY_PORT", default=8765, help="Where to look for a running server.")
+@click.option("--port", type=int, envvar="SKMEMORY_PORT",
+              help="Where to look for a running server when the data folder records none (env SKMEMORY_PORT).")
 @click.pass_context
 def search(ctx: click.Context, query: str, mode: str, project: str | None, all_projects: bool, tags_all: tuple,
-           tags_any: tuple, limit: int, as_json: bool, port: int) -> None:
+           tags_any: tuple, limit: int, as_json: bool, port: int | None) -> None:
     """Search your projects; asks the running server when there is one, else opens the index itself.
 
     Example: skmemory search "keep a server running after logout" --mode semantic
     """
-    from webapp.client import ServerClient
-
-    home = _home(ctx)
-    params = {"q": query, "mode": mode, "limit": limit, "scope": "all" if all_projects else "project",
-              "tags_all": list(tags_all), "tags_any": list(tags_any)}
-    if project:
-        params["project"] = project
-    client = ServerClient.find(port, home.settings.home)
-    if client is not None:
-        response = client.get("/api/search", params)
-    else:
-        from indexer.engine import Engine
-
-        engine = Engine(home)
-        try:
-            response = engine.search(query, mode=mode, project=project, scope=params["scope"],
-                                     tags_all=list(tags_all), tags_any=list(tags_any), limit=limit)
-        finally:
-            engine.close()
+    response = _engine(ctx, port).search(query, mode=mode, project=project or None,
+                                         scope="all" if all_projects else "project", tags_all=list(tags_all),
+                                         tags_any=list(tags_any), limit=limit)
     if as_json:
         click.echo(json.dumps(response, indent=2, ensure_ascii=False))
         return
@@ -359,12 +368,19 @@ def _print_results(response: dict) -> None:
 
 @cli.command("mcp")
 @click.option("--port", type=int, envvar="SKMEMORY_PORT", default=8765, show_default=True,
-              help="Port of the SK Memory server on 127.0.0.1 (env SKMEMORY_PORT); started there if none answers.")
+              help="Where to start the server when none runs for the data folder (env SKMEMORY_PORT).")
 @click.pass_context
 def mcp_command(ctx: click.Context, port: int) -> None:
     """Serve SK Memory's search tools to an AI client over stdio (MCP); the client starts it.
 
-    Example: claude mcp add skmemory -- skmemory mcp
+    The tools are answered by the `skmemory serve` of the data folder, found from the port it records there
+    (no SKMEMORY_PORT needed), and started in the background when none runs.
+
+    An AI client starts this command with almost none of your shell's environment (usually only HOME and
+    PATH), so it reads the default data folder unless you name another one in the client's settings:
+    put `--home /path/to/data` before `mcp` in the arguments, or set SKMEMORY_HOME in the client's "env".
+
+    Example: claude mcp add skmemory -- skmemory --home ~/skmemory-data mcp
     """
     from webapp.mcp_server import run
 
@@ -377,9 +393,9 @@ def extension_path() -> None:
 
     Example: skmemory extension-path
     """
-    from pathlib import Path
+    from webapp.assets import extension_folder
 
-    click.echo(str(Path(__file__).resolve().parent.parent / "extension"))
+    click.echo(str(extension_folder()))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,13 +1,24 @@
-"""Talking to a running `skmemory serve` over localhost HTTP (the CLI and the MCP server use this)."""
+"""Talking to a running `skmemory serve` over localhost HTTP: the CLI's and the MCP server's one way in.
+
+A running server records where it listens in its data home (`server.json`: port and pid), so every command
+finds it from the data home alone, without SKMEMORY_PORT; an MCP client that passes no environment to the
+process it starts still reaches it. `ServerClient` has the engine's own method names for what the command
+line does (projects, add_project, rename_project, remove_project, reindex, status, search), so a command
+calls one object whether it talks to the server or opens the data home itself.
+"""
 from __future__ import annotations
 
 import json
+import os
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
 from indexer.errors import SKMemoryError
+
+RECORD_NAME = "server.json"
 
 
 class ServerError(SKMemoryError):
@@ -19,27 +30,106 @@ class ServerError(SKMemoryError):
         self.error = error
 
 
+# --- the record a running server leaves in its data home -------------------------------------------------------
+
+def write_record(home: Path, port: int) -> Path:
+    """Say in the data home that this process serves it on port (replaced atomically)."""
+    path = Path(home) / RECORD_NAME
+    record = {"app": "sk-memory", "pid": os.getpid(), "port": port, "url": f"http://127.0.0.1:{port}/",
+              "home": str(home), "since": time.time()}
+    tmp = path.with_name(f".{RECORD_NAME}.{os.getpid()}")
+    tmp.write_text(json.dumps(record))
+    os.replace(tmp, path)
+    return path
+
+
+def clear_record(home: Path) -> None:
+    """Remove the record if it is this process's (a newer server's record is left alone)."""
+    path = Path(home) / RECORD_NAME
+    if read_record(home).get("pid") == os.getpid():
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+
+def read_record(home: Path) -> dict:
+    """What the data home says about its running server ({} when nothing or nothing readable)."""
+    try:
+        record = json.loads((Path(home) / RECORD_NAME).read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+# --- the client --------------------------------------------------------------------------------------------------
+
 class ServerClient:
-    """A small JSON client for the API of a server on 127.0.0.1."""
+    """A JSON client of the API of an SK Memory server on 127.0.0.1, with the engine's method names."""
 
     def __init__(self, port: int, timeout: float = 60.0):
+        self.port = port
         self.base = f"http://127.0.0.1:{port}"
         self.timeout = timeout
+        self.health: dict = {}
 
     @classmethod
-    def find(cls, port: int, home: Path | None = None) -> "ServerClient | None":
-        """Return a client if an SK Memory server for this data home answers on the port, else None."""
-        client = cls(port, timeout=2.0)
-        try:
-            health = client.get("/api/health")
-        except (SKMemoryError, OSError, ValueError):  # nothing there, or something that is not SK Memory
-            return None
-        if health.get("app") != "sk-memory":
-            return None
-        if home is not None and Path(health.get("home", "")) != Path(home):
-            return None
-        client.timeout = 60.0
-        return client
+    def find(cls, home: Path | None = None, port: int | None = None) -> "ServerClient | None":
+        """Return a client of the server for this data home (its recorded port first, then port), else None."""
+        ports = []
+        if home is not None and isinstance(read_record(home).get("port"), int):
+            ports.append(read_record(home)["port"])
+        if port is not None and port not in ports:
+            ports.append(port)
+        for candidate in ports:
+            client = cls(candidate, timeout=2.0)
+            try:
+                health = client.get("/api/health")
+            except (SKMemoryError, OSError, ValueError):  # nothing there, or something that is not SK Memory
+                continue
+            if health.get("app") != "sk-memory":
+                continue
+            if home is not None and Path(health.get("home", "")) != Path(home):
+                continue
+            client.timeout = 60.0
+            client.health = health
+            return client
+        return None
+
+    @property
+    def url(self) -> str:
+        return f"{self.base}/"
+
+    # --- the engine's methods, answered by the server ---------------------------------------------------------
+
+    def projects(self) -> list[dict]:
+        """Every project with its counts."""
+        return self.get("/api/projects")["projects"]
+
+    def add_project(self, path: str, name: str | None = None) -> dict:
+        """Register a folder (an absolute path) as a project; the server starts indexing and watching it."""
+        return self.post("/api/projects", {"path": path, "name": name})
+
+    def rename_project(self, old: str, new: str) -> dict:
+        return self.post(f"/api/projects/{_segment(old)}/rename", {"name": new})
+
+    def remove_project(self, name: str) -> dict:
+        return self._send(urllib.request.Request(f"{self.base}/api/projects/{_segment(name)}", method="DELETE"))
+
+    def reindex(self, name: str) -> dict:
+        """Queue a re-read of the project's folder; the answer's sync_request is the number to follow in status."""
+        return self.post(f"/api/projects/{_segment(name)}/reindex", {})
+
+    def status(self) -> dict:
+        """The server's status: embeddings, rate, and every project's counts, sync and errors."""
+        return self.get("/api/status")
+
+    def search(self, query: str, mode: str = "hybrid", project: str | None = None, scope: str = "project",
+               tags_all: list[str] | None = None, tags_any: list[str] | None = None, limit: int = 20) -> dict:
+        return self.get("/api/search", {"q": query, "mode": mode, "project": project, "scope": scope,
+                                        "tags_all": tags_all or [], "tags_any": tags_any or [], "limit": limit})
+
+    # --- HTTP ---------------------------------------------------------------------------------------------------
 
     def get(self, path: str, params: dict | None = None) -> dict:
         query = urllib.parse.urlencode(_flatten(params or {}), doseq=True)
@@ -62,6 +152,10 @@ class ServerClient:
             raise ServerError(exc.code, body.get("error", "error"), body.get("detail", str(exc))) from None
         except urllib.error.URLError as exc:
             raise SKMemoryError(f"Cannot reach SK Memory at {self.base} ({exc.reason}); start it with `skmemory serve`.") from None
+
+
+def _segment(name: str) -> str:
+    return urllib.parse.quote(name, safe="")
 
 
 def _flatten(params: dict) -> list[tuple[str, str]]:

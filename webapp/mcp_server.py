@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 
 START_TIMEOUT = 60.0  # seconds for a started server to answer /api/health (it answers before the model loads)
 RESPAWN_AFTER = 30.0  # after a failed start, tool calls report that failure this long before trying again
-HOW_TO_START = ("Start it yourself with `skmemory serve` (same SKMEMORY_HOME and SKMEMORY_PORT as the MCP server), "
+HOW_TO_START = ("Start it yourself with `skmemory --home {home} serve` (the data folder this MCP server reads), "
                 "then call the tool again.")
 
 
@@ -63,7 +63,7 @@ class ServerLink:
         try:
             client = self._start()
         except SKMemoryError as exc:
-            message = f"SK Memory's server is not running and could not be started: {exc} {HOW_TO_START}"
+            message = f"SK Memory's server is not running and could not be started: {exc} {HOW_TO_START.format(home=self.home)}"
             self._failure = (time.monotonic(), message)
             raise ToolError(message) from None
         self._failure = None
@@ -107,13 +107,13 @@ class ServerLink:
                 with self._lock:  # the server went away: forget it, and start it again once
                     self._client = None
                 if attempt == 2:
-                    raise ToolError(f"SK Memory's server stopped answering ({exc}). {HOW_TO_START}") from None
+                    raise ToolError(f"SK Memory's server stopped answering ({exc}). {HOW_TO_START.format(home=self.home)}") from None
         raise AssertionError("unreachable")
 
 
 def _find(port: int, home: Path) -> ServerClient | None:
     try:
-        return ServerClient.find(port, home)
+        return ServerClient.find(home, port)  # the port the data home records first, then the given one
     except ValueError:  # something answered, but not with JSON
         return None
 

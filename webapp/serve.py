@@ -16,6 +16,7 @@ from indexer.home import Home
 from indexer.service import IndexerService
 
 from . import create_app
+from .client import ServerClient, clear_record, write_record
 
 logger = logging.getLogger(__name__)
 HOST = "127.0.0.1"  # never another interface: the index is the user's private data
@@ -36,9 +37,18 @@ def _check_port_free(port: int) -> None:
             raise SKMemoryError(f"Cannot listen on {HOST}:{port}: {exc.strerror}.") from None
 
 
+def check_not_running(home: Home) -> None:
+    """Refuse a second server for one data home: it records its port there, wherever it listens."""
+    running = ServerClient.find(home.settings.home)
+    if running is not None:
+        raise SKMemoryError(f"SK Memory is already running for this data folder at {running.url} "
+                            f"(pid {running.health.get('pid', '?')}); open it there, or stop it first.")
+
+
 def serve(home: Home, port: int, on_ready=None) -> None:
     """Run the server until Ctrl+C or SIGTERM; the single owner of every project's index."""
     app = create_app({"SKMEMORY_PORT": port})
+    check_not_running(home)
     _check_port_free(port)
     try:
         ensure_user_docs(home)  # the built-in, read-only help project that F1 searches
@@ -54,6 +64,7 @@ def serve(home: Home, port: int, on_ready=None) -> None:
         threading.Thread(target=server.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)
+    write_record(home.settings.home, port)  # how the CLI and MCP find this server without SKMEMORY_PORT
     if on_ready:
         on_ready(f"http://{HOST}:{port}/", service)
     try:
@@ -61,6 +72,7 @@ def serve(home: Home, port: int, on_ready=None) -> None:
     except KeyboardInterrupt:
         pass
     finally:
+        clear_record(home.settings.home)
         server.server_close()
         engine.close()
         service.stop()

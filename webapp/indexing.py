@@ -1,0 +1,145 @@
+"""`skmemory index`: done here with progress bars, or handed to the running server and followed to the end."""
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING
+
+import click
+
+from indexer.errors import ProjectNotFound, SKMemoryError
+
+if TYPE_CHECKING:
+    from indexer.home import Home
+    from indexer.project import Project
+
+    from .client import ServerClient
+
+POLL_SECONDS = 0.3
+
+
+def report_line(name: str, report: dict) -> str:
+    return (f"{name}: {report.get('added', 0)} added, {report.get('updated', 0)} updated, {report.get('moved', 0)} "
+            f"moved, {report.get('deleted', 0)} deleted, {report.get('unchanged', 0)} unchanged, "
+            f"{report.get('failed', 0)} failed.")
+
+
+def meaning_line(name: str, done: int, seconds: float, counts: dict) -> str:
+    return (f"{name}: {done} chunks embedded in {seconds:.1f} s ({done / max(seconds, 1e-9):.1f} chunks/s); "
+            f"notes searchable by meaning: {counts.get('documents_embedded', 0)} of {counts.get('documents_with_text', 0)}.")
+
+
+# --- no server: this process owns the index for the duration ---------------------------------------------------
+
+def index_here(home: "Home", names: list[str], no_embed: bool) -> None:
+    """Sync each project from its folder and embed what is pending, with progress bars on stderr."""
+    for project_name in names:
+        with home.open_project(project_name, role="skmemory index") as project:
+            project.reconcile()
+            if project.rechunk_needed:
+                click.echo(f"{project_name}: this version of SK Memory cuts notes into chunks differently; re-chunking "
+                           "every note (passages whose text is unchanged keep their embeddings).", err=True)
+            with click.progressbar(length=1, label=f"{project_name}: files parsed", file=sys.stderr) as bar:
+                def on_file(done: int, total: int) -> None:
+                    bar.length = max(total, 1)
+                    bar.update(done - bar.pos)
+                report = project.sync(progress=on_file)
+            click.echo(report_line(project_name, report.to_dict()), err=True)
+            if no_embed:
+                continue
+            if not home.embedder.available:
+                click.echo(f"Warning: embeddings are unavailable ({home.embedder.error}); keyword search still works.",
+                           err=True)
+                continue
+            _embed_with_progress(project)
+
+
+def _embed_with_progress(project: "Project") -> None:
+    pending = project.store.counts()["pending"]
+    if not pending:
+        return
+    started = time.monotonic()
+    state = {"done": 0}
+
+    def rate(_item) -> str:
+        elapsed = time.monotonic() - started
+        return f"{state['done'] / elapsed:.1f} chunks/s" if elapsed > 0 and state["done"] else ""
+
+    with click.progressbar(length=pending, label=f"{project.name}: chunks embedded", file=sys.stderr,
+                           show_eta=True, item_show_func=rate) as bar:
+        def on_batch(done: int, total: int) -> None:
+            state["done"] = done
+            bar.length = max(total, 1)
+            bar.update(done - bar.pos, current_item=done)
+        done = project.embed_pending(progress=on_batch)
+    click.echo(meaning_line(project.name, done, time.monotonic() - started, project.store.counts()), err=True)
+
+
+# --- a server runs: it owns the index; ask it to re-read and follow its progress ----------------------------------
+
+def index_on_server(server: "ServerClient", names: list[str], no_embed: bool) -> None:
+    """Ask the server to re-read each project, and show its progress until the files (and embeddings) are done."""
+    click.echo(f"The SK Memory server at {server.url} owns the index; it re-reads the folders and this command "
+               "follows its progress (Ctrl+C stops following, not the indexing).", err=True)
+    try:
+        for name in names:
+            accepted = server.reindex(name)
+            _follow_sync(server, accepted["project"], accepted["sync_request"])
+            if not no_embed:
+                _follow_embeddings(server, accepted["project"])
+    except KeyboardInterrupt:
+        click.echo("Stopped following; the server goes on indexing (`skmemory status` shows how far it is).", err=True)
+        raise SystemExit(130) from None
+
+
+def project_state(status: dict, name: str) -> dict:
+    """One project's entry in the server's status, or ProjectNotFound."""
+    for entry in status["projects"]:
+        if entry["project"].lower() == name.lower():
+            if entry.get("open_error"):
+                raise SKMemoryError(f"The server cannot index '{entry['project']}': {entry['open_error']}")
+            return entry
+    raise ProjectNotFound(f"The running server has no project '{name}' open; `skmemory projects` lists them.")
+
+
+def _follow_sync(server: "ServerClient", name: str, number: int) -> None:
+    with click.progressbar(length=1, label=f"{name}: files parsed", file=sys.stderr) as bar:
+        while True:
+            entry = project_state(server.status(), name)
+            sync = entry.get("sync") or {}
+            running = sync.get("running") or {}
+            if running:
+                bar.length = max(running.get("files_total", 1), 1)
+                bar.update(running.get("files_done", 0) - bar.pos)
+            if sync.get("done", 0) >= number:
+                bar.update(bar.length - bar.pos)
+                break
+            time.sleep(POLL_SECONDS)
+    last = entry.get("last_sync") or {}
+    if last.get("error"):
+        raise SKMemoryError(f"{name}: the server could not re-read the folder: {last['error']}")
+    click.echo(report_line(name, last), err=True)
+
+
+def _follow_embeddings(server: "ServerClient", name: str) -> None:
+    status = server.status()
+    entry = project_state(status, name)
+    if status.get("embeddings") == "unavailable":
+        click.echo(f"Warning: embeddings are unavailable ({status.get('embeddings_unavailable_reason')}); "
+                   "keyword search still works.", err=True)
+        return
+    if not entry.get("pending"):
+        return
+    started, total = time.monotonic(), entry["pending"]
+    with click.progressbar(length=total, label=f"{name}: chunks embedded", file=sys.stderr, show_eta=True) as bar:
+        while entry.get("pending"):
+            total = max(total, entry["pending"])
+            bar.length = total
+            bar.update(total - entry["pending"] - bar.pos)
+            time.sleep(POLL_SECONDS)
+            status = server.status()
+            if status.get("embeddings") == "unavailable":
+                break
+            entry = project_state(status, name)
+        bar.update(bar.length - bar.pos)
+    click.echo(meaning_line(name, total - entry.get("pending", 0), time.monotonic() - started, entry), err=True)
