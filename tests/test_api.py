@@ -90,3 +90,34 @@ def test_state_changes_only_from_own_origin_and_no_wildcard_cors(client):
     assert ext.headers["Access-Control-Allow-Origin"] == "chrome-extension://" + "a" * 32
     other = get(client, "/api/search?q=bread", headers={"Origin": "https://evil.example"})
     assert "Access-Control-Allow-Origin" not in other.headers
+
+
+def test_projects_are_managed_through_the_api_with_clear_refusals(client, tmp_path):
+    folder = tmp_path / "more"
+    folder.mkdir()
+    (folder / "Herons.md").write_text("# Herons\n\nA grey heron waits in the shallows.\n")
+    post = lambda path, body, **kw: client.post(path, json=body, base_url=BASE, **kw)  # noqa: E731
+
+    added = post("/api/projects", {"path": str(folder), "name": "birds"})
+    assert added.status_code == 201 and added.get_json()["root"] == str(folder.resolve())
+    queued = post("/api/projects/birds/reindex", {})
+    assert queued.status_code == 202 and queued.get_json()["project"] == "birds"
+    assert get(client, "/api/search?q=heron&mode=keyword&project=birds").get_json()["results"]
+    renamed = post("/api/projects/birds/rename", {"name": "waders"})
+    assert renamed.get_json()["name"] == "waders"
+    assert get(client, "/api/search?q=heron&project=birds").status_code == 404
+    removed = client.delete("/api/projects/waders", base_url=BASE)
+    assert removed.status_code == 200 and (folder / "Herons.md").exists()
+
+    relative = post("/api/projects", {"path": "notes/elsewhere"})
+    assert relative.status_code == 400 and "full path" in relative.get_json()["detail"]
+    assert post("/api/projects", {"name": "x"}).get_json()["detail"] == "The request body needs a 'path' field."
+    missing = post("/api/projects", {"path": str(tmp_path / "nowhere")})
+    assert missing.status_code == 400 and "does not exist" in missing.get_json()["detail"]
+    builtin_free = post("/api/projects/ghost/rename", {"name": "y"})
+    assert builtin_free.status_code == 404 and "No project named 'ghost'" in builtin_free.get_json()["detail"]
+    extension = post("/api/projects", {"path": str(folder)}, headers={"Origin": "chrome-extension://" + "a" * 32})
+    assert extension.status_code == 403 and "Projects are managed" in extension.get_json()["detail"]
+    foreign = post("/api/projects", {"path": str(folder)}, headers={"Origin": "http://evil.example"})
+    assert foreign.status_code == 403
+    assert [p["name"] for p in get(client, "/api/projects").get_json()["projects"]] == ["notes"]

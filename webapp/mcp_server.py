@@ -30,8 +30,8 @@ logger = logging.getLogger(__name__)
 
 START_TIMEOUT = 60.0  # seconds for a started server to answer /api/health (it answers before the model loads)
 RESPAWN_AFTER = 30.0  # after a failed start, tool calls report that failure this long before trying again
-HOW_TO_START = ("Start it yourself with `skmemory --home {home} serve` (the data folder this MCP server reads), "
-                "then call the tool again.")
+HOW_TO_START = ("Start it yourself with `skmemory serve` for the data folder this MCP server reads "
+                "(`skmemory --home {home} serve`), then call the tool again.")
 
 
 class ServerLink:
@@ -63,7 +63,8 @@ class ServerLink:
         try:
             client = self._start()
         except SKMemoryError as exc:
-            message = f"SK Memory's server is not running and could not be started: {exc} {HOW_TO_START.format(home=self.home)}"
+            message = (f"SK Memory's server is not running and could not be started: {exc} "
+                       f"{HOW_TO_START.format(home=self.home)}")
             self._failure = (time.monotonic(), message)
             raise ToolError(message) from None
         self._failure = None
