@@ -29,9 +29,11 @@ logger = logging.getLogger(__name__)
 class Engine:
     """Searches and describes the projects of a data home, owned by a running indexer or opened here."""
 
-    def __init__(self, home: Home, service=None):
+    def __init__(self, home: Home, service=None, read_only: bool = False):
         self.home = home
         self.service = service  # an IndexerService when serving; None for a one-off command
+        # A one-off command that only searches: projects are read as indexed, beside any writer, never locked.
+        self.read_only = read_only
         self._own: dict[str, Project] = {}
         self._indexes: dict[str, ProjectIndex] = {}
         self._lock = threading.Lock()
@@ -56,6 +58,10 @@ class Engine:
                 reason = self.service.open_errors.get(info.name, "it is not open yet")
                 raise ProjectNotFound(f"Project '{info.name}' cannot be searched: {reason}")
             return project
+        if info.name not in self._own and self.read_only:
+            from .reader import ProjectReader
+
+            self._own[info.name] = ProjectReader(info, self.home.settings, self.home.embedder, self.home.counter)
         if info.name not in self._own:
             project = self.home.open_project(info.name, role="skmemory search")
             project.reconcile()

@@ -56,6 +56,13 @@ class Home:
         home = self.settings.home
         if not inside_home and (resolved == home or home in resolved.parents):
             raise SKMemoryError(f"{resolved} is inside SK Memory's data folder ({home}); choose a folder of your own notes.")
+        if resolved == Path(resolved.anchor):
+            raise SKMemoryError(f"{resolved} is the whole file system; choose the folder that holds your notes, "
+                                f"such as {Path.home() / 'Documents'}.")
+        if resolved in home.parents:
+            raise SKMemoryError(f"{resolved} holds SK Memory's own data folder ({home}), whose files change with every "
+                                "search and index; choose a folder of notes beside it, or move the data folder "
+                                "elsewhere with SKMEMORY_HOME.")
         return self.registry.add(root, name, builtin=builtin)
 
     def rename_project(self, old: str, new: str) -> ProjectInfo:

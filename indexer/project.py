@@ -18,7 +18,7 @@ from .pipeline import FileRead, Gone, SyncReport, index_file, path_exists, read_
 from .registry import ProjectInfo
 from .store import Store
 from .vectors import VectorStore
-from .walk import IgnoreRules, iter_documents
+from .walk import IgnoreRules, iter_documents, printable, refusal
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ class Project:
             self.lock.release()
             raise
         self.root = info.root
-        self.rules = IgnoreRules(self.root, frozenset(EXTRACTORS))
+        self.rules = IgnoreRules(self.root, frozenset(EXTRACTORS), settings.home)
         # Serialises "vectors in Chroma" with "chunk rows in SQLite" so that neither side gets ahead.
         self._vector_lock = threading.Lock()
         self.vector_listeners: list[VectorListener] = []
@@ -139,7 +139,12 @@ class Project:
         on_disk, stored = self._scope(rel_paths)
         rechunk = self.rechunk_needed and rel_paths is None
         report = SyncReport()
-        vanished = {p: stored[p] for p in stored if p not in on_disk}
+        refused = {rel: why for rel in on_disk if (why := refusal(self.root, rel))}
+        for rel, why in refused.items():  # listed in status with the reason; never read
+            report.removed_chunk_ids += self.store.record_file_error(printable(rel), f"Not indexed: {why}.")
+            report.failed += 1
+        on_disk -= refused.keys()
+        vanished = {p: stored[p] for p in stored if p not in on_disk and p not in refused}
         by_hash: dict[str, str] = {}
         for rel, (doc_id, _mtime, _size, content_hash) in vanished.items():
             by_hash.setdefault(content_hash, rel)
@@ -157,7 +162,9 @@ class Project:
         if gone:
             report.removed_chunk_ids += self.store.delete_documents(gone)
             report.deleted += len(gone)
-        stale_errors = [p for p in self.store.file_error_paths() if p not in on_disk and self._in_scope(p, rel_paths)]
+        still_refused = {printable(rel) for rel in refused}
+        stale_errors = [p for p in self.store.file_error_paths()
+                        if p not in on_disk and p not in still_refused and self._in_scope(p, rel_paths)]
         self.store.clear_file_errors(stale_errors)
         self._drop_vectors(report.removed_chunk_ids)
         if rechunk:

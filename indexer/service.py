@@ -263,7 +263,7 @@ class IndexerService:
         if project is None:
             return
         if rels is None:
-            project.rules = type(project.rules)(project.root, project.rules.supported)
+            project.rules = project.rules.reloaded()
 
         def progress(done: int, total: int) -> None:
             with self._requests_lock:
@@ -341,5 +341,6 @@ class IndexerService:
             "device": embedder.device,
             "embed_rate_per_second": round(rate, 2),
             "indexing": self._busy.is_set() or self._work.unfinished_tasks > 0,
+            "watcher": self._watcher.state if self._watcher else None,
             "projects": projects,
         }

@@ -52,7 +52,7 @@ class ChunkRow:
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     """Open the index database with the settings every connection needs (WAL, foreign keys, busy timeout)."""
     if readonly:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+        conn = sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro", uri=True, timeout=30, check_same_thread=False)
     else:
         conn = sqlite3.connect(path, timeout=30, check_same_thread=False)
         conn.execute("PRAGMA journal_mode=WAL")

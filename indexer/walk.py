@@ -21,15 +21,24 @@ IGNORED_DIRS = frozenset({
 class IgnoreRules:
     """Decides whether a path relative to the project root is left out of the index."""
 
-    def __init__(self, root: Path, supported: frozenset[str]):
+    def __init__(self, root: Path, supported: frozenset[str], data_home: Path | None = None):
         self.root = root
         self.supported = supported
+        self.data_home = data_home
+        # SK Memory's own data folder is never a document, even inside a project (indexing it would feed itself).
+        self.own = relative(root, data_home) if data_home is not None else None
         self.spec = _load_spec(root / IGNORE_FILE)
+
+    def reloaded(self) -> "IgnoreRules":
+        """The same rules with the ignore file read again."""
+        return IgnoreRules(self.root, self.supported, self.data_home)
 
     def ignores_dir(self, rel: str) -> bool:
         """Tell whether a folder (relative, POSIX) and everything below it is skipped."""
         parts = PurePosixPath(rel).parts
         if any(p in IGNORED_DIRS or p.startswith(".") for p in parts):
+            return True
+        if self.own and (rel == self.own or rel.startswith(self.own + "/")):
             return True
         return bool(self.spec and self.spec.match_file(rel + "/"))
 
@@ -57,6 +66,29 @@ def relative(root: Path, path: Path) -> str | None:
         return path.relative_to(root).as_posix()
     except ValueError:
         return None
+
+
+def inside(root: Path, path: Path) -> bool:
+    """Tell whether path, with every link in it followed, is the root or lies below it."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def refusal(root: Path, rel: str) -> str | None:
+    """Why a file found under the root is never read, whatever it holds (None: it may be read)."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return "its file name is not valid UTF-8; rename it to index it"
+    if not inside(root, root / rel):
+        return "it is a link to a file outside the project's folder, and links that leave the folder are not followed"
+    return None
+
+
+def printable(rel: str) -> str:
+    """The path as text that can be stored and shown: undecodable bytes of a file name become \\xNN."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def iter_documents(root: Path, rules: IgnoreRules, under: str = "") -> Iterator[str]:

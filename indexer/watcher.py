@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -16,6 +17,7 @@ logger = logging.getLogger(__name__)
 # long enough that an editor's temp-file-and-rename arrives as one batch.
 DEBOUNCE_MS = 300
 STEP_MS = 50
+RESTART_AFTER = (1.0, 30.0)  # seconds before watching again after a failure: first, and at most (doubling between)
 
 OnChanges = Callable[[str, set[str] | None], None]  # (project name, changed relative paths or None for "everything")
 
@@ -35,6 +37,8 @@ class Watcher:
         self.is_ignored = is_ignored
         self.stop_event = threading.Event()
         self.ready = threading.Event()
+        self.restarts = 0
+        self.last_error: str | None = None
         self.thread = threading.Thread(target=self._run, name="skmemory-watcher", daemon=True)
 
     def start(self) -> "Watcher":
@@ -50,19 +54,40 @@ class Watcher:
             self.ready.set()
             self.stop_event.wait()
             return
-        try:
-            for changes in watchfiles.watch(
-                *self.roots.values(), watch_filter=_watch_filter, debounce=DEBOUNCE_MS, step=STEP_MS,
-                stop_event=self.stop_event, rust_timeout=500, yield_on_timeout=True, raise_interrupt=False,
-                ignore_permission_denied=True,
-            ):
-                self.ready.set()
-                if changes:
-                    self._dispatch(changes)
-        except Exception:
-            logger.exception("The file watcher stopped")
-        finally:
+        delay = RESTART_AFTER[0]
+        while not self.stop_event.is_set():
+            started = time.monotonic()
+            try:
+                self._watch()
+            except Exception as exc:
+                # A file watchfiles cannot report (a name that is not UTF-8) ends its iterator: watch again,
+                # and look at every project again for the changes that were lost with it.
+                self.restarts += 1
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                logger.error("The file watcher stopped (%s); watching again in %.0f s", self.last_error, delay)
+                if self.stop_event.wait(delay):
+                    break
+                delay = RESTART_AFTER[0] if time.monotonic() - started > 60 else min(delay * 2, RESTART_AFTER[1])
+                for name in self.roots:
+                    self.on_changes(name, None)
+            else:
+                break
+        self.ready.set()
+
+    def _watch(self) -> None:
+        for changes in watchfiles.watch(
+            *self.roots.values(), watch_filter=_watch_filter, debounce=DEBOUNCE_MS, step=STEP_MS,
+            stop_event=self.stop_event, rust_timeout=500, yield_on_timeout=True, raise_interrupt=False,
+            ignore_permission_denied=True,
+        ):
             self.ready.set()
+            if changes:
+                self._dispatch(changes)
+
+    @property
+    def state(self) -> dict:
+        """Whether it watches, and how often it had to start again (with the last reason)."""
+        return {"running": self.thread.is_alive(), "restarts": self.restarts, "last_error": self.last_error}
 
     def _dispatch(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
         per_project: dict[str, set[str] | None] = {}

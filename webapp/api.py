@@ -75,7 +75,11 @@ def list_arg(name: str) -> list[str]:
 
 
 def json_body() -> dict:
-    body = request.get_json(silent=True)
+    try:
+        body = request.get_json(silent=True)
+    except RecursionError:  # Python's JSON parser gives up on very deep nesting with RecursionError, not ValueError
+        raise InvalidQuery("The JSON body is nested too deeply to read; send a plain object such as "
+                           "{\"query\": \"...\"}.") from None
     if not isinstance(body, dict):
         raise InvalidQuery("Send a JSON object as the request body (Content-Type: application/json).")
     return body

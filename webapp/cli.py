@@ -85,7 +85,7 @@ def _engine(ctx: click.Context, port: int | None = None):
     if "engine" not in ctx.obj:
         from indexer.engine import Engine
 
-        engine = ctx.obj["engine"] = Engine(_home(ctx))
+        engine = ctx.obj["engine"] = Engine(_home(ctx), read_only=True)  # searches read; writes go through Home
         ctx.call_on_close(engine.close)
     return ctx.obj["engine"]
 

@@ -7,12 +7,16 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import json
+
 import yaml
 
+from indexer.extract import bounded_yaml
 from indexer.extract.inline import WIKILINK, normalise_tags, wikilink_target, wikilinks_in
 from indexer.parsed import Link
 
 FRONTMATTER_END = ("---", "...")
+MAX_FRONTMATTER_BYTES = 64 * 1024  # stored as JSON with the document; larger blocks are indexed as text
 LOGSEQ_PROPERTY = re.compile(r"^([A-Za-z0-9][\w.\-]*)::(?:[ \t]+(.*?))?[ \t]*$")
 LOGSEQ_LIST_KEYS = ("tags", "alias")
 LOGSEQ_PAGE_REF = re.compile(r"#?\[\[([^\[\]\n]+?)\]\]")
@@ -47,7 +51,9 @@ def read_frontmatter(lines: list[str]) -> Frontmatter:
 
 def _yaml_frontmatter(lines: list[str], end: int) -> Frontmatter:
     try:
-        data = yaml.safe_load("\n".join(lines[1:end]))
+        data = bounded_yaml.safe_load("\n".join(lines[1:end]))
+    except bounded_yaml.TooLarge as exc:
+        return Frontmatter(warnings=[f"Frontmatter was not read: {exc}; it was indexed as text."])
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 2}" if mark is not None else f"lines 2-{end}"  # +2: 0-based, after '---'
@@ -63,6 +69,10 @@ def _yaml_frontmatter(lines: list[str], end: int) -> Frontmatter:
         return Frontmatter(
             warnings=[f"Frontmatter is a {type(data).__name__}, not a mapping of keys to values; it was indexed as text."]
         )
+    size = len(json.dumps(data, default=str))
+    if size > MAX_FRONTMATTER_BYTES:
+        return Frontmatter(warnings=[f"Frontmatter is {size // 1024} KB, more than the {MAX_FRONTMATTER_BYTES // 1024} "
+                                     "KB kept as metadata; it was indexed as text."])
     link_texts = [text for key, value in data.items() if key != "related_to" for text in _strings_in(value)]
     meta = _describe(data, wikilinks_in("\n".join(link_texts)))
     meta.body_start = end + 1

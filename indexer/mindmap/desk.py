@@ -93,7 +93,7 @@ class MindMapDesk:
         with self._save_lock:
             mind_map = maps.prepare_save(index.root, rel, content)
             data = dumps(mind_map).encode("utf-8")
-            maps.write_atomically(index.root / rel, data)
+            maps.write_atomically(maps.map_file(index.root, rel), data)
         self._reindex(index, rel, data)
         ref = maps.resolve(index, path=rel)
         active = self.active.get()

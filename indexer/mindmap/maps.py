@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 import tempfile
 import threading
 from dataclasses import asdict, dataclass
@@ -15,6 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import DocumentNotFound, InvalidQuery, SKMemoryError
 from ..search.index import ProjectIndex
+from ..walk import inside
 from .extract import FILE_TYPE
 from .format import SUFFIX, MapFormatError, MindMap, from_json, loads
 
@@ -36,10 +38,20 @@ class MapRef:
     document_id: str | None = None
 
 
+MAX_NAME_BYTES = 255  # one file or folder name, as most file systems allow
+MAX_PATH_CHARS = 1000
+
+
 def check_map_path(path: str) -> str:
     """Return a map's path relative to its project root in POSIX form, refusing anything outside the root."""
     raw = (path or "").strip().replace("\\", "/")
     rel = PurePosixPath(raw)
+    if "\0" in raw or any(ord(c) < 32 for c in raw):
+        raise InvalidQuery("A map's path cannot hold control characters (such as NUL); give a plain file name, "
+                           f"such as 'Maps/Garden{SUFFIX}'.")
+    if len(raw) > MAX_PATH_CHARS or any(len(part.encode("utf-8", "replace")) > MAX_NAME_BYTES for part in rel.parts):
+        raise InvalidQuery(f"That map path is too long: each folder or file name may have at most {MAX_NAME_BYTES} "
+                           f"bytes, and the whole path {MAX_PATH_CHARS} characters; choose a shorter name.")
     if not raw or rel.is_absolute() or ".." in rel.parts:
         raise InvalidQuery(f"Give the map's path inside the project, such as 'Maps/Garden{SUFFIX}', not {path!r}.")
     if rel.suffix.lower() != SUFFIX:
@@ -79,10 +91,19 @@ def refresh(index: ProjectIndex, ref: MapRef) -> MapRef:
     return MapRef(ref.project, ref.rel_path, rows[0][0] if rows else None)
 
 
+def map_file(root: Path, rel_path: str) -> Path:
+    """The map's file, refused when a link in its path leads out of the project's folder."""
+    path = root / rel_path
+    if not inside(root, path):
+        raise InvalidQuery(f"'{rel_path}' leads out of the project's folder through a link; SK Memory reads and "
+                           "writes maps only inside it. Choose a path without that link.")
+    return path
+
+
 def read_live(root: Path, rel_path: str) -> tuple[MindMap, bytes]:
     """Read the live map file; raise DocumentNotFound when it is gone, MapFormatError when it is damaged."""
     try:
-        data = (root / rel_path).read_bytes()
+        data = map_file(root, rel_path).read_bytes()
     except FileNotFoundError:
         raise DocumentNotFound(f"The mind map file '{rel_path}' does not exist (it may have been moved or deleted); "
                                "open another map.") from None
@@ -101,7 +122,7 @@ def prepare_save(root: Path, rel_path: str, value: object) -> MindMap:
         raise InvalidQuery(str(exc)) from None
     if not mind_map.nodes:
         raise InvalidQuery("The map has no nodes; a map needs at least one root node.")
-    target = root / rel_path
+    target = map_file(root, rel_path)
     if target.exists():
         try:
             live, _ = read_live(root, rel_path)
@@ -120,7 +141,10 @@ def prepare_save(root: Path, rel_path: str, value: object) -> MindMap:
 
 
 def write_atomically(path: Path, data: bytes) -> None:
-    """Write a file so that readers (and the watcher) see either the old bytes or all of the new ones."""
+    """Write a file so that readers (and the watcher) see either the old bytes or all of the new ones.
+
+    The file keeps its mode and owner (a new one gets the mode the umask gives), not the temp file's 0600.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -128,10 +152,31 @@ def write_atomically(path: Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        _keep_mode(path, Path(tmp))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _keep_mode(original: Path, replacement: Path) -> None:
+    try:
+        st = original.stat()
+    except FileNotFoundError:
+        os.chmod(replacement, 0o666 & ~_umask())
+        return
+    os.chmod(replacement, stat.S_IMODE(st.st_mode))
+    if hasattr(os, "chown"):
+        try:
+            os.chown(replacement, st.st_uid, st.st_gid)
+        except OSError:  # not ours to give away: the file keeps our ownership, as any editor's save would
+            pass
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def list_maps(index: ProjectIndex) -> list[dict]:

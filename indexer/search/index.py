@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..embeddings import Embedder
 from ..project import Project
+from ..reader import ProjectReader
 from ..store import connect
 from .cache import VectorCache
 
@@ -14,7 +15,7 @@ from .cache import VectorCache
 class ProjectIndex:
     """A project as search sees it: name, root, read connections to SQLite, the vector cache and the model."""
 
-    def __init__(self, project: Project):
+    def __init__(self, project: "Project | ProjectReader"):
         self.project = project
         self.name = project.name
         self.root: Path = project.root

@@ -1,0 +1,47 @@
+"""A project opened only to be searched: beside its writer, beside other searches, never taking the writer's lock."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from .chunking import TokenCounter
+from .config import Settings
+from .embeddings import Embedder
+from .errors import ProjectNotFound
+from .registry import ProjectInfo
+from .store import SQLITE_NAME, Store
+
+logger = logging.getLogger(__name__)
+
+
+class ProjectReader:
+    """What search needs of a project (name, root, model, token counter, vectors) from its SQLite file, read-only.
+
+    Searching is reading: the index is read as the last writer left it (SQLite's WAL lets readers in beside a
+    writer), the vectors come from SQLite's float32 copies (ChromaDB's folder has one owner, the writer), and
+    nothing is synced or re-embedded here.
+    """
+
+    def __init__(self, info: ProjectInfo, settings: Settings, embedder: Embedder, counter: TokenCounter):
+        if not (info.index_dir / SQLITE_NAME).exists():
+            raise ProjectNotFound(f"Project '{info.name}' has not been indexed yet; run `skmemory index {info.name}` "
+                                  "(or `skmemory serve`) first.")
+        self.info = info
+        self.name = info.name
+        self.root = info.root
+        self.settings = settings
+        self.embedder = embedder
+        self.counter = counter
+        self.store = Store(info.index_dir, readonly=True)
+        self.vector_listeners: list = []  # nothing changes while it is open
+
+    def load_vectors(self) -> tuple[list[str], np.ndarray]:
+        ids, matrix, missing = self.store.load_vectors()
+        if missing:  # embedded before SQLite kept copies: only the writer may read ChromaDB
+            logger.info("%d chunks of %s have no vector copy in SQLite yet; the next `skmemory index` adds them",
+                        len(missing), self.name)
+        return ids, np.ascontiguousarray(matrix, dtype=np.float32)
+
+    def close(self) -> None:
+        self.store.close()

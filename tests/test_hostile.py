@@ -1,0 +1,192 @@
+"""Hostile folders and careless neighbours: each test writes the bad input itself (real files, real symlinks)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from indexer.engine import Engine
+from indexer.errors import SKMemoryError
+from indexer.extract.frontmatter import read_frontmatter
+from support import SKMEMORY, free_port, running_server
+from webapp import create_app
+
+BASE = "http://127.0.0.1:8765"
+BAD_NAME = os.fsdecode(b"b-\xff.md")  # a file name that is not UTF-8, as a Windows or old Linux tool may write
+BILLION_LAUGHS = "---\n" + "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"{b}: &{b} [{', '.join(['*' + a] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi")) + "---\nThe body.\n"
+
+
+def run(*args, env, timeout=300):
+    return subprocess.run(SKMEMORY + list(args), capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def cli_env(data_home: Path) -> dict:
+    return {**os.environ, "SKMEMORY_HOME": str(data_home), "SKMEMORY_PORT": str(free_port())}
+
+
+def hostile_folder(tmp_path: Path) -> tuple[Path, Path]:
+    """A project folder with a non-UTF-8 name, a link out of it, a link inside it, and two ordinary notes."""
+    root, outside = tmp_path / "r", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("the vault combination is kumquat\n")
+    (root / "a.md").write_text("# A\n\nAlpha note about herons.\n")
+    (root / BAD_NAME).write_text("# B\n\nBravo note.\n")
+    (root / "c.md").write_text("# C\n\nCharlie note about herons.\n")
+    (root / "inner").mkdir()
+    (root / "inner" / "n.md").write_text("# Inner\n\nA note reached through a link inside the folder.\n")
+    os.symlink(outside / "secret.txt", root / "p.txt")
+    os.symlink("inner/n.md", root / "ok-link.md")
+    return root, outside
+
+
+@pytest.mark.slow
+def test_bad_names_and_links_out_are_listed_and_everything_else_is_indexed(tmp_path, data_home):
+    root, _ = hostile_folder(tmp_path)
+    env = cli_env(data_home)
+    assert run("add", str(root), "--name", "r", env=env).returncode == 0
+    indexed = run("index", "r", "--no-embed", env=env)
+    assert indexed.returncode == 0, indexed.stderr
+    status = json.loads(run("status", "r", "--json", env=env).stdout)
+    reasons = {e["path"]: e["error"] for e in status["errors"]}
+    assert "not valid UTF-8" in reasons["b-\\xff.md"]
+    assert "link to a file outside the project's folder" in reasons["p.txt"]
+    assert status["documents"] == 4  # a.md, c.md, inner/n.md and the link inside the folder
+    leaked = json.loads(run("search", "kumquat", "--mode", "keyword", "--json", env=env).stdout)
+    assert leaked["results"] == []
+    found = json.loads(run("search", "herons", "--mode", "keyword", "--json", env=env).stdout)
+    assert {r["relative_path"] for r in found["results"]} == {"a.md", "c.md"}
+    (root / BAD_NAME).rename(root / "b.md")  # renamed as told: indexed, and the status line goes
+    run("index", "r", "--no-embed", env=env)
+    status = json.loads(run("status", "r", "--json", env=env).stdout)
+    assert [e["path"] for e in status["errors"]] == ["p.txt"] and status["documents"] == 5
+
+
+@pytest.mark.slow
+def test_a_bad_name_under_serve_does_not_stop_the_watcher(vault, data_home, tmp_path):
+    with running_server(tmp_path, vault, home=data_home, timeout=180) as server:
+        (vault / BAD_NAME).write_text("# B\n\nBravo.\n")
+        time.sleep(1.5)  # watchfiles gives up on that name: the watcher must start again
+        (vault / "Otters.md").write_text("# Otters\n\nSea otters hold hands while they sleep.\n")
+        deadline = time.monotonic() + 60
+        query = urllib.parse.urlencode({"q": "otters", "mode": "keyword"})
+        while True:
+            with urllib.request.urlopen(f"{server.url}/api/search?{query}", timeout=30) as response:
+                if json.load(response)["results"]:
+                    break
+            assert time.monotonic() < deadline, "an edit after the bad file name was never indexed"
+            time.sleep(0.3)
+        with urllib.request.urlopen(f"{server.url}/api/status", timeout=30) as response:
+            status = json.load(response)
+        assert status["watcher"]["running"] and status["watcher"]["restarts"] >= 1
+        notes = next(p for p in status["projects"] if p["project"] == "notes")
+        assert any(e["path"] == "b-\\xff.md" and "not valid UTF-8" in e["error"] for e in notes["errors"])
+        with urllib.request.urlopen(f"{server.url}/status", timeout=30) as response:
+            assert "The file watcher had to start again" in response.read().decode()
+
+
+def test_an_alias_bomb_in_frontmatter_is_refused_at_once():
+    assert len(BILLION_LAUGHS) < 500
+    started = time.perf_counter()
+    meta = read_frontmatter(BILLION_LAUGHS.splitlines())
+    assert time.perf_counter() - started < 5  # it used to take minutes and gigabytes
+    assert meta.data == {} and meta.body_start == 0  # the block stays in the body as text
+    assert "expands to more than 20,000 values" in meta.warnings[0]
+    shared = read_frontmatter("---\nbase: &b {k: 1}\nother: *b\ntags: [x]\n---\nbody".splitlines())
+    assert shared.data == {"base": {"k": 1}, "other": {"k": 1}, "tags": ["x"]} and not shared.warnings
+    huge = read_frontmatter(["---", "notes: " + json.dumps("x" * 70_000), "---", "body"])
+    assert huge.data == {} and "more than the 64 KB" in huge.warnings[0]
+
+
+def test_the_file_system_root_and_a_folder_holding_the_data_home_are_refused(home, data_home, tmp_path):
+    with pytest.raises(SKMemoryError, match="the whole file system"):
+        home.add_project("/")
+    with pytest.raises(SKMemoryError, match="holds SK Memory's own data folder"):
+        home.add_project(data_home.parent)
+
+
+def test_the_data_home_inside_a_project_is_never_indexed(home, tmp_path):
+    root = home.settings.home.parent  # registered the old way (straight into the registry), around the home
+    (root / "Note.md").write_text("# Note\n\nAn ordinary note.\n")
+    (home.settings.home / "stray.md").write_text("# Stray\n\nApp data that looks like a note.\n")
+    home.registry.add(root, "around")
+    with home.open_project("around") as project:
+        project.sync()
+        paths = {r[0] for r in project.store.query("SELECT rel_path FROM documents")}
+    assert paths == {"Note.md"}
+
+
+@pytest.fixture
+def api(home, tmp_path):
+    root, outside = hostile_folder(tmp_path)
+    os.symlink(outside, root / "linkout")
+    home.add_project(root, "r")
+    engine = Engine(home)
+    app = create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765})
+    yield app.test_client(), root, outside
+    engine.close()
+
+
+MAP = {"title": "Garden", "nodes": [{"id": "n1", "title": "Beds"}]}
+
+
+def test_map_paths_that_leave_the_folder_or_break_the_file_system_are_400(api):
+    client, root, outside = api
+    save = lambda path: client.post("/api/mindmaps/save", json={"project": "r", "path": path, "map": MAP},  # noqa: E731
+                                    base_url=BASE)
+    through_link = save("linkout/sub/x.mmdata")
+    assert through_link.status_code == 400 and "leads out of the project's folder" in through_link.get_json()["detail"]
+    assert list(outside.rglob("*.mmdata")) == []
+    assert save("x\x00.mmdata").status_code == 400
+    assert "too long" in save("a" * 300 + ".mmdata").get_json()["detail"]
+    assert client.get("/api/mindmaps/map?project=r&path=x%00.mmdata", base_url=BASE).status_code == 400
+    assert client.get("/mindmap?project=r&path=x%00.mmdata", base_url=BASE).status_code == 400
+    (outside / "y.mmdata").write_text(json.dumps({**MAP, "revision": 1}))
+    read_out = client.get("/api/mindmaps/map?project=r&path=linkout/y.mmdata", base_url=BASE)
+    assert read_out.status_code == 400
+    deep = "[" * 100_000 + "]" * 100_000
+    for path in ("/api/mindmaps/save", "/api/vault_search"):
+        nested = client.post(path, data=deep, content_type="application/json", base_url=BASE)
+        assert nested.status_code == 400 and "nested too deeply" in nested.get_json()["detail"]
+
+
+def test_saving_a_map_keeps_its_permissions(api):
+    client, root, _ = api
+    first = client.post("/api/mindmaps/save", json={"project": "r", "path": "Maps/G.mmdata", "map": MAP}, base_url=BASE)
+    assert first.status_code == 200
+    path = root / "Maps" / "G.mmdata"
+    os.chmod(path, 0o664)
+    revision = json.loads(path.read_text())["revision"]
+    again = client.post("/api/mindmaps/save", json={"project": "r", "path": "Maps/G.mmdata",
+                                                    "map": {**MAP, "revision": revision}}, base_url=BASE)
+    assert again.status_code == 200
+    assert path.stat().st_mode & 0o777 == 0o664
+
+
+@pytest.mark.slow
+def test_searches_run_beside_a_writer_and_beside_each_other(vault, data_home):
+    env = cli_env(data_home)
+    run("add", str(vault), "--name", "notes", env=env)
+    run("index", "notes", "--no-embed", env=env)
+    writer = subprocess.Popen(SKMEMORY + ["watch", "notes"], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while "Watching" not in (writer.stderr.readline() or ""):  # it holds the writer lock from here on
+            assert writer.poll() is None and time.monotonic() < deadline
+        searches = [subprocess.Popen(SKMEMORY + ["search", "sourdough", "--mode", "keyword", "--json"], env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+        for search in searches:
+            out, err = search.communicate(timeout=300)
+            assert search.returncode == 0, err
+            assert json.loads(out)["results"][0]["relative_path"] == "Projects/Sourdough.md"
+    finally:
+        writer.terminate()
+        writer.wait(30)
