@@ -70,6 +70,9 @@ _FENCE_LINE = re.compile(r"[ \t]*(?:[-*+][ \t]+)?(?:`{3,}|~{3,})[\w+#.-]*[ \t]*"
 _HEADING_LINE = re.compile(r"[ \t]*(?:[-*+][ \t]+)?#{1,6}(?:[ \t]|$)")
 
 
+COUNT_BATCH = 1024  # texts per tokenizer call when counting
+
+
 class TokenCounter:
     """Counts word-piece tokens with the model's own tokenizer.
 
@@ -114,7 +117,10 @@ class TokenCounter:
             return []
         if self._tokenizer is None:
             return [len(_approximate_pieces(t)) + _SPECIAL_TOKENS for t in texts]
-        return [len(e) for e in self._tokenizer.encode_batch(texts)]
+        counts: list[int] = []
+        for start in range(0, len(texts), COUNT_BATCH):  # a whole log at once would hold every encoding in memory
+            counts += [len(e) for e in self._tokenizer.encode_batch(texts[start:start + COUNT_BATCH])]
+        return counts
 
     def pieces(self, text: str) -> list[Piece]:
         """Return the word-piece tokens of text (no special tokens) as (start, end, word index) offsets."""

@@ -70,8 +70,8 @@ def read_file(path: Path, max_bytes: int) -> FileRead:
             if not stat_mod.S_ISREG(before.st_mode):
                 raise ExtractionError("Not a regular file; only regular files are indexed.")
             if before.st_size > max_bytes:
-                raise ExtractionError(
-                    f"File is {before.st_size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit "
+                raise ExtractionError(  # MB as the limit is set: 20 MB is 20 * 1024 * 1024 bytes
+                    f"File is {before.st_size / 2**20:.1f} MB, over the {max_bytes / 2**20:.0f} MB limit "
                     "(SKMEMORY_MAX_FILE_BYTES); it is skipped."
                 )
             with open(path, "rb") as fh:
@@ -115,8 +115,28 @@ def created_date(parsed: ParsedDocument, read: FileRead) -> str:
     return datetime.fromtimestamp(stamp).isoformat(timespec="seconds")
 
 
+# Files machines write (logs, tables, data dumps) can hold tens of thousands of passages that say the same thing:
+# all of them are keyword-searchable, but only the first few hundred are embedded, so one log cannot hold up
+# every note's embeddings for an hour.
+MACHINE_FILE_TYPES = frozenset({"log", "csv", "json", "xml"})
+
+
+def apply_embed_budget(parsed: ParsedDocument, chunks: list[ChunkRow], budget: int) -> list[str]:
+    """Keep only the first `budget` passages of a machine-written file for the model; return the warning, if any."""
+    if parsed.file_type not in MACHINE_FILE_TYPES:
+        return []
+    embeddable = [c for c in chunks if not c.keyword_only]
+    if len(embeddable) <= budget:
+        return []
+    for chunk in embeddable[budget:]:
+        chunk.keyword_only = True
+    return [f"Only the first {budget:,} of its {len(embeddable):,} passages are searchable by meaning (a {parsed.file_type} "
+            "file; SKMEMORY_MACHINE_EMBED_CHUNKS sets how many); every passage is searchable by keyword."]
+
+
 def index_file(store: Store, root: Path, rel_path: str, counter: TokenCounter, max_bytes: int,
-               read: FileRead | None = None, document_id: str | None = None, force: bool = False) -> tuple[str, list[str], int]:
+               read: FileRead | None = None, document_id: str | None = None, force: bool = False,
+               embed_budget: int | None = None) -> tuple[str, list[str], int]:
     """Bring one file's document up to date; return (outcome, removed chunk ids, chunks added).
 
     outcome is 'added', 'updated', 'unchanged', 'failed' or 'deleted'.
@@ -146,12 +166,13 @@ def index_file(store: Store, root: Path, rel_path: str, counter: TokenCounter, m
         return "failed", store.record_file_error(rel_path, f"Could not parse this file ({type(exc).__name__}: {exc})."), 0
 
     doc_id = document_id or (existing["document_id"] if existing else uuid.uuid4().hex)
+    chunks = build_chunks(doc_id, parsed, counter)
+    budget_warning = apply_embed_budget(parsed, chunks, embed_budget) if embed_budget is not None else []
     doc = DocumentRow(
         document_id=doc_id, rel_path=rel_path, file_type=parsed.file_type, title=parsed.title,
         frontmatter=parsed.frontmatter, created=created_date(parsed, read), modified=read.mtime_ns / 1e9,
-        size=read.size, content_hash=content_hash, mtime_ns=read.mtime_ns, warnings=parsed.warnings,
+        size=read.size, content_hash=content_hash, mtime_ns=read.mtime_ns, warnings=parsed.warnings + budget_warning,
     )
-    chunks = build_chunks(doc_id, parsed, counter)
     links = [(link.target, link.kind) for link in parsed.links]
     removed, added = store.save_document(doc, chunks, parsed.tags, links)
     return ("updated" if existing else "added"), removed, added

@@ -198,6 +198,7 @@ class Project:
                 report.moved += 1
         outcome, removed, added = index_file(
             self.store, self.root, rel, self.counter, self.settings.max_file_bytes,
+            embed_budget=self.settings.machine_embed_chunks,
             read=read, document_id=doc_id, force=force or doc_id is not None,
         )
         report.removed_chunk_ids += removed

@@ -137,3 +137,10 @@ def browser_page(browser, base_url: str, benign: set[str] = BENIGN):
     yield page
     context.close()
     assert not errors, errors  # no script errors, no CSP violations, no missing files
+
+
+def app_client(app):
+    """A Flask test client that names itself as a program does (X-SKMemory-Client), since it sends no Origin."""
+    client = app.test_client()
+    client.environ_base["HTTP_X_SKMEMORY_CLIENT"] = "tests"
+    return client

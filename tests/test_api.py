@@ -5,6 +5,7 @@ import pytest
 
 from indexer.engine import Engine
 from webapp import create_app
+from support import app_client
 
 BASE = "http://127.0.0.1:8765"
 
@@ -15,7 +16,7 @@ def client(home, vault):
     engine = Engine(home)
     engine.index("notes").project.embed_pending()
     app = create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765, "EXTENSION_ID": "a" * 32})
-    yield app.test_client()
+    yield app_client(app)
     engine.close()
 
 
@@ -88,6 +89,15 @@ def test_state_changes_only_from_own_origin_and_no_wildcard_cors(client):
     assert own.status_code == 405  # passes the check; search itself is GET only
     ext = get(client, "/api/search?q=bread", headers={"Origin": "chrome-extension://" + "a" * 32})
     assert ext.headers["Access-Control-Allow-Origin"] == "chrome-extension://" + "a" * 32
+    for path in ("/api/documents?project=notes", "/api/status", "/api/mindmaps"):  # only health and search
+        refused = get(client, path, headers={"Origin": "chrome-extension://" + "a" * 32})
+        assert refused.status_code == 403 and "Access-Control-Allow-Origin" not in refused.headers, path
+    ext_change = client.post("/api/vault_search", base_url=BASE, json={"query": "bread"},
+                             headers={"Origin": "chrome-extension://" + "a" * 32})
+    assert ext_change.status_code == 403 and "only check the server" in ext_change.get_json()["detail"]
+    assert client.post("/api/vault_search", base_url=BASE, json={"query": "bread"}).status_code == 200  # a program
+    anonymous = client.application.test_client().post("/api/vault_search", base_url=BASE, json={"query": "bread"})
+    assert anonymous.status_code == 403 and "X-SKMemory-Client" in anonymous.get_json()["detail"]
     other = get(client, "/api/search?q=bread", headers={"Origin": "https://evil.example"})
     assert "Access-Control-Allow-Origin" not in other.headers
 
@@ -117,7 +127,7 @@ def test_projects_are_managed_through_the_api_with_clear_refusals(client, tmp_pa
     builtin_free = post("/api/projects/ghost/rename", {"name": "y"})
     assert builtin_free.status_code == 404 and "No project named 'ghost'" in builtin_free.get_json()["detail"]
     extension = post("/api/projects", {"path": str(folder)}, headers={"Origin": "chrome-extension://" + "a" * 32})
-    assert extension.status_code == 403 and "Projects are managed" in extension.get_json()["detail"]
+    assert extension.status_code == 403 and "only check the server" in extension.get_json()["detail"]
     foreign = post("/api/projects", {"path": str(folder)}, headers={"Origin": "http://evil.example"})
     assert foreign.status_code == 403
     assert [p["name"] for p in get(client, "/api/projects").get_json()["projects"]] == ["notes"]

@@ -488,3 +488,17 @@ def test_logseq_titles_from_properties_and_yaml():
     assert parse_real(root, "pages/New to Logseq%3F.md").title == "New to Logseq?"
     assert parse_real(root, "journals/2020_09_14.md").title == "Sep 14th, 2020"
     assert parse_real(root, "pages/Community.md").title == "Community"  # '- # Index' is a block, not the title
+
+
+def test_a_stray_nul_in_a_csv_is_dropped_with_a_warning_not_called_binary():
+    rows = "".join(f"{i},item {i},ok\n" for i in range(1000)).encode()
+    early = parse("t.csv", b"id,name,state\n1,first\x00,ok\n" + rows)
+    assert "NUL byte" in early.warnings[0] and "\x00" not in "".join(s.text for s in early.sections)
+    late = parse("t.csv", rows + b"1001,late\x00,ok\n")  # past the first 8 KB
+    assert "\x00" not in "".join(s.text for s in late.sections) and "late" in late.sections[-1].text
+
+
+def test_a_canvas_of_the_wrong_shape_says_so():
+    doc = parse("board.canvas", b'{"nodes": [{"id": "a", "type": "text", "text": 5}, 7]}')
+    assert any("not text, file, link or group cards" in w for w in doc.warnings)
+    assert doc.sections  # indexed as plain text instead of nothing

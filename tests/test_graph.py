@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+
 from flask import template_rendered
 
 from indexer.config import Settings
@@ -17,6 +18,7 @@ from indexer.graph.layout import SPACING
 from indexer.graph.source import read_source
 from indexer.home import Home
 from webapp import create_app
+from support import app_client
 
 BASE = "http://127.0.0.1:8765"
 
@@ -38,7 +40,7 @@ def engine(home, vault):
 
 @pytest.fixture
 def client(engine):
-    return create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765}).test_client()
+    return app_client(create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765}))
 
 
 def get(client, path, status=200):

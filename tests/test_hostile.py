@@ -14,7 +14,7 @@ import pytest
 from indexer.engine import Engine
 from indexer.errors import SKMemoryError
 from indexer.extract.frontmatter import read_frontmatter
-from support import SKMEMORY, free_port, running_server
+from support import SKMEMORY, app_client, free_port, running_server
 from webapp import create_app
 
 BASE = "http://127.0.0.1:8765"
@@ -130,7 +130,7 @@ def api(home, tmp_path):
     home.add_project(root, "r")
     engine = Engine(home)
     app = create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765})
-    yield app.test_client(), root, outside
+    yield app_client(app), root, outside
     engine.close()
 
 
@@ -190,3 +190,52 @@ def test_searches_run_beside_a_writer_and_beside_each_other(vault, data_home):
     finally:
         writer.terminate()
         writer.wait(30)
+
+
+def chain(depth: int) -> dict:
+    return {"title": "Deep", "nodes": [{"id": f"n{i}", "parent": f"n{i - 1}" if i else None, "title": f"step {i}"}
+                                       for i in range(depth + 1)]}
+
+
+def test_deep_or_huge_maps_are_refused_at_once_and_the_deepest_allowed_stays_fast(api):
+    client, root, _ = api
+    save = lambda path, value: client.post("/api/mindmaps/save", json={"project": "r", "path": path,  # noqa: E731
+                                                                       "map": value}, base_url=BASE)
+    started = time.perf_counter()
+    deep = save("deep.mmdata", chain(9000))
+    assert time.perf_counter() - started < 10  # was 92 s and 731 MB of index
+    assert deep.status_code == 400 and "may be at most 100 levels deep" in deep.get_json()["detail"]
+    wide = {"title": "Wide", "nodes": [{"id": "r", "parent": None, "title": "root"}]
+            + [{"id": f"c{i}", "parent": "r", "title": f"child {i}"} for i in range(10_000)]}
+    huge = save("wide.mmdata", wide)
+    assert huge.status_code == 400 and "at most 10,000" in huge.get_json()["detail"]
+    assert not (root / "deep.mmdata").exists() and not (root / "wide.mmdata").exists()
+    allowed = save("ok.mmdata", chain(100))
+    assert allowed.status_code == 200
+    document_id = allowed.get_json()["map"]["document_id"]
+    started = time.perf_counter()
+    outline = client.get(f"/api/documents/{document_id}?project=r", base_url=BASE).get_json()["outline"]
+    assert len(outline) == 101 and time.perf_counter() - started < 5
+
+
+def test_a_machine_written_giant_is_searchable_by_keyword_and_embedded_only_up_to_its_budget(home, tmp_path):
+    root = tmp_path / "logs"
+    root.mkdir()
+    lines = [f"2026-11-30T10:{i // 60 % 60:02d}:{i % 60:02d} worker-{i % 7} request id={i:08x} status=200\n"
+             for i in range(40_000)]
+    (root / "app.log").write_text("".join(lines))
+    (root / "Note.md").write_text("# Note\n\nA short note about the worker pool.\n")
+    home.add_project(root, "logs")
+    with home.open_project("logs") as project:
+        project.sync()
+        counts = project.store.counts()
+        assert counts["pending"] <= home.settings.machine_embed_chunks + 1  # the log's budget plus the note
+        status = project.status()
+    warning = next(e["error"] for e in status["errors"] if e["path"] == "app.log")
+    assert f"Only the first {home.settings.machine_embed_chunks:,} of its" in warning
+    engine = Engine(home)
+    try:
+        late = engine.search("id=00009c3f", mode="keyword", project="logs")["results"]  # line 40,000: past the budget
+        assert late and late[0]["relative_path"] == "app.log"
+    finally:
+        engine.close()

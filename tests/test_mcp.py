@@ -33,7 +33,7 @@ def api(port: int, path: str, body: dict | None = None, **params) -> dict:
     query = urllib.parse.urlencode(params, doseq=True)
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(f"http://127.0.0.1:{port}{path}{'?' + query if query else ''}", data=data,
-                                 headers={"Content-Type": "application/json"})
+                                 headers={"Content-Type": "application/json", "X-SKMemory-Client": "tests"})
     with urllib.request.urlopen(req, timeout=60) as resp:
         return json.loads(resp.read())
 

@@ -12,6 +12,7 @@ from indexer.errors import DocumentNotFound, InvalidQuery
 from indexer.mindmap.format import MapFormatError, loads
 from indexer.mindmap.maps import MapConflict
 from webapp import create_app
+from support import app_client
 
 GARDEN = REPO / "indexer" / "demo" / "maps" / "Garden.mmdata"
 MAP = "Maps/Garden.mmdata"
@@ -248,7 +249,7 @@ def test_no_active_map_says_how_to_open_one(engine):
 
 @pytest.fixture
 def client(engine):
-    return create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765}).test_client()
+    return app_client(create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765}))
 
 
 def get(client, path):

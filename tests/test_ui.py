@@ -4,11 +4,13 @@ from __future__ import annotations
 import html
 
 import pytest
+
 from flask import template_rendered
 
 from indexer.docs import USER_DOCS_NAME, ensure_user_docs
 from indexer.engine import Engine
 from webapp import create_app
+from support import app_client
 
 BASE = "http://127.0.0.1:8765"
 HX = {"HX-Request": "true"}
@@ -32,7 +34,7 @@ def app(engine):
 
 @pytest.fixture
 def client(app):
-    return app.test_client()
+    return app_client(app)
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from flask import Blueprint, current_app, jsonify, request
-from werkzeug.exceptions import Forbidden, HTTPException
+from werkzeug.exceptions import HTTPException
 
 from indexer.errors import (DocumentNotFound, EmbeddingsUnavailable, InvalidQuery, ProjectLocked, ProjectNotFound,
                             SKMemoryError)
@@ -115,20 +115,9 @@ def projects():
     return jsonify({"projects": get_engine().projects()})
 
 
-def from_extension() -> bool:
-    return request.headers.get("Origin", "").startswith("chrome-extension://")
-
-
-def managing_projects():
-    """Projects are managed from the app's own pages, the command line and scripts, never by the extension."""
-    if from_extension():
-        raise Forbidden("Projects are managed in SK Memory's own window (Projects) or with `skmemory add`.")
-
-
 @bp.post("/projects")
 def add_project():
     """Register a folder (its full path) as a project; the server starts indexing and watching it."""
-    managing_projects()
     body = json_body()
     info = get_engine().add_project(body_field(body, "path", str, required=True), body_field(body, "name", str))
     return jsonify(info), 201
@@ -136,21 +125,18 @@ def add_project():
 
 @bp.post("/projects/<name>/rename")
 def rename_project(name: str):
-    managing_projects()
     return jsonify(get_engine().rename_project(name, body_field(json_body(), "name", str, required=True)))
 
 
 @bp.delete("/projects/<name>")
 def remove_project(name: str):
     """Forget a project and delete its index; the folder's files are not touched."""
-    managing_projects()
     return jsonify(get_engine().remove_project(name))
 
 
 @bp.post("/projects/<name>/reindex")
 def reindex_project(name: str):
     """Queue a re-read of the folder; follow `sync` in /api/status until `done` reaches `sync_request`."""
-    managing_projects()
     return jsonify(get_engine().reindex(name)), 202
 
 

@@ -30,6 +30,9 @@ class ErrorsAsSentences(click.Group):
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             ctx.exit(130)
+        except BrokenPipeError:  # `skmemory search ... | head`: the reader has what it wanted
+            sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (Python would report the pipe again at exit)
+            ctx.exit(0)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except Exception as exc:

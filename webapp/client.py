@@ -19,6 +19,7 @@ from pathlib import Path
 from indexer.errors import SKMemoryError
 
 RECORD_NAME = "server.json"
+CLIENT_HEADER = "X-SKMemory-Client"  # see webapp/security.py
 
 
 class ServerError(SKMemoryError):
@@ -141,6 +142,7 @@ class ServerClient:
                                                  headers={"Content-Type": "application/json"}))
 
     def _send(self, req: urllib.request.Request) -> dict:
+        req.add_header(CLIENT_HEADER, "skmemory")  # programs name themselves where browsers send Origin
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 return json.loads(resp.read())

@@ -4,6 +4,12 @@ from __future__ import annotations
 from flask import Flask, current_app, jsonify, request
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+# Programs (the CLI, the MCP server, scripts) say who they are with this header. A web page cannot send it to
+# another origin without a CORS preflight, which the server never grants, so it stands in for a browser's Origin.
+CLIENT_HEADER = "X-SKMemory-Client"
+# All the extension uses: is the server there, and search. Anything else from its origin is refused, since its
+# id comes from a public key that anyone can copy into an unpacked extension of their own.
+EXTENSION_PATHS = {"/api/health", "/api/search"}
 # The id of the extension in extension/, fixed by the public "key" in its manifest (tests/test_extension.py
 # recomputes it); app.config["EXTENSION_ID"] overrides it.
 EXTENSION_ID = "fphfhnaleelndngdmghiokeflbahepef"
@@ -35,23 +41,33 @@ def check_request():
     if request.host not in allowed_hosts(app):
         return _refuse(400, "bad_host", f"This server only answers to http://127.0.0.1:{app.config['SKMEMORY_PORT']}/; "
                                         "open it by that address.")
+    origin = request.headers.get("Origin")
+    if origin is not None and origin.startswith("chrome-extension://") and origin in allowed_origins(app):
+        if request.method not in SAFE_METHODS or request.path not in EXTENSION_PATHS:
+            return _refuse(403, "bad_origin", "The extension may only check the server (/api/health) and search "
+                                              "(/api/search); use SK Memory's own window for the rest.")
+        return None
     if request.method not in SAFE_METHODS:
-        origin = request.headers.get("Origin")
         if origin is not None and origin not in allowed_origins(app):
-            return _refuse(403, "bad_origin", "Changes are only accepted from SK Memory's own pages or its extension.")
+            return _refuse(403, "bad_origin", "Changes are only accepted from SK Memory's own pages.")
         fetch_site = request.headers.get("Sec-Fetch-Site")
         if origin is None and fetch_site not in (None, "same-origin", "none"):
-            return _refuse(403, "bad_origin", "Changes are only accepted from SK Memory's own pages or its extension.")
+            return _refuse(403, "bad_origin", "Changes are only accepted from SK Memory's own pages.")
+        if origin is None and fetch_site is None and CLIENT_HEADER not in request.headers:
+            # Every browser sends Origin or Sec-Fetch-Site with a change; a program names itself instead.
+            return _refuse(403, "bad_origin", f"A change needs an Origin header (from a browser) or {CLIENT_HEADER} "
+                                              "(from a program, as the skmemory command sends).")
     return None
 
 
 def add_cors(response):
     """Let exactly the extension's origin read API responses; never a wildcard."""
     origin = request.headers.get("Origin")
-    if origin and origin.startswith("chrome-extension://") and origin in allowed_origins(current_app):
+    if (origin and origin.startswith("chrome-extension://") and origin in allowed_origins(current_app)
+            and request.path in EXTENSION_PATHS):
         response.headers["Access-Control-Allow-Origin"] = origin
         response.headers["Access-Control-Allow-Headers"] = "Content-Type"
-        response.headers["Access-Control-Allow-Methods"] = "GET, POST"
+        response.headers["Access-Control-Allow-Methods"] = "GET"
         response.vary.add("Origin")
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     response.headers.setdefault("Referrer-Policy", "no-referrer")

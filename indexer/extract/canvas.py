@@ -22,8 +22,10 @@ def parse_canvas(path: Path, data: bytes, file_type: str) -> ParsedDocument:
         return plain_document(path, text, file_type, warnings)
     locator = LineLocator(text)
     sections, tags, links = [], [], []
+    skipped = 0
     for node in nodes:
         if not isinstance(node, dict):
+            skipped += 1
             continue
         # Obsidian writes one node per line, so the node's id finds its line.
         line = locator.line_of(json.dumps(node["id"], ensure_ascii=False)) if isinstance(node.get("id"), str) else locator.line_of("{")
@@ -37,6 +39,14 @@ def parse_canvas(path: Path, data: bytes, file_type: str) -> ParsedDocument:
             links.append(Link(node["file"].strip(), "file"))
         elif kind == "link" and isinstance(node.get("url"), str) and node["url"].strip():
             sections.append(Section([], node["url"].strip(), line, line))
+        elif kind not in ("text", "file", "link", "group") or (kind == "text" and not isinstance(node.get("text"), str)):
+            skipped += 1
+    if skipped:
+        warnings.append(f"{skipped} of the canvas's {len(nodes)} cards are not text, file, link or group cards of the "
+                        "expected shape (for example a text card whose text is not a string); they were left out.")
+    if not sections and skipped:
+        return plain_document(path, text, file_type, warnings + ["Nothing in the canvas could be read as cards; "
+                                                                 "it was indexed as plain text."])
     return ParsedDocument(
         file_type=file_type,
         title=path.stem,

@@ -11,6 +11,7 @@ from indexer.parsed import ParsedDocument, Section
 
 MAX_SECTION_CHARS = 2000  # the chunker bounds by tokens later; this only keeps a section from being enormous
 BINARY_PROBE_BYTES = 8192
+BINARY_NUL_SHARE = 0.001  # NUL bytes in more than 0.1% of the first 8 KB: binary; fewer are a text file's strays
 NOT_UTF8_WARNING = "File is not valid UTF-8; undecodable bytes were replaced."
 
 # A unit is (start_line, end_line, text): a line of a text file, a CSV row, a run of HTML text.
@@ -25,13 +26,20 @@ def decode_text(data: bytes) -> tuple[str, list[str]]:
             return _normalise_newlines(data.decode("utf-16")), []
         except UnicodeDecodeError:
             pass  # not really UTF-16: judge it like any other bytes
-    if b"\x00" in data[:BINARY_PROBE_BYTES]:
+    probe = data[:BINARY_PROBE_BYTES]
+    if probe.count(b"\x00") > len(probe) * BINARY_NUL_SHARE:
         raise ExtractionError("File looks binary (it contains NUL bytes), so it cannot be indexed as text.")
+    warnings = []
+    nuls = data.count(b"\x00")
+    if nuls:  # a stray NUL in a text file (a bad export) is dropped, never stored in the index
+        data = data.replace(b"\x00", b"")
+        warnings.append(f"File has {nuls} NUL byte{'s' if nuls != 1 else ''}, which {'were' if nuls != 1 else 'was'} "
+                        "left out of the index.")
     try:
-        return _normalise_newlines(data.decode("utf-8-sig")), []
+        return _normalise_newlines(data.decode("utf-8-sig")), warnings
     except UnicodeDecodeError:
         text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
-        return _normalise_newlines(text), [NOT_UTF8_WARNING]
+        return _normalise_newlines(text), warnings + [NOT_UTF8_WARNING]
 
 
 def _normalise_newlines(text: str) -> str:

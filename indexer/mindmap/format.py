@@ -13,6 +13,8 @@ from ..errors import DocumentNotFound, SKMemoryError
 
 SUFFIX = ".mmdata"
 FORMAT_NAME = "skmemory-mindmap"
+MAX_NODES = 10_000  # a map larger than this is several maps; the bounds keep saving and indexing fast
+MAX_DEPTH = 100
 FORMAT_VERSION = 1  # the newest version of the file this code reads and writes
 _NODE_KEYS = ("id", "parent", "title", "body", "tags", "relationships", "attachments", "private_notes")
 _MAP_KEYS = ("format", "version", "title", "revision", "nodes")
@@ -97,11 +99,24 @@ class MindMap:
 
     def path(self, node_id: str) -> list[str]:
         """The titles from the root to the node, the node's own title last."""
-        return [n.title for n in self.ancestors(node_id)] + [self.by_id[node_id].title]
+        return list(self._path(node_id))
+
+    def _path(self, node_id: str) -> tuple[str, ...]:
+        # Each node's path is its parent's plus its title: built once per node, not once per ancestor.
+        paths = self.__dict__.setdefault("_paths", {})
+        pending = []
+        current: str | None = node_id
+        while current is not None and current not in paths:
+            pending.append(current)
+            current = self.by_id[current].parent
+        base = paths[current] if current is not None else ()
+        for nid in reversed(pending):
+            base = paths[nid] = base + (self.by_id[nid].title,)
+        return paths[node_id]
 
     def level(self, node_id: str) -> int:
         """The depth of a node: 0 for a root."""
-        return len(self.ancestors(node_id))
+        return len(self._path(node_id)) - 1
 
     def walk(self) -> list[Node]:
         """Every node depth-first in outline order (parents before their children)."""
@@ -149,6 +164,9 @@ def from_json(value: Any, where: str = "The map") -> MindMap:
     raw_nodes = value.get("nodes")
     if not isinstance(raw_nodes, list):
         raise MapFormatError(f"{where} needs a 'nodes' list (a map has at least one root node).")
+    if len(raw_nodes) > MAX_NODES:
+        raise MapFormatError(f"{where} has {len(raw_nodes):,} nodes; a map may have at most {MAX_NODES:,}. "
+                             "Split it into several maps.")
     nodes = [_node(raw, f"{where}: node {i + 1}") for i, raw in enumerate(raw_nodes)]
     _check_tree(nodes, where)
     extra = {k: v for k, v in value.items() if k not in _MAP_KEYS}
@@ -204,10 +222,23 @@ def _check_tree(nodes: list[Node], where: str) -> None:
     for node in nodes:
         if node.parent is not None and node.parent not in ids:
             raise MapFormatError(f"{where}: node '{node.id}' has parent '{node.parent}', which is not in the map.")
+    levels: dict[str, int] = {}  # each node's depth, found in one pass (a chain of thousands stays linear)
     for node in nodes:
-        seen, parent = {node.id}, node.parent
-        while parent is not None:
-            if parent in seen:
+        chain, on_chain, current = [], set(), node
+        while current.id not in levels:
+            if current.id in on_chain:
                 raise MapFormatError(f"{where}: node '{node.id}' is its own ancestor; parents must form a tree.")
-            seen.add(parent)
-            parent = ids[parent].parent
+            on_chain.add(current.id)
+            chain.append(current)
+            if current.parent is None:
+                levels[current.id] = 0
+                chain.pop()
+                break
+            current = ids[current.parent]
+        level = levels[current.id]
+        for below in reversed(chain):
+            level += 1
+            levels[below.id] = level
+            if level > MAX_DEPTH:
+                raise MapFormatError(f"{where}: node '{below.id}' is {level} levels deep; a map may be at most "
+                                     f"{MAX_DEPTH} levels deep. Move that branch into a map of its own.")
