@@ -130,6 +130,16 @@ class TokenCounter:
         return [(start, end, word) for (start, end), word in zip(encoding.offsets, encoding.word_ids)]
 
 
+class RoughCounter(TokenCounter):
+    """A quick estimate (a token per three characters) for text the model will never read: keyword-only passages."""
+
+    def __init__(self):
+        super().__init__(None)
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        return [len(t) // 3 + _SPECIAL_TOKENS for t in texts]
+
+
 def _approximate_pieces(text: str) -> list[Piece]:
     """Split text roughly as BERT would: one piece per CJK character or punctuation mark, per 4 chars of a word."""
     pieces: list[Piece] = []
@@ -374,9 +384,15 @@ class _Prefixes:
 
 
 def chunk_document(
-    doc: ParsedDocument, counter: TokenCounter, max_tokens: int = MAX_TOKENS, overlap_tokens: int = 32
+    doc: ParsedDocument, counter: TokenCounter, max_tokens: int = MAX_TOKENS, overlap_tokens: int = 32,
+    exact_tokens: int | None = None,
 ) -> list[ChunkDraft]:
-    """Cut doc into chunks whose embed_text fits max_tokens, packing sections together (see the module docstring)."""
+    """Cut doc into chunks whose embed_text fits max_tokens, packing sections together (see the module docstring).
+
+    With exact_tokens, only about that many tokens from the start are counted by the model's tokenizer and the
+    rest approximately: a machine-written giant embeds only its opening (pipeline.apply_embed_budget), and the
+    keyword-only rest need not pay for exact counts.
+    """
     if max_tokens < 8:
         raise ValueError(f"max_tokens must be at least 8, got {max_tokens}")
     sections = doc.sections
@@ -387,17 +403,18 @@ def chunk_document(
         # The note's own summary (frontmatter description, aliases) opens its first chunk: the model reads it, the
         # content does not hold it (it is not in the note's body), and it never makes a chunk without a body.
         units.insert(0, _Unit(units[0].section, units[0].start, units[0].start, lead, _SECTION, False))
-    for unit, count in zip(units, counter.count_many([u.embed for u in units])):
-        unit.tokens = count - _SPECIAL_TOKENS if unit.embed else 0
+    exact = _count_tokens(units, counter, exact_tokens)
+    approximate = RoughCounter()
     fitted: list[_Unit] = []
     if lead and units and units[0].tokens > LEAD_MAX_TOKENS:
         units[0].embed = _truncate(lead, counter.pieces(lead), LEAD_MAX_TOKENS)
         units[0].tokens = counter.count(units[0].embed) - _SPECIAL_TOKENS
-    for unit in units:
+    for position, unit in enumerate(units):
         # Split for the longest prefix a chunk of this section can have, so every piece fits wherever it starts.
         budget = max_tokens - _SPECIAL_TOKENS - prefixes.get(sections[unit.section].heading_path)[1]
         if unit.tokens > budget:
-            fitted += _split_unit(unit, sections[unit.section].text, counter, budget, overlap_tokens)
+            fitted += _split_unit(unit, sections[unit.section].text, counter if position < exact else approximate,
+                                  budget, overlap_tokens)
         else:
             fitted.append(unit)
     drafts: list[ChunkDraft] = []
@@ -490,6 +507,22 @@ def _best_cut(units: list[_Unit], fills, rest: list[int], body_after: list[bool]
         return fills[-1][0]
     # The tie-break hashes only the opening of the next unit, so an edit inside a paragraph keeps the cut before it.
     return max(pool, key=lambda c: (units[c].strength, zlib.crc32(units[c].embed[:_KEY_CHARS].encode("utf-8")), -c))
+
+
+def _count_tokens(units: list[_Unit], counter: TokenCounter, exact_tokens: int | None) -> int:
+    """Set each unit's token count: exactly up to exact_tokens (all when None), then approximately; return how many
+    units were counted exactly."""
+    position, total = 0, 0
+    while position < len(units) and (exact_tokens is None or total < exact_tokens):
+        batch = units[position:position + COUNT_BATCH]
+        for unit, count in zip(batch, counter.count_many([u.embed for u in batch])):
+            unit.tokens = count - _SPECIAL_TOKENS if unit.embed else 0
+            total += unit.tokens
+        position += len(batch)
+    rest = units[position:]
+    for unit, count in zip(rest, RoughCounter().count_many([u.embed for u in rest])):
+        unit.tokens = count - _SPECIAL_TOKENS if unit.embed else 0
+    return position
 
 
 def _draft(ordinal: int, units: list[_Unit], sections: list[Section], prefixes: _Prefixes,

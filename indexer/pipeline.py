@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from .chunking import TokenCounter, chunk_document
+from .chunking import MAX_TOKENS, TokenCounter, chunk_document
 from .errors import ExtractionError
 from .extract import parse_file
 from .parsed import ParsedDocument
@@ -92,11 +92,15 @@ def read_file(path: Path, max_bytes: int) -> FileRead:
     raise ExtractionError("The file kept changing while it was read; it will be read again on its next change.")
 
 
-def build_chunks(document_id: str, parsed: ParsedDocument, counter: TokenCounter) -> list[ChunkRow]:
+def build_chunks(document_id: str, parsed: ParsedDocument, counter: TokenCounter,
+                 embed_budget: int | None = None) -> list[ChunkRow]:
     """Cut a parsed document into chunks whose ids depend only on the document and the embedded text."""
     seen: Counter[str] = Counter()
     rows = []
-    for draft in chunk_document(parsed, counter):
+    exact = None
+    if embed_budget is not None and parsed.file_type in MACHINE_FILE_TYPES:
+        exact = 2 * embed_budget * MAX_TOKENS  # twice the tokens the budget's chunks can hold: enough to cut them
+    for draft in chunk_document(parsed, counter, exact_tokens=exact):
         content_hash = hashlib.sha1(draft.embed_text.encode("utf-8")).hexdigest()
         occurrence = seen[content_hash]
         seen[content_hash] += 1
@@ -166,7 +170,7 @@ def index_file(store: Store, root: Path, rel_path: str, counter: TokenCounter, m
         return "failed", store.record_file_error(rel_path, f"Could not parse this file ({type(exc).__name__}: {exc})."), 0
 
     doc_id = document_id or (existing["document_id"] if existing else uuid.uuid4().hex)
-    chunks = build_chunks(doc_id, parsed, counter)
+    chunks = build_chunks(doc_id, parsed, counter, embed_budget)
     budget_warning = apply_embed_budget(parsed, chunks, embed_budget) if embed_budget is not None else []
     doc = DocumentRow(
         document_id=doc_id, rel_path=rel_path, file_type=parsed.file_type, title=parsed.title,
