@@ -134,6 +134,7 @@ def apply_embed_budget(parsed: ParsedDocument, chunks: list[ChunkRow], budget: i
         return []
     for chunk in embeddable[budget:]:
         chunk.keyword_only = True
+        chunk.embed_text = ""  # never read by the model (its id, made from this text, is already set)
     return [f"Only the first {budget:,} of its {len(embeddable):,} passages are searchable by meaning (a {parsed.file_type} "
             "file; SKMEMORY_MACHINE_EMBED_CHUNKS sets how many); every passage is searchable by keyword."]
 
