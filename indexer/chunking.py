@@ -403,8 +403,8 @@ def chunk_document(
         # The note's own summary (frontmatter description, aliases) opens its first chunk: the model reads it, the
         # content does not hold it (it is not in the note's body), and it never makes a chunk without a body.
         units.insert(0, _Unit(units[0].section, units[0].start, units[0].start, lead, _SECTION, False))
-    exact = _count_tokens(units, counter, exact_tokens)
     approximate = RoughCounter()
+    exact = _count_tokens(units, counter, approximate, exact_tokens)
     fitted: list[_Unit] = []
     if lead and units and units[0].tokens > LEAD_MAX_TOKENS:
         units[0].embed = _truncate(lead, counter.pieces(lead), LEAD_MAX_TOKENS)
@@ -509,7 +509,7 @@ def _best_cut(units: list[_Unit], fills, rest: list[int], body_after: list[bool]
     return max(pool, key=lambda c: (units[c].strength, zlib.crc32(units[c].embed[:_KEY_CHARS].encode("utf-8")), -c))
 
 
-def _count_tokens(units: list[_Unit], counter: TokenCounter, exact_tokens: int | None) -> int:
+def _count_tokens(units: list[_Unit], counter: TokenCounter, rough: TokenCounter, exact_tokens: int | None) -> int:
     """Set each unit's token count: exactly up to exact_tokens (all when None), then approximately; return how many
     units were counted exactly."""
     position, total = 0, 0
@@ -520,7 +520,7 @@ def _count_tokens(units: list[_Unit], counter: TokenCounter, exact_tokens: int |
             total += unit.tokens
         position += len(batch)
     rest = units[position:]
-    for unit, count in zip(rest, RoughCounter().count_many([u.embed for u in rest])):
+    for unit, count in zip(rest, rough.count_many([u.embed for u in rest])):
         unit.tokens = count - _SPECIAL_TOKENS if unit.embed else 0
     return position
 

@@ -18,7 +18,7 @@ from .pipeline import FileRead, Gone, SyncReport, index_file, path_exists, read_
 from .registry import ProjectInfo
 from .store import Store
 from .vectors import VectorStore
-from .walk import IgnoreRules, iter_documents, printable, refusal
+from .walk import Containment, IgnoreRules, iter_documents, printable, refusal
 
 logger = logging.getLogger(__name__)
 
@@ -139,7 +139,8 @@ class Project:
         on_disk, stored = self._scope(rel_paths)
         rechunk = self.rechunk_needed and rel_paths is None
         report = SyncReport()
-        refused = {rel: why for rel in on_disk if (why := refusal(self.root, rel))}
+        containment = Containment(self.root)
+        refused = {rel: why for rel in on_disk if (why := refusal(containment, rel))}
         for rel, why in refused.items():  # listed in status with the reason; never read
             report.removed_chunk_ids += self.store.record_file_error(printable(rel), f"Not indexed: {why}.")
             report.failed += 1

@@ -70,18 +70,38 @@ def relative(root: Path, path: Path) -> str | None:
 
 def inside(root: Path, path: Path) -> bool:
     """Tell whether path, with every link in it followed, is the root or lies below it."""
-    real_root = os.path.realpath(root)
-    real = os.path.realpath(path)
+    return _within(os.path.realpath(path), os.path.realpath(root))
+
+
+def _within(real: str, real_root: str) -> bool:
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
-def refusal(root: Path, rel: str) -> str | None:
+class Containment:
+    """Whether files under a root stay inside it with links followed; each folder's real path is looked up once."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.real_root = os.path.realpath(root)
+        self._folders: dict[str, str] = {}
+
+    def holds(self, rel: str) -> bool:
+        path = os.path.join(self.root, rel)
+        folder = os.path.dirname(path)
+        real_folder = self._folders.get(folder)
+        if real_folder is None:
+            real_folder = self._folders[folder] = os.path.realpath(folder)
+        real = os.path.realpath(path) if os.path.islink(path) else os.path.join(real_folder, os.path.basename(path))
+        return _within(real, self.real_root)
+
+
+def refusal(containment: Containment, rel: str) -> str | None:
     """Why a file found under the root is never read, whatever it holds (None: it may be read)."""
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:
         return "its file name is not valid UTF-8; rename it to index it"
-    if not inside(root, root / rel):
+    if not containment.holds(rel):
         return "it is a link to a file outside the project's folder, and links that leave the folder are not followed"
     return None
 

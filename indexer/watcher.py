@@ -39,6 +39,7 @@ class Watcher:
         self.ready = threading.Event()
         self.restarts = 0
         self.last_error: str | None = None
+        self._rescan = False  # after a restart: look at every project again once watching has begun
         self.thread = threading.Thread(target=self._run, name="skmemory-watcher", daemon=True)
 
     def start(self) -> "Watcher":
@@ -68,8 +69,7 @@ class Watcher:
                 if self.stop_event.wait(delay):
                     break
                 delay = RESTART_AFTER[0] if time.monotonic() - started > 60 else min(delay * 2, RESTART_AFTER[1])
-                for name in self.roots:
-                    self.on_changes(name, None)
+                self._rescan = True
             else:
                 break
         self.ready.set()
@@ -81,6 +81,10 @@ class Watcher:
             ignore_permission_denied=True,
         ):
             self.ready.set()
+            if self._rescan:
+                self._rescan = False
+                for name in self.roots:
+                    self.on_changes(name, None)
             if changes:
                 self._dispatch(changes)
 

@@ -95,7 +95,8 @@ def _engine(ctx: click.Context, port: int | None = None):
 
 def _selected(ctx: click.Context, name: str | None) -> list[str]:
     """The project named (as registered), or every project; the server is asked when one runs."""
-    names = [p["name"] for p in _engine(ctx).projects()]
+    server = _server(ctx)
+    names = [p["name"] for p in server.projects()] if server else [i.name for i in _home(ctx).projects()]
     if name:
         match = next((n for n in names if n.lower() == name.lower()), None)
         if match is None:

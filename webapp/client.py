@@ -19,7 +19,7 @@ from pathlib import Path
 from indexer.errors import SKMemoryError
 
 RECORD_NAME = "server.json"
-CLIENT_HEADER = "X-SKMemory-Client"  # see webapp/security.py
+CLIENT_HEADER = "X-SKMemory-Client"  # how a program names itself to the server (webapp/security.py)
 
 
 class ServerError(SKMemoryError):
@@ -78,8 +78,9 @@ class ServerClient:
     def find(cls, home: Path | None = None, port: int | None = None) -> "ServerClient | None":
         """Return a client of the server for this data home (its recorded port first, then port), else None."""
         ports = []
-        if home is not None and isinstance(read_record(home).get("port"), int):
-            ports.append(read_record(home)["port"])
+        recorded = read_record(home).get("port") if home is not None else None
+        if isinstance(recorded, int):
+            ports.append(recorded)
         if port is not None and port not in ports:
             ports.append(port)
         for candidate in ports:

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from flask import Flask, current_app, jsonify, request
 
+from .client import CLIENT_HEADER
+
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
-# Programs (the CLI, the MCP server, scripts) say who they are with this header. A web page cannot send it to
+# Programs (the CLI, the MCP server, scripts) say who they are with CLIENT_HEADER. A web page cannot send it to
 # another origin without a CORS preflight, which the server never grants, so it stands in for a browser's Origin.
-CLIENT_HEADER = "X-SKMemory-Client"
 # All the extension uses: is the server there, and search. Anything else from its origin is refused, since its
 # id comes from a public key that anyone can copy into an unpacked extension of their own.
 EXTENSION_PATHS = {"/api/health", "/api/search"}

@@ -48,8 +48,7 @@ def check_not_running(home: Home) -> None:
 def serve(home: Home, port: int, on_ready=None) -> None:
     """Run the server until Ctrl+C or SIGTERM; the single owner of every project's index."""
     app = create_app({"SKMEMORY_PORT": port})
-    check_not_running(home)
-    _check_port_free(port)
+    _check_port_free(port)  # the caller has already refused a second server for this home (check_not_running)
     try:
         ensure_user_docs(home)  # the built-in, read-only help project that F1 searches
     except SKMemoryError as exc:
