@@ -3,7 +3,7 @@
     from indexer import Home, Engine
     home = Home()                      # SKMEMORY_HOME, or the platform's user data folder
     home.add_project("~/Notes", "notes")
-    engine = Engine(home)              # opens projects on first use (or give it a running IndexerService)
+    engine = Engine(home)              # opens projects on first use (or give it a running BackgroundIndexer)
     engine.search("how do I keep a server running", mode="hybrid")
 
 Imports are lazy so that `import indexer` stays cheap (the MCP process must start fast).

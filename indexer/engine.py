@@ -10,7 +10,7 @@ import numpy as np
 
 from .errors import DocumentNotFound, InvalidProjectRoot, InvalidQuery, ProjectNotFound, SKMemoryError
 from .home import Home
-from .project import Project
+from .store.project import Project
 from .graph.source import LinkResolver
 from .search.index import ProjectIndex
 from .search.keyword import keyword_search
@@ -29,9 +29,9 @@ logger = logging.getLogger(__name__)
 class Engine:
     """Searches and describes the projects of a data home, owned by a running indexer or opened here."""
 
-    def __init__(self, home: Home, service=None, read_only: bool = False):
+    def __init__(self, home: Home, background=None, read_only: bool = False):
         self.home = home
-        self.service = service  # an IndexerService when serving; None for a one-off command
+        self.background = background  # a BackgroundIndexer when serving; None for a one-off command
         # A one-off command that only searches: projects are read as indexed, beside any writer, never locked.
         self.read_only = read_only
         self._own: dict[str, Project] = {}
@@ -49,17 +49,17 @@ class Engine:
 
     def _project(self, name: str) -> Project:
         info = self.home.project(name)
-        if self.service is not None:
-            project = self.service.projects.get(info.name)
-            if project is None and info.name not in self.service.open_errors:
-                self.service.follow_registry()  # registered (or renamed) by another process since start
-                project = self.service.projects.get(info.name)
+        if self.background is not None:
+            project = self.background.projects.get(info.name)
+            if project is None and info.name not in self.background.open_errors:
+                self.background.follow_registry()  # registered (or renamed) by another process since start
+                project = self.background.projects.get(info.name)
             if project is None:
-                reason = self.service.open_errors.get(info.name, "it is not open yet")
+                reason = self.background.open_errors.get(info.name, "it is not open yet")
                 raise ProjectNotFound(f"Project '{info.name}' cannot be searched: {reason}")
             return project
         if info.name not in self._own and self.read_only:
-            from .reader import ProjectReader
+            from .store.reader import ProjectReader
 
             self._own[info.name] = ProjectReader(info, self.home.settings, self.home.embedder, self.home.counter)
         if info.name not in self._own:
@@ -93,7 +93,7 @@ class Engine:
         for info in self.home.projects():
             entry = info.to_dict()
             try:
-                if self.service is None and info.name not in self._own:
+                if self.background is None and info.name not in self._own:
                     status = self.home.status(info.name)
                     counts = {k: v for k, v in status.items() if k not in ("project", "root", "errors", "owner")}
                 else:
@@ -289,8 +289,8 @@ class Engine:
 
     def status(self) -> dict:
         """Indexer status: per project counts, pending embeddings with rate and ETA, errors."""
-        if self.service is not None:
-            return self.service.status()
+        if self.background is not None:
+            return self.background.status()
         return {"projects": [self.home.status(i.name) for i in self.home.projects()],
                 "embeddings": self.home.embedder.state}
 
@@ -308,8 +308,8 @@ class Engine:
         own = self._own.pop(name, None)
         if own is not None:
             own.close()
-        if self.service is not None:
-            self.service.remove_project(name)
+        if self.background is not None:
+            self.background.remove_project(name)
 
     def add_project(self, path: str, name: str | None = None) -> dict:
         """Register a folder (a full path) as a project and, when serving, start indexing and watching it."""
@@ -317,8 +317,8 @@ class Engine:
             raise InvalidProjectRoot(f"'{path}' is a relative path; give the folder's full path, such as "
                                      f"{Path.home() / 'Documents' / 'notes'} or ~/Documents/notes.")
         info = self.home.add_project(path, name or None)
-        if self.service is not None:
-            return {**info.to_dict(), "sync_request": self.service.add_project(info.name)}
+        if self.background is not None:
+            return {**info.to_dict(), "sync_request": self.background.add_project(info.name)}
         return info.to_dict()
 
     def rename_project(self, old: str, new: str) -> dict:
@@ -329,11 +329,11 @@ class Engine:
             try:
                 renamed = self.home.rename_project(info.name, new)
             except Exception:
-                if self.service is not None:
-                    self.service.add_project(info.name)
+                if self.background is not None:
+                    self.background.add_project(info.name)
                 raise
-            if self.service is not None:
-                self.service.add_project(renamed.name)
+            if self.background is not None:
+                self.background.add_project(renamed.name)
         return renamed.to_dict()
 
     def remove_project(self, name: str) -> dict:
@@ -346,13 +346,13 @@ class Engine:
     def reindex(self, name: str) -> dict:
         """Re-read a project's folder: queued on the running indexer, or done now without one."""
         info = self.home.project(name)
-        if self.service is not None:
-            if info.name not in self.service.projects:
-                self.service.follow_registry(retry=True)
-            if info.name not in self.service.projects:
-                reason = self.service.open_errors.get(info.name, "it is not open")
+        if self.background is not None:
+            if info.name not in self.background.projects:
+                self.background.follow_registry(retry=True)
+            if info.name not in self.background.projects:
+                reason = self.background.open_errors.get(info.name, "it is not open")
                 raise ProjectNotFound(f"Project '{info.name}' cannot be re-indexed: {reason}")
-            return {"project": info.name, "queued": True, "sync_request": self.service.request_sync(info.name, None)}
+            return {"project": info.name, "queued": True, "sync_request": self.background.request_sync(info.name, None)}
         with self._lock:
             project = self._project(info.name)
         return {"project": info.name, "queued": False, **project.sync().to_dict()}
@@ -364,9 +364,9 @@ class Engine:
         """The mind map operations, with the active map of this data home."""
         with self._lock:
             if getattr(self, "_mindmaps", None) is None:
-                from .mindmap.desk import MindMapDesk
+                from .mindmap.mindmaps import MindMaps
 
-                self._mindmaps = MindMapDesk(self)
+                self._mindmaps = MindMaps(self)
             return self._mindmaps
 
     def mindmap_list(self, project: str | None = None) -> dict:

@@ -4,14 +4,14 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from .chunking import TokenCounter
+from .ingest.chunking import TokenCounter
 from .config import Settings
-from .embeddings import Embedder
+from .ingest.embeddings import Embedder
 from .errors import SKMemoryError
-from .lock import LOCK_NAME, read_holder
-from .project import Project, project_status
+from .store.lock import LOCK_NAME, read_holder
+from .store.project import Project, project_status
 from .registry import ProjectInfo, Registry
-from .store import SQLITE_NAME, Store
+from .store.database import SQLITE_NAME, Store
 
 logger = logging.getLogger(__name__)
 
@@ -74,11 +74,11 @@ class Home:
         holder = read_holder(info.index_dir / LOCK_NAME)
         if holder:
             # Taking the lock proves the holder is gone; a live holder makes this raise ProjectLocked.
-            from .lock import WriterLock
+            from .store.lock import WriterLock
 
             WriterLock(info.index_dir, info.name, "skmemory remove").acquire().release()
         if self.settings.chroma_url:
-            from .vectors import VectorStore
+            from .store.vectors import VectorStore
 
             store = VectorStore.open(info.index_dir / "chroma", f"skm_{info.id}", self.settings.chroma_url)
             store.drop()

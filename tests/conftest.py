@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from indexer.config import Settings
-from indexer.embeddings import Embedder
+from indexer.ingest.embeddings import Embedder
 from indexer.home import Home
 from support import free_port  # noqa: F401 (tests import it from here too)
 
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"
-DEMO_NOTES = REPO / "indexer" / "demo" / "notes"
+DEMO_NOTES = REPO / "indexer" / "content" / "demo" / "notes"
 CHROMA_EXE = Path(sys.executable).parent / "chroma"
 
 

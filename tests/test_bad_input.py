@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from indexer import pipeline
+from indexer.ingest import pipeline
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from indexer.chunking import MAX_TOKENS, PREFIX_MAX_TOKENS, TokenCounter, chunk_document
-from indexer.parsed import ParsedDocument, Section
-from indexer.readable import has_words, reader_text
+from indexer.ingest.chunking import MAX_TOKENS, PREFIX_MAX_TOKENS, TokenCounter, chunk_document
+from indexer.ingest.parsed import ParsedDocument, Section
+from indexer.ingest.readable import has_words, reader_text
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 
@@ -79,7 +79,7 @@ def test_counter_counts_special_tokens_and_is_not_padded_or_truncated(counter):
 
 
 def test_counter_falls_back_to_an_approximation_when_the_tokenizer_is_missing(tmp_path, caplog):
-    with caplog.at_level(logging.WARNING, logger="indexer.chunking"):
+    with caplog.at_level(logging.WARNING, logger="indexer.ingest.chunking"):
         approx = TokenCounter.for_model(tmp_path)
     assert not approx.exact
     assert "approximately" in caplog.text

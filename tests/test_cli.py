@@ -8,7 +8,7 @@ import sys
 
 from indexer.config import Settings
 from indexer.home import Home
-from indexer.lock import WriterLock
+from indexer.store.lock import WriterLock
 
 
 def skmemory(*args, env=None, check=False):

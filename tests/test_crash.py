@@ -11,7 +11,7 @@ from pathlib import Path
 
 from indexer.config import Settings
 from indexer.home import Home
-from indexer.vectors import VectorStore
+from indexer.store.vectors import VectorStore
 
 SKMEMORY = [sys.executable, "-m", "webapp.cli"]
 

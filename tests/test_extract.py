@@ -9,8 +9,8 @@ import pytest
 from pypdf import PdfReader
 
 from indexer.errors import ExtractionError
-from indexer.extract import EXTRACTORS, file_type_for, parse_file
-from indexer.parsed import Link
+from indexer.ingest.extract import EXTRACTORS, file_type_for, parse_file
+from indexer.ingest.parsed import Link
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 

@@ -9,8 +9,8 @@ import pytest
 from flask import template_rendered
 
 from indexer.config import Settings
-from indexer.docs import USER_DOCS_NAME, ensure_user_docs
-from indexer.embeddings import Embedder
+from indexer.content.docs import USER_DOCS_NAME, ensure_user_docs
+from indexer.ingest.embeddings import Embedder
 from indexer.engine import Engine
 from indexer.graph.build import SEMANTIC_THRESHOLD, semantic_edges
 from indexer.graph.clusters import kmeans

@@ -14,7 +14,7 @@ from indexer.mindmap.maps import MapConflict
 from webapp import create_app
 from support import app_client
 
-GARDEN = REPO / "indexer" / "demo" / "maps" / "Garden.mmdata"
+GARDEN = REPO / "indexer" / "content" / "demo" / "maps" / "Garden.mmdata"
 MAP = "Maps/Garden.mmdata"
 BASE = "http://127.0.0.1:8765"
 PRIVATE_WORDS = ("zebrastripe", "Kowalczyk")  # only in the Tomatoes node's private notes

@@ -12,7 +12,7 @@ from support import browser_page, chromium, needs_chromium, running_server, sync
 from test_mcp import api
 
 SHOTS = REPO / "test-output" / "screenshots"
-GARDEN = REPO / "indexer" / "demo" / "maps" / "Garden.mmdata"
+GARDEN = REPO / "indexer" / "content" / "demo" / "maps" / "Garden.mmdata"
 MAP = "Maps/Garden.mmdata"
 
 pytestmark = [pytest.mark.slow, needs_chromium]

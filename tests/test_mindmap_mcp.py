@@ -11,7 +11,7 @@ from conftest import DEMO_NOTES, REPO
 from support import running_server
 from test_mcp import api, check_matches_api, mcp_session, run
 
-GARDEN = REPO / "indexer" / "demo" / "maps" / "Garden.mmdata"
+GARDEN = REPO / "indexer" / "content" / "demo" / "maps" / "Garden.mmdata"
 MAP = "Maps/Garden.mmdata"
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from indexer.chunking import CHUNKER_VERSION
+from indexer.ingest.chunking import CHUNKER_VERSION
 from indexer.engine import Engine
 
 FIXTURES = Path(__file__).parent / "fixtures"

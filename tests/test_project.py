@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from indexer.errors import EmbeddingsUnavailable
-from indexer.embeddings import Embedder
+from indexer.ingest.embeddings import Embedder
 
 
 @pytest.fixture
@@ -165,7 +165,7 @@ def test_unavailable_model_keeps_keyword_indexing(data_home, vault):
 def test_vectors_can_live_on_a_chroma_server(data_home, vault, chroma_server, real_embedder, monkeypatch):
     from indexer.config import Settings
     from indexer.home import Home
-    from indexer.vectors import VectorStore
+    from indexer.store.vectors import VectorStore
 
     monkeypatch.setenv("SKMEMORY_CHROMA_URL", chroma_server)
     home = Home(Settings.from_env(), embedder=real_embedder)

@@ -1,8 +1,8 @@
 """What a reader sees: comments blanked with line numbers kept, and the model's text free of URLs and markup noise."""
 from __future__ import annotations
 
-from indexer.extract.inline import code_lines
-from indexer.readable import blank_comments, reader_text
+from indexer.ingest.extract.inline import code_lines
+from indexer.ingest.readable import blank_comments, reader_text
 
 
 def blank(text: str) -> list[str]:

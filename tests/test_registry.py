@@ -6,7 +6,7 @@ import pytest
 from indexer.config import Settings
 from indexer.errors import InvalidProjectRoot, ProjectExists, ProjectLocked, ProjectNotFound, SKMemoryError
 from indexer.home import Home
-from indexer.lock import WriterLock
+from indexer.store.lock import WriterLock
 
 
 @pytest.fixture

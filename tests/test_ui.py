@@ -7,7 +7,7 @@ import pytest
 
 from flask import template_rendered
 
-from indexer.docs import USER_DOCS_NAME, ensure_user_docs
+from indexer.content.docs import USER_DOCS_NAME, ensure_user_docs
 from indexer.engine import Engine
 from webapp import create_app
 from support import app_client

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from indexer.errors import SKMemoryError
-from indexer.vectors import VectorStore
+from indexer.store.vectors import VectorStore
 
 from conftest import free_port
 
@@ -118,7 +118,7 @@ def test_ids_survive_close_and_reopen(tmp_path):
 
     # Another process sees the same rows: they are on disk, not in this process's cache.
     script = (
-        "import sys; from indexer.vectors import VectorStore; "
+        "import sys; from indexer.store.vectors import VectorStore; "
         "s = VectorStore.open(sys.argv[1], 'chunks'); print(s.count()); s.close()"
     )
     out = subprocess.run(

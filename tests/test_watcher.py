@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from indexer.service import IndexerService
+from indexer.ingest.background import BackgroundIndexer
 
 
 def eventually(check, timeout: float = 30.0):
@@ -24,7 +24,7 @@ def eventually(check, timeout: float = 30.0):
 @pytest.fixture
 def service(home, vault):
     home.add_project(vault, "notes")
-    svc = IndexerService(home, role="test").start()
+    svc = BackgroundIndexer(home, role="test").start()
     assert svc.wait_idle(120), "initial sync did not finish"
     yield svc
     svc.stop()

@@ -11,7 +11,7 @@ from werkzeug.exceptions import HTTPException
 from indexer.errors import (DocumentNotFound, EmbeddingsUnavailable, InvalidQuery, ProjectLocked, ProjectNotFound,
                             SKMemoryError)
 
-from .engine import get_engine
+from .current import get_engine
 
 logger = logging.getLogger(__name__)
 bp = Blueprint("api", __name__, url_prefix="/api")

@@ -202,7 +202,7 @@ def watch(ctx: click.Context, name: str | None) -> None:
 
     Example: skmemory watch notes
     """
-    from indexer.service import IndexerService
+    from indexer.ingest.background import BackgroundIndexer
 
     server = _server(ctx)
     if server is not None:
@@ -210,15 +210,15 @@ def watch(ctx: click.Context, name: str | None) -> None:
                             "`skmemory watch` is for when no server runs.")
     home = _home(ctx)
     names = _selected(ctx, name)
-    service = IndexerService(home, names, role="skmemory watch").start()
-    if service.open_errors and not service.projects:
-        service.stop()
-        raise SKMemoryError(next(iter(service.open_errors.values())))
-    click.echo(f"Watching {', '.join(service.projects)}. Press Ctrl+C to stop.", err=True)
+    background = BackgroundIndexer(home, names, role="skmemory watch").start()
+    if background.open_errors and not background.projects:
+        background.stop()
+        raise SKMemoryError(next(iter(background.open_errors.values())))
+    click.echo(f"Watching {', '.join(background.projects)}. Press Ctrl+C to stop.", err=True)
     stop = threading.Event()
     try:
         while not stop.wait(5):
-            for project in service.status()["projects"]:
+            for project in background.status()["projects"]:
                 if project.get("pending"):
                     click.echo(f"{project['project']}: {project['pending']} chunks waiting for embeddings; notes "
                                f"searchable by meaning: {project['documents_embedded']} of {project['documents_with_text']}",
@@ -226,7 +226,7 @@ def watch(ctx: click.Context, name: str | None) -> None:
     except KeyboardInterrupt:
         pass
     finally:
-        service.stop()
+        background.stop()
 
 
 @cli.command()
@@ -280,7 +280,7 @@ def _server_status(server, state: dict, name: str) -> dict:
 
 
 def _status_with_embeddings(home: "Home", name: str) -> dict:
-    from indexer.service import ENGINE_STATE
+    from indexer.ingest.background import ENGINE_STATE
 
     result = home.status(name)
     engine = {}
@@ -310,7 +310,7 @@ def serve(ctx: click.Context, port: int, demo: bool) -> None:
 
     Example: skmemory serve --port 8765
     """
-    from indexer.demo import ensure_demo_project
+    from indexer.content.demo import ensure_demo_project
     from webapp.serve import check_not_running, serve as run_server
 
     home = _home(ctx)
@@ -320,8 +320,8 @@ def serve(ctx: click.Context, port: int, demo: bool) -> None:
     if not home.projects():
         click.echo("No projects yet: add one with `skmemory add PATH` (or start with --demo).", err=True)
 
-    def ready(url: str, service) -> None:
-        click.echo(f"SK Memory is running at {url} (Ctrl+C stops). Projects: {', '.join(service.projects) or 'none'}.", err=True)
+    def ready(url: str, background) -> None:
+        click.echo(f"SK Memory is running at {url} (Ctrl+C stops). Projects: {', '.join(background.projects) or 'none'}.", err=True)
 
     run_server(home, port, on_ready=ready)
 

@@ -7,7 +7,7 @@ from werkzeug.exceptions import HTTPException
 from indexer.errors import InvalidQuery, SKMemoryError
 
 from .api import engine_error, http_error, int_arg, unexpected_error
-from .engine import get_engine
+from .current import get_engine
 
 bp = Blueprint("graph_api", __name__, url_prefix="/api/graph")
 bp.register_error_handler(SKMemoryError, engine_error)

@@ -8,7 +8,7 @@ from indexer.errors import SKMemoryError
 from indexer.mindmap.maps import MapConflict
 
 from .api import body_field, engine_error, error_response, http_error, int_arg, json_body, unexpected_error
-from .engine import get_engine
+from .current import get_engine
 
 bp = Blueprint("mindmap_api", __name__, url_prefix="/api/mindmaps")
 bp.register_error_handler(HTTPException, http_error)

@@ -11,9 +11,9 @@ from werkzeug.serving import make_server
 
 from indexer.engine import Engine
 from indexer.errors import SKMemoryError
-from indexer.docs import ensure_user_docs
+from indexer.content.docs import ensure_user_docs
 from indexer.home import Home
-from indexer.service import IndexerService
+from indexer.ingest.background import BackgroundIndexer
 
 from . import create_app
 from .client import ServerClient, clear_record, write_record
@@ -54,8 +54,8 @@ def serve(home: Home, port: int, on_ready=None) -> None:
     except SKMemoryError as exc:
         logger.warning("The user docs are not available: %s", exc)
     server = make_server(HOST, port, app, threaded=True)
-    service = IndexerService(home, role="skmemory serve").start()
-    engine = Engine(home, service)
+    background = BackgroundIndexer(home, role="skmemory serve").start()
+    engine = Engine(home, background)
     app.config["ENGINE"] = engine
     threading.Thread(target=engine.warm, name="skmemory-warm", daemon=True).start()
 
@@ -65,7 +65,7 @@ def serve(home: Home, port: int, on_ready=None) -> None:
     signal.signal(signal.SIGTERM, stop)
     write_record(home.settings.home, port)  # how the CLI and MCP find this server without SKMEMORY_PORT
     if on_ready:
-        on_ready(f"http://{HOST}:{port}/", service)
+        on_ready(f"http://{HOST}:{port}/", background)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -74,4 +74,4 @@ def serve(home: Home, port: int, on_ready=None) -> None:
         clear_record(home.settings.home)
         server.server_close()
         engine.close()
-        service.stop()
+        background.stop()

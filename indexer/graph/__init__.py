@@ -1,5 +1,5 @@
 """The Forge Graph of Cluster View: documents as nodes, links and semantic neighbours as edges, clusters."""
 from .build import build_graph
-from .keeper import ForgeGraphs, highlight
+from .graphs import ForgeGraphs, highlight
 
 __all__ = ["ForgeGraphs", "build_graph", "highlight"]

@@ -11,9 +11,9 @@ import re
 from pathlib import Path
 
 from ..errors import ExtractionError
-from ..extract.inline import normalise_tags
-from ..extract.text import decode_text
-from ..parsed import ParsedDocument, Section
+from ..ingest.extract.inline import normalise_tags
+from ..ingest.extract.text import decode_text
+from ..ingest.parsed import ParsedDocument, Section
 from .format import MapFormatError, MindMap, Node, loads
 
 FILE_TYPE = "mindmap-semantic"

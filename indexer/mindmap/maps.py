@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import DocumentNotFound, InvalidQuery, SKMemoryError
 from ..search.index import ProjectIndex
-from ..walk import inside
+from ..ingest.walk import inside
 from .extract import FILE_TYPE
 from .format import SUFFIX, MapFormatError, MindMap, from_json, loads
 

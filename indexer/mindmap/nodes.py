@@ -9,7 +9,7 @@ import hashlib
 import json
 
 from ..errors import InvalidQuery
-from ..extract.inline import normalise_tags
+from ..ingest.extract.inline import normalise_tags
 from ..search.hybrid import hybrid_search
 from ..search.index import ProjectIndex
 from ..search.keyword import parse_terms

@@ -5,10 +5,10 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from ..embeddings import Embedder
-from ..project import Project
-from ..reader import ProjectReader
-from ..store import connect
+from ..ingest.embeddings import Embedder
+from ..store.project import Project
+from ..store.reader import ProjectReader
+from ..store.database import connect
 from .cache import VectorCache
 
 

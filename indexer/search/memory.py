@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import DocumentNotFound, InvalidQuery
-from ..extract.inline import wikilink_target
+from ..ingest.extract.inline import wikilink_target
 from .index import ProjectIndex
 from .keyword import _chunks_containing, parse_terms
 

@@ -133,7 +133,7 @@ def main() -> None:
 
 def _onnx_embedder(backend: str, home: Home):
     """The ONNX copy of the model on every core (threads=None), fp32 or dynamic int8, for bulk comparison."""
-    from indexer.onnx_encoder import OnnxEncoder
+    from indexer.ingest.onnx_encoder import OnnxEncoder
 
     return OnnxEncoder.for_model(home.settings.model_path, home.settings.model_cache_dir, threads=None,
                                  quantized=backend == "onnx-int8")

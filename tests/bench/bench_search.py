@@ -252,7 +252,7 @@ def measure(engine: Engine, corpus: Corpus, size: int, queries: int, seed: int) 
 
 def while_embedding(path: Path, queries: int) -> None:
     """Hybrid latency, query embedding included, idle and while the indexer embeds `path` in the background."""
-    from indexer.service import IndexerService
+    from indexer.ingest.background import BackgroundIndexer
 
     with tempfile.TemporaryDirectory(prefix="skm-bench-embedding-") as tmp:
         home = Home(Settings.from_env(tmp))
@@ -287,7 +287,7 @@ def while_embedding(path: Path, queries: int) -> None:
         engine = Engine(home)
         idle = run(engine)
         engine.close()
-        service = IndexerService(home, ["vault"], role="bench").start()
+        service = BackgroundIndexer(home, ["vault"], role="bench").start()
         try:
             engine = Engine(home, service)
             service.wait_idle(timeout=300)  # the start-up sync is done: what runs now is the embedding alone

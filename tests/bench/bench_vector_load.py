@@ -20,8 +20,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import indexer.vectors as vectors_module  # noqa: E402
-from indexer.vectors import VectorStore  # noqa: E402
+import indexer.store.vectors as vectors_module  # noqa: E402
+from indexer.store.vectors import VectorStore  # noqa: E402
 
 
 def timed(label: str, repeats: int, load) -> float:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from flask import Blueprint, url_for
 
-from ..engine import get_engine
+from ..current import get_engine
 from .render import arg, handle_errors, render
 from .window import current_project
 

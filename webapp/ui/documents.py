@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from ..engine import get_engine
+from ..current import get_engine
 from .preview import preview
 from .render import arg, handle_errors, render
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from indexer.docs import USER_DOCS_NAME
+from indexer.content.docs import USER_DOCS_NAME
 
-from ..engine import get_engine
+from ..current import get_engine
 from .render import arg, handle_errors, render
 
 bp = Blueprint("help", __name__)

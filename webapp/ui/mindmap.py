@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from flask import Blueprint, render_template
 
-from ..engine import get_engine
+from ..current import get_engine
 from .render import arg, handle_errors
 
 bp = Blueprint("mindmap", __name__)

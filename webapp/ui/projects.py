@@ -5,7 +5,7 @@ from flask import Blueprint, request
 
 from indexer.errors import SKMemoryError
 
-from ..engine import get_engine
+from ..current import get_engine
 from .render import handle_errors, render
 
 bp = Blueprint("projects", __name__)

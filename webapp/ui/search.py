@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from flask import Blueprint, request
 
-from ..engine import get_engine
+from ..current import get_engine
 from .render import arg, handle_errors, render
 from .window import window_context
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from ..engine import get_engine
+from ..current import get_engine
 from .render import handle_errors, render
 
 bp = Blueprint("status", __name__)

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from indexer.errors import ProjectNotFound
 
-from ..engine import get_engine
+from ..current import get_engine
 from .render import wants_partial
 
 TREE_LIMIT = 100_000

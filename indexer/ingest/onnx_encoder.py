@@ -113,7 +113,7 @@ class OnnxEncoder:
 
         model_dir = Path(model_dir) if model_dir else default_model_path()
         if cache_dir is None:
-            from .config import Settings
+            from ..config import Settings
 
             cache_dir = Settings.from_env().model_cache_dir
         folder = cache_dir / cache_key(model_dir)

@@ -8,7 +8,7 @@ from pathlib import Path
 from pypdf import PdfReader
 
 from indexer.errors import ExtractionError
-from indexer.parsed import ParsedDocument, Section
+from indexer.ingest.parsed import ParsedDocument, Section
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from indexer.errors import ExtractionError
-from indexer.parsed import ParsedDocument, Section
+from indexer.ingest.parsed import ParsedDocument, Section
 
 MAX_SECTION_CHARS = 2000  # the chunker bounds by tokens later; this only keeps a section from being enormous
 BINARY_PROBE_BYTES = 8192

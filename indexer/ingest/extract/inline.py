@@ -5,7 +5,7 @@ import re
 from collections.abc import Iterable
 from urllib.parse import unquote
 
-from indexer.parsed import Link
+from indexer.ingest.parsed import Link
 
 FENCE_OPEN = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?(`{3,}|~{3,})")  # Logseq puts fences after a bullet
 CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")

@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 from xml.parsers import expat
 
-from indexer.extract.text import LineText, decode_text, group_units, plain_document
-from indexer.parsed import ParsedDocument
+from indexer.ingest.extract.text import LineText, decode_text, group_units, plain_document
+from indexer.ingest.parsed import ParsedDocument
 
 TAG = re.compile(r"<[^>]*>")
 

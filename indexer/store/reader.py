@@ -5,12 +5,12 @@ import logging
 
 import numpy as np
 
-from .chunking import TokenCounter
-from .config import Settings
-from .embeddings import Embedder
-from .errors import ProjectNotFound
-from .registry import ProjectInfo
-from .store import SQLITE_NAME, Store
+from ..ingest.chunking import TokenCounter
+from ..config import Settings
+from ..ingest.embeddings import Embedder
+from ..errors import ProjectNotFound
+from ..registry import ProjectInfo
+from .database import SQLITE_NAME, Store
 
 logger = logging.getLogger(__name__)
 

@@ -8,17 +8,17 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from .chunking import CHUNKER_VERSION, TokenCounter
-from .config import Settings
-from .embeddings import Embedder
-from .errors import EmbeddingsUnavailable, SKMemoryError
-from .extract import EXTRACTORS
+from ..ingest.chunking import CHUNKER_VERSION, TokenCounter
+from ..config import Settings
+from ..ingest.embeddings import Embedder
+from ..errors import EmbeddingsUnavailable, SKMemoryError
+from ..ingest.extract import EXTRACTORS
 from .lock import WriterLock
-from .pipeline import FileRead, Gone, SyncReport, index_file, path_exists, read_file
-from .registry import ProjectInfo
-from .store import Store
+from ..ingest.pipeline import FileRead, Gone, SyncReport, index_file, path_exists, read_file
+from ..registry import ProjectInfo
+from .database import Store
 from .vectors import VectorStore
-from .walk import Containment, IgnoreRules, iter_documents, printable, refusal
+from ..ingest.walk import Containment, IgnoreRules, iter_documents, printable, refusal
 
 logger = logging.getLogger(__name__)
 

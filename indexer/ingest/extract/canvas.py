@@ -4,10 +4,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from indexer.extract.inline import dedupe_links, normalise_tags, scan_text
-from indexer.extract.jsondoc import load_json
-from indexer.extract.text import LineLocator, decode_text, plain_document
-from indexer.parsed import Link, ParsedDocument, Section
+from indexer.ingest.extract.inline import dedupe_links, normalise_tags, scan_text
+from indexer.ingest.extract.jsondoc import load_json
+from indexer.ingest.extract.text import LineLocator, decode_text, plain_document
+from indexer.ingest.parsed import Link, ParsedDocument, Section
 
 
 def parse_canvas(path: Path, data: bytes, file_type: str) -> ParsedDocument:

@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from indexer.extract.text import LineLocator, decode_text, plain_document
-from indexer.parsed import ParsedDocument, Section
+from indexer.ingest.extract.text import LineLocator, decode_text, plain_document
+from indexer.ingest.parsed import ParsedDocument, Section
 
 CONVERSATION = "conversation"
 

@@ -6,8 +6,8 @@ import io
 from collections.abc import Iterator
 from pathlib import Path
 
-from indexer.extract.text import Unit, decode_text, group_units
-from indexer.parsed import ParsedDocument
+from indexer.ingest.extract.text import Unit, decode_text, group_units
+from indexer.ingest.parsed import ParsedDocument
 
 SNIFF_CHARS = 65536
 DELIMITERS = ",;\t|"

@@ -38,8 +38,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from indexer.parsed import ChunkDraft, ParsedDocument, Section
-from indexer.readable import has_words, reader_text
+from indexer.ingest.parsed import ChunkDraft, ParsedDocument, Section
+from indexer.ingest.readable import has_words, reader_text
 
 logger = logging.getLogger(__name__)
 

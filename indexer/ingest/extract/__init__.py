@@ -6,16 +6,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from indexer.errors import ExtractionError
-from indexer.extract.canvas import parse_canvas
-from indexer.extract.csvdoc import parse_csv
-from indexer.extract.htmldoc import parse_html
-from indexer.extract.jsondoc import parse_json
-from indexer.extract.markdown import parse_markdown
-from indexer.extract.pdfdoc import parse_pdf
-from indexer.extract.text import parse_plain
-from indexer.extract.xmldoc import parse_xml
-from indexer.extract.yamldoc import parse_yaml
-from indexer.parsed import ParsedDocument
+from indexer.ingest.extract.canvas import parse_canvas
+from indexer.ingest.extract.csvdoc import parse_csv
+from indexer.ingest.extract.htmldoc import parse_html
+from indexer.ingest.extract.jsondoc import parse_json
+from indexer.ingest.extract.markdown import parse_markdown
+from indexer.ingest.extract.pdfdoc import parse_pdf
+from indexer.ingest.extract.text import parse_plain
+from indexer.ingest.extract.xmldoc import parse_xml
+from indexer.ingest.extract.yamldoc import parse_yaml
+from indexer.ingest.parsed import ParsedDocument
 
 
 def parse_mindmap(path: Path, data: bytes, file_type: str) -> ParsedDocument:

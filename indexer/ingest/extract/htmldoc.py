@@ -4,8 +4,8 @@ from __future__ import annotations
 from html.parser import HTMLParser
 from pathlib import Path
 
-from indexer.extract.text import WHITESPACE, LineText, decode_text, group_units
-from indexer.parsed import ParsedDocument
+from indexer.ingest.extract.text import WHITESPACE, LineText, decode_text, group_units
+from indexer.ingest.parsed import ParsedDocument
 
 SKIPPED = {"script", "style", "noscript", "template", "svg"}
 # Tags that do not break a word: '<b>bold</b>er' reads as one word.

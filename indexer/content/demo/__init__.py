@@ -4,7 +4,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from ..errors import ProjectNotFound
+from ...errors import ProjectNotFound
 
 DEMO_NAME = "Demo"
 NOTES = Path(__file__).resolve().parent / "notes"

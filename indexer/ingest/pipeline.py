@@ -12,10 +12,10 @@ from datetime import datetime
 from pathlib import Path
 
 from .chunking import MAX_TOKENS, TokenCounter, chunk_document
-from .errors import ExtractionError
+from ..errors import ExtractionError
 from .extract import parse_file
 from .parsed import ParsedDocument
-from .store import ChunkRow, DocumentRow, Store
+from ..store.database import ChunkRow, DocumentRow, Store
 
 logger = logging.getLogger(__name__)
 

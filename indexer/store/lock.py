@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from .errors import ProjectLocked
+from ..errors import ProjectLocked
 
 LOCK_NAME = "writer.lock"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import EmbeddingsUnavailable
+from ..errors import EmbeddingsUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ class Embedder:
     def _prepare_query_encoder(self) -> None:
         # Called with the lock held, right after the torch model loaded: export (once) and check the ONNX copy.
         try:
-            from .config import Settings
+            from ..config import Settings
 
             settings = Settings.from_env()
             if (self.query_backend_requested or settings.query_backend) != "onnx" or self._model.device.type != "cpu":

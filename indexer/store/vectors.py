@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from .errors import SKMemoryError
+from ..errors import SKMemoryError
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ import threading
 import time
 from collections import deque
 
-from .errors import EmbeddingsUnavailable, SKMemoryError
-from .home import Home
-from .project import Project
+from ..errors import EmbeddingsUnavailable, SKMemoryError
+from ..home import Home
+from ..store.project import Project
 from .watcher import Watcher
 
 logger = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ class EmbedRate:
         return sum(c for _, c in list(self.samples)[1:]) / span if span > 0 else 0.0
 
 
-class IndexerService:
+class BackgroundIndexer:
     """Opens projects for writing, keeps them current from the watcher, and embeds pending chunks."""
 
     def __init__(self, home: Home, names: list[str] | None = None, role: str = "skmemory serve"):
@@ -86,7 +86,7 @@ class IndexerService:
 
     # --- lifecycle -----------------------------------------------------------------------------------------
 
-    def start(self, initial_sync: bool = True) -> "IndexerService":
+    def start(self, initial_sync: bool = True) -> "BackgroundIndexer":
         """Open the projects, start watching, and queue a full reconcile-and-sync of each."""
         for info in self.home.projects():
             if self.names is None or info.name in self.names:

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import yaml
 
-from indexer.extract.text import decode_text, plain_document
-from indexer.parsed import ParsedDocument
+from indexer.ingest.extract.text import decode_text, plain_document
+from indexer.ingest.parsed import ParsedDocument
 
 
 def parse_yaml(path: Path, data: bytes, file_type: str) -> ParsedDocument:

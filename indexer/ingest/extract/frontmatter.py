@@ -11,9 +11,9 @@ import json
 
 import yaml
 
-from indexer.extract import bounded_yaml
-from indexer.extract.inline import WIKILINK, normalise_tags, wikilink_target, wikilinks_in
-from indexer.parsed import Link
+from indexer.ingest.extract import bounded_yaml
+from indexer.ingest.extract.inline import WIKILINK, normalise_tags, wikilink_target, wikilinks_in
+from indexer.ingest.parsed import Link
 
 FRONTMATTER_END = ("---", "...")
 MAX_FRONTMATTER_BYTES = 64 * 1024  # stored as JSON with the document; larger blocks are indexed as text

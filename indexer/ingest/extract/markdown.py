@@ -4,11 +4,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from indexer.extract.frontmatter import read_frontmatter
-from indexer.extract.inline import code_lines, dedupe_links, normalise_tags, scan_lines
-from indexer.extract.text import decode_text
-from indexer.parsed import ParsedDocument, Section
-from indexer.readable import blank_comments, has_words, reader_text
+from indexer.ingest.extract.frontmatter import read_frontmatter
+from indexer.ingest.extract.inline import code_lines, dedupe_links, normalise_tags, scan_lines
+from indexer.ingest.extract.text import decode_text
+from indexer.ingest.parsed import ParsedDocument, Section
+from indexer.ingest.readable import blank_comments, has_words, reader_text
 
 # An ATX heading; Logseq writes its headings as bullets ('\t- ## Usage'), which render as headings too.
 HEADING = re.compile(r"^(?: {0,3}|[ \t]*[-*+][ \t]+)(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from ..errors import ProjectNotFound
+from ...errors import ProjectNotFound
 
 logger = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ class NoActiveMap(InvalidQuery):
     """A node search or context request while no map is open."""
 
 
-class MindMapDesk:
+class MindMaps:
     """The mind map operations of one Engine; the active map is shared by every surface of the data home."""
 
     def __init__(self, engine: "Engine"):
@@ -102,13 +102,13 @@ class MindMapDesk:
         return {"map": describe(ref, mind_map), **index_state(index, ref, mind_map, data)}
 
     def _reindex(self, index: ProjectIndex, rel: str, data: bytes) -> None:
-        service = self.engine.service
-        if service is None:  # this process owns the project: index and embed here
+        background = self.engine.background
+        if background is None:  # this process owns the project: index and embed here
             index.project.sync([rel])
             if index.embedder.available:
                 index.project.embed_pending()
             return
-        service.request_sync(index.name, {rel})
+        background.request_sync(index.name, {rel})
         digest = hashlib.sha256(data).hexdigest()
         sync_deadline, embed_deadline = time.monotonic() + SYNC_WAIT, None
         while True:
