@@ -1,27 +1,33 @@
-"""The one service object every surface calls: projects, every search mode, documents and status."""
+"""The engine's public API, the one object every surface calls: projects, every search mode, documents, status,
+and the `mindmaps` and `graphs` of the data home.
+
+The Engine owns the write side (a project's `Project`, its own or the background indexer's) and hands search only
+the read side (`ProjectIndex`); the modules under search/, graph/ and mindmap/ do the work.
+"""
 from __future__ import annotations
 
-import json
+import hashlib
 import logging
 import threading
+import time
 from pathlib import Path
 
-import numpy as np
-
-from .errors import DocumentNotFound, InvalidProjectRoot, InvalidQuery, ProjectNotFound, SKMemoryError
+from .errors import InvalidProjectRoot, InvalidQuery, ProjectNotFound, SKMemoryError
 from .home import Home
-from .store.project import Project
-from .graph.source import LinkResolver
-from .search.index import ProjectIndex
-from .search.keyword import keyword_search
-from .search import browse, modes
+from .limits import check_scope
+from .search import browse, documents, modes
+from .search.cache import VectorCache
 from .search.context import build_context_all
+from .search.index import ProjectIndex
 from .search.memory import memory_search
 from .search.rerank import Reranker
-from .search.results import chunk_sections, envelope, iso, result_rows
-from .search.semantic import HYBRID_THRESHOLD
 from .search.tags import tag_counts
 from .search.vault import vault_search
+from .store.project import Project
+from .store.reader import ProjectReader
+
+SYNC_WAIT = 60.0  # seconds a mind-map save waits for the running indexer to index the map it wrote
+EMBED_WAIT = 30.0  # and then for the map's new chunks to be embedded, so that a search right after finds them
 
 logger = logging.getLogger(__name__)
 
@@ -34,10 +40,12 @@ class Engine:
         self.background = background  # a BackgroundIndexer when serving; None for a one-off command
         # A one-off command that only searches: projects are read as indexed, beside any writer, never locked.
         self.read_only = read_only
-        self._own: dict[str, Project] = {}
-        self._indexes: dict[str, ProjectIndex] = {}
+        self._own: dict[str, Project | ProjectReader] = {}
+        self._indexes: dict[str, tuple[Project | ProjectReader, ProjectIndex]] = {}
         self._lock = threading.Lock()
         self._reranker: Reranker | None = None
+        self._mindmaps = None
+        self._graphs = None
 
     def close(self) -> None:
         for project in self._own.values():
@@ -47,7 +55,7 @@ class Engine:
 
     # --- projects -------------------------------------------------------------------------------------------
 
-    def _project(self, name: str) -> Project:
+    def _project(self, name: str) -> Project | ProjectReader:
         info = self.home.project(name)
         if self.background is not None:
             project = self.background.projects.get(info.name)
@@ -59,8 +67,6 @@ class Engine:
                 raise ProjectNotFound(f"Project '{info.name}' cannot be searched: {reason}")
             return project
         if info.name not in self._own and self.read_only:
-            from .store.reader import ProjectReader
-
             self._own[info.name] = ProjectReader(info, self.home.settings, self.home.embedder, self.home.counter)
         if info.name not in self._own:
             project = self.home.open_project(info.name, role="skmemory search")
@@ -74,11 +80,34 @@ class Engine:
         name = self.home.project(name).name if name else self.default_project()
         with self._lock:
             project = self._project(name)
-            index = self._indexes.get(name)
-            if index is None or index.project is not project:
-                index = ProjectIndex(project)
-                self._indexes[name] = index
-            return index
+            known = self._indexes.get(name)
+            if known is None or known[0] is not project:
+                known = (project, self._read_side(project))
+                self._indexes[name] = known
+            return known[1]
+
+    @staticmethod
+    def _read_side(project: Project | ProjectReader) -> ProjectIndex:
+        """What search may touch of a project: its database file, folder, model, counter and a vector cache that
+        the writer keeps current."""
+        cache = VectorCache(project.load_vectors)
+        project.vector_listeners.append(cache.apply)
+        return ProjectIndex(project.name, project.root, project.store.path, project.embedder, project.counter, cache)
+
+    def _scope_indexes(self, project: str | None, scope: str) -> list[ProjectIndex]:
+        """The read side of one project, or with scope='all' of every project."""
+        if check_scope(scope) == "all":
+            return [self.index(i.name) for i in self.home.projects()]
+        return [self.index(project)]
+
+    def writer(self, name: str) -> Project:
+        """The project's writer: the background indexer's, or this engine's own; for programs that own the data home
+        (one-off commands, tests, benchmarks). Never a read-only view."""
+        with self._lock:
+            project = self._project(self.home.project(name).name)
+        if not isinstance(project, Project):
+            raise SKMemoryError(f"Project '{name}' is open for reading only here; start `skmemory serve` to change it.")
+        return project
 
     def default_project(self) -> str:
         """The project searched when none is named: the first user project, else the first at all."""
@@ -97,7 +126,8 @@ class Engine:
                     status = self.home.status(info.name)
                     counts = {k: v for k, v in status.items() if k not in ("project", "root", "errors", "owner")}
                 else:
-                    counts = self.index(info.name).project.store.counts()
+                    self.index(info.name)
+                    counts = self._indexes[info.name][0].store.counts()
             except Exception as exc:  # a project that cannot open is listed with the reason
                 entry["error"] = str(exc)
             else:
@@ -120,12 +150,10 @@ class Engine:
     def search(self, query: str, mode: str = "hybrid", project: str | None = None, scope: str = "project",
                tags_all: list[str] | None = None, tags_any: list[str] | None = None, limit: int = 20) -> dict:
         """Run one search in one project, or in all of them with scope='all'."""
-        if scope not in ("project", "all"):
-            raise InvalidQuery(f"Unknown scope '{scope}'; use 'project' or 'all'.")
+        indexes = self._scope_indexes(project, scope)
         if scope == "all":
-            indexes = [self.index(i.name) for i in self.home.projects()]
             return modes.search_all(indexes, query, mode, limit, tags_all, tags_any)
-        return modes.search(self.index(project), query, mode, limit, tags_all, tags_any)
+        return modes.search(indexes[0], query, mode, limit, tags_all, tags_any)
 
     def memory_search(self, mode: str, query, project: str | None = None) -> dict:
         """Locate documents by frontmatter fields, 1-3 keywords or cross-reference (spec 002), e.g. ("xref", "DEC-42")."""
@@ -133,10 +161,7 @@ class Engine:
 
     def context(self, query: str, project: str | None = None, token_budget: int = 2000, scope: str = "project") -> dict:
         """Pack the best chunks for query into token_budget tokens, each with its provenance."""
-        if scope not in ("project", "all"):
-            raise InvalidQuery(f"Unknown scope '{scope}'; use 'project' or 'all'.")
-        names = [i.name for i in self.home.projects()] or [None] if scope == "all" else [project]
-        return build_context_all([self.index(name) for name in names], query, token_budget)
+        return build_context_all(self._scope_indexes(project, scope) or [self.index(None)], query, token_budget)
 
     @property
     def reranker(self) -> Reranker:
@@ -181,109 +206,15 @@ class Engine:
     def documents(self, project: str | None = None, folder: str = "", tag: str | None = None,
                   limit: int = 200, offset: int = 0) -> dict:
         """List documents, optionally under a folder or with a tag (and its sub-tags)."""
-        index = self.index(project)
-        where, params = ["1"], []
-        folder = folder.strip("/")
-        if folder:
-            where.append("(rel_path = ? OR substr(rel_path, 1, ?) = ?)")
-            params += [folder, len(folder) + 1, folder + "/"]
-        if tag:
-            t = tag.strip().lstrip("#").lower()
-            where.append("document_id IN (SELECT document_id FROM tags WHERE tag = ? OR substr(tag, 1, ?) = ?)")
-            params += [t, len(t) + 1, t + "/"]
-        total = index.sql(f"SELECT count(*) FROM documents WHERE {' AND '.join(where)}", params)[0][0]
-        rows = index.sql(
-            f"SELECT * FROM documents WHERE {' AND '.join(where)} ORDER BY rel_path LIMIT ? OFFSET ?",
-            params + [limit, offset],
-        )
-        return {"project": index.name, "total": total, "documents": [self._document_summary(index, r) for r in rows]}
-
-    def _document_summary(self, index: ProjectIndex, r) -> dict:
-        tags = [t[0] for t in index.sql("SELECT tag FROM tags WHERE document_id = ? ORDER BY tag", (r["document_id"],))]
-        return {
-            "document_id": r["document_id"], "title": r["title"], "relative_path": r["rel_path"],
-            "absolute_path": str(index.root / r["rel_path"]), "file_type": r["file_type"], "tags": tags,
-            "created": r["created"], "modified": iso(r["modified"]), "size": r["size"], "project": index.name,
-        }
-
-    def _document_row(self, index: ProjectIndex, document_id: str):
-        rows = index.sql("SELECT * FROM documents WHERE document_id = ?", (document_id,))
-        if not rows:
-            raise DocumentNotFound(f"No document with id '{document_id}' in project '{index.name}'.")
-        return rows[0]
+        return documents.list_documents(self.index(project), folder, tag, limit, offset)
 
     def document(self, document_id: str, project: str | None = None) -> dict:
         """A document's metadata, outline, links both ways and its chunks' text."""
-        index = self.index(project)
-        r = self._document_row(index, document_id)
-        info = self._document_summary(index, r)
-        chunks = index.sql("SELECT heading_path, content, start_line, end_line, sections FROM chunks "
-                           "WHERE document_id = ? ORDER BY ordinal", (document_id,))
-        outline, seen = [], set()
-        for section in (s for c in chunks for s in chunk_sections(c)):
-            path = tuple(section["heading_path"])
-            for depth in range(1, len(path) + 1):
-                if path[:depth] not in seen:
-                    seen.add(path[:depth])
-                    outline.append({"heading": path[depth - 1], "level": depth, "line": section["lines"][0]})
-        links = index.sql("SELECT target, kind FROM links WHERE document_id = ? ORDER BY target", (document_id,))
-        outgoing = [{"target": l["target"], "kind": l["kind"], **found}
-                    for l, found in zip(links, self._resolve(index, [l["target"] for l in links], r["rel_path"]))]
-        stem = r["rel_path"].rsplit("/", 1)[-1].rsplit(".", 1)[0]
-        names = sorted({stem.lower(), r["title"].lower(), r["rel_path"].lower(), r["rel_path"].lower().rsplit(".", 1)[0]})
-        incoming = [
-            self._document_summary(index, d) for d in index.sql(
-                f"SELECT DISTINCT d.* FROM links l JOIN documents d USING (document_id) "
-                f"WHERE lower(l.target) IN ({','.join('?' * len(names))}) AND d.document_id != ? ORDER BY d.rel_path",
-                (*names, document_id))
-        ]
-        info.update({
-            "frontmatter": json.loads(r["frontmatter"]), "warnings": json.loads(r["warnings"]),
-            "outline": outline, "links": outgoing, "backlinks": incoming,
-            "content": "\n\n".join(c["content"] for c in chunks),
-        })
-        return info
-
-    def _resolve(self, index: ProjectIndex, targets: list[str], from_path: str) -> list[dict]:
-        """Find the documents these links point at (by path, relative path, title or file name), if indexed."""
-        if not targets:
-            return []
-        docs = index.sql("SELECT document_id, rel_path, title FROM documents")
-        resolver = LinkResolver([d["rel_path"] for d in docs], [d["title"] for d in docs])
-        out = []
-        for target in targets:
-            i = resolver.resolve(target, from_path)
-            out.append({"document_id": docs[i]["document_id"], "relative_path": docs[i]["rel_path"]}
-                       if i is not None else {"document_id": None})
-        return out
+        return documents.get_document(self.index(project), document_id)
 
     def related(self, document_id: str, project: str | None = None, limit: int = 8) -> dict:
         """Documents like this one: hybrid search on its own content (title as keywords, mean vector for meaning)."""
-        index = self.index(project)
-        r = self._document_row(index, document_id)
-        chunk_ids = [c[0] for c in index.sql("SELECT chunk_id FROM chunks WHERE document_id = ?", (document_id,))]
-        scored: dict[str, tuple[str, float, str]] = {}
-        semantic = index.semantic_available
-        sims: dict[str, float] = {}
-        if semantic:
-            vectors = [v for v in (index.cache.vector(c) for c in chunk_ids) if v is not None]
-            if vectors:
-                mean = np.mean(vectors, axis=0)
-                mean /= np.linalg.norm(mean) or 1.0
-                sims = dict(index.cache.search(mean, HYBRID_THRESHOLD, None))
-        for cid, _, _ in keyword_search(index, f'"{r["title"]}"', 500):
-            scored[cid] = (cid, 1.0 + sims.pop(cid), "hybrid") if cid in sims else (cid, 1.0, "keyword")
-        for cid, sim in sims.items():
-            scored[cid] = (cid, sim, "semantic")
-        ranked = sorted(scored.values(), key=lambda s: -s[1])
-        results, seen = [], {document_id}
-        for row in result_rows(index, ranked[: limit * 20], []):
-            if row["document_id"] not in seen:
-                seen.add(row["document_id"])
-                results.append(row)
-            if len(results) == limit:
-                break
-        return envelope(results, "hybrid", r["title"], semantic, limit, project=index.name, document_id=document_id)
+        return documents.related(self.index(project), document_id, limit)
 
     # --- status ---------------------------------------------------------------------------------------------
 
@@ -357,67 +288,72 @@ class Engine:
             project = self._project(info.name)
         return {"project": info.name, "queued": False, **project.sync().to_dict()}
 
-    # --- mind maps (indexer/mindmap) ------------------------------------------------------------------------
+    def embed_pending(self, name: str | None = None) -> int:
+        """Embed a project's waiting chunks now, in this process (a one-off command; the server does this itself)."""
+        if self.background is not None:
+            raise SKMemoryError("The running indexer embeds in the background; follow it with `skmemory status`.")
+        return self.writer(name or self.default_project()).embed_pending()
+
+    # --- mind maps (indexer/mindmap) and Cluster View's Forge Graph (indexer/graph) -------------------------
 
     @property
     def mindmaps(self):
-        """The mind map operations, with the active map of this data home."""
+        """The mind maps of this data home: list, load, open, save, the active map, node search and node context."""
         with self._lock:
-            if getattr(self, "_mindmaps", None) is None:
+            if self._mindmaps is None:
                 from .mindmap.mindmaps import MindMaps
 
-                self._mindmaps = MindMaps(self)
+                self._mindmaps = MindMaps(self.index, self._write_map, self.home.settings.home)
             return self._mindmaps
-
-    def mindmap_list(self, project: str | None = None) -> dict:
-        """The maps of a project and the active map."""
-        return self.mindmaps.list(project)
-
-    def mindmap_load(self, project: str | None = None, document_id: str | None = None, path: str | None = None) -> dict:
-        """A live map in full, by document id or path, with the state of its node index."""
-        return self.mindmaps.load(project, document_id, path)
-
-    def mindmap_open(self, project: str | None = None, document_id: str | None = None, path: str | None = None) -> dict:
-        """Make a map the active one (the one node search and node context work on)."""
-        return self.mindmaps.open(project, document_id, path)
-
-    def mindmap_active(self) -> dict:
-        """The active map and the state of its node index ({"map": None} when none is open)."""
-        return self.mindmaps.describe_active()
-
-    def mindmap_save(self, path: str, content: dict, project: str | None = None) -> dict:
-        """Write a map file (next revision) and refresh its mindmap-semantic document at once."""
-        return self.mindmaps.save(project, path, content)
-
-    def mindmap_search_nodes(self, query: str, limit: int = 10) -> dict:
-        """Search the active map's nodes: best chunk per node, live titles and paths, index staleness."""
-        return self.mindmaps.search(query, limit)
-
-    def mindmap_get_context(self, node_id: str) -> dict:
-        """A node of the active map with its ancestors, children, siblings and relationships."""
-        return self.mindmaps.context(node_id)
-
-    # --- Cluster View's Forge Graph (indexer/graph) ---------------------------------------------------------
 
     @property
     def graphs(self):
-        """Every project's Forge Graph, built on first request and kept until its documents or vectors change."""
+        """Every project's Forge Graph (`graph`, `search`), built on first request and kept until its documents or
+        vectors change."""
         with self._lock:
-            if getattr(self, "_graphs", None) is None:
+            if self._graphs is None:
                 from .graph import ForgeGraphs
 
-                self._graphs = ForgeGraphs()
+                self._graphs = ForgeGraphs(self._scope_indexes, self.search, self._save_positions)
             return self._graphs
 
-    def graph(self, project: str | None = None, scope: str = "project") -> dict:
-        """The Forge Graph of a project (or of all with scope='all'): nodes, edges, clusters and positions."""
-        if scope not in ("project", "all"):
-            raise InvalidQuery(f"Unknown scope '{scope}'; use 'project' or 'all'.")
-        names = [i.name for i in self.home.projects()] if scope == "all" else [project]
-        return self.graphs.graph([self.index(name) for name in names], scope)
+    def _save_positions(self, name: str, changed: list, gone: list[str], afresh: bool) -> None:
+        with self._lock:
+            project = self._project(name)
+        if isinstance(project, Project):  # a read-only view keeps no positions
+            project.save_graph_positions(changed, gone, afresh)
 
-    def graph_search(self, query: str, project: str | None = None, scope: str = "project", limit: int = 50) -> dict:
-        """The documents Cluster View lights up for a query: semantic search's, or keyword's without embeddings."""
-        from .graph import highlight
+    def _write_map(self, index: ProjectIndex, rel: str, data: bytes) -> None:
+        """Write a mind map file and index it before returning: here when this engine owns the project, else
+        through the running indexer (waiting, within limits, until the map and its new chunks are searchable)."""
+        from .mindmap.maps import map_file, write_atomically
 
-        return highlight(self.search, query, project, scope, limit)
+        project = self.writer(index.name)
+        if project.rules.ignores_file(rel):
+            raise InvalidQuery(f"'{rel}' is in a hidden or ignored folder (.skmemoryignore), so it would never be "
+                               "indexed; save it somewhere else in the project.")
+        write_atomically(map_file(index.root, rel), data)
+        if self.background is None:
+            project.sync([rel])
+            if index.embedder.available:
+                project.embed_pending()
+            return
+        self.background.request_sync(index.name, {rel})
+        digest = hashlib.sha256(data).hexdigest()
+        sync_deadline, embed_deadline = time.monotonic() + SYNC_WAIT, None
+        while True:
+            now = time.monotonic()
+            if index.sql("SELECT 1 FROM file_errors WHERE rel_path = ?", (rel,)):
+                return
+            row = index.sql("""SELECT d.content_hash, (SELECT count(*) FROM chunks c WHERE c.document_id = d.document_id
+                                   AND c.embed_state = 'pending') AS pending FROM documents d WHERE d.rel_path = ?""",
+                            (rel,))
+            if row and row[0]["content_hash"] == digest:
+                if not row[0]["pending"] or index.embedder.state != "ready":
+                    return
+                embed_deadline = embed_deadline or now + EMBED_WAIT
+                if now > embed_deadline:
+                    return  # the answer's pending_embeddings says how many are still waiting
+            elif now > sync_deadline:
+                return  # still queued behind other work: the answer's index_state says so
+            time.sleep(0.05)

@@ -1,12 +1,18 @@
-"""Domain exceptions: the edges (CLI, web, MCP) translate these into messages a user can act on."""
+"""Domain exceptions: the edges (CLI, web, MCP) translate these into messages a user can act on.
+
+Each has a `kind`, the one word an edge needs to choose its answer (webapp/errors.py maps kinds to HTTP statuses;
+the JSON API sends the kind as `error`). The message always says what to change.
+"""
 
 
 class SKMemoryError(Exception):
     """Base of every error the engine raises on purpose; its message says what to change."""
 
+    kind = "invalid_request"
+
 
 class ProjectNotFound(SKMemoryError):
-    pass
+    kind = "not_found"
 
 
 class ProjectExists(SKMemoryError):
@@ -20,6 +26,8 @@ class InvalidProjectRoot(SKMemoryError):
 class ProjectLocked(SKMemoryError):
     """Another process owns this project's index."""
 
+    kind = "project_locked"
+
     def __init__(self, message: str, holder: dict | None = None):
         super().__init__(message)
         self.holder = holder or {}
@@ -30,7 +38,7 @@ class ExtractionError(SKMemoryError):
 
 
 class EmbeddingsUnavailable(SKMemoryError):
-    pass
+    kind = "embeddings_unavailable"
 
 
 class InvalidQuery(SKMemoryError):
@@ -38,4 +46,22 @@ class InvalidQuery(SKMemoryError):
 
 
 class DocumentNotFound(SKMemoryError):
-    pass
+    kind = "not_found"
+
+
+class NodeNotFound(DocumentNotFound):
+    """A mind-map node id that the live map does not have."""
+
+
+class MapFormatError(SKMemoryError):
+    """A map that cannot be read as a `.mmdata` file; the message says what to fix."""
+
+
+class MapConflict(SKMemoryError):
+    """A mind-map save based on an older revision than the file on disk now has."""
+
+    kind = "conflict"
+
+
+class NoActiveMap(InvalidQuery):
+    """A node search or context request while no map is open."""

@@ -14,7 +14,7 @@ BASE = "http://127.0.0.1:8765"
 def client(home, vault):
     home.add_project(vault, "notes")
     engine = Engine(home)
-    engine.index("notes").project.embed_pending()
+    engine.embed_pending("notes")
     app = create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765, "EXTENSION_ID": "a" * 32})
     yield app_client(app)
     engine.close()
@@ -59,7 +59,7 @@ def test_documents_tags_related_projects_status_health(client):
 @pytest.mark.parametrize("path,status,words", [
     ("/api/search?q=x&mode=fuzzy", 400, "use one of"),
     ("/api/search?q=x&limit=abc", 400, "whole number"),
-    ("/api/search?q=x&limit=5000", 400, "between 1 and 100"),
+    ("/api/search?q=x&limit=5000", 400, "from 1 to 100"),
     ("/api/search?q=" + "x" * 1200, 400, "shorten"),
     ("/api/search?q=x&project=ghost", 404, "No project named 'ghost'"),
     ("/api/search?q=x&scope=galaxy", 400, "scope"),

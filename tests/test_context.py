@@ -33,7 +33,7 @@ def engine(home, vault):
     (vault / "Projects/Baking log.md").write_text(BAKING_LOG, encoding="utf-8")
     home.add_project(vault, "notes")
     engine = Engine(home)
-    engine.index("notes").project.embed_pending()
+    engine.embed_pending("notes")
     yield engine
     engine.close()
 
@@ -44,7 +44,7 @@ def test_context_packs_the_best_chunks_with_provenance_that_points_at_real_lines
     assert context["semantic_available"] is True and context["query"] == QUESTION
     assert items[0]["relative_path"] == "Projects/Sourdough.md" and items[0]["title"] == "Sourdough bread"
     assert 0 < context["tokens_used"] == sum(i["tokens"] for i in items) <= 300
-    counter = engine.index("notes").project.counter
+    counter = engine.index("notes").counter
     for item in items:
         assert item["project"] == "notes" and item["search_type"] in ("semantic", "hybrid", "keyword")
         assert item["tokens"] == counter.count(item["content"]) - 2
@@ -61,8 +61,8 @@ def test_context_packs_the_best_chunks_with_provenance_that_points_at_real_lines
 
 def test_a_chunk_that_does_not_fit_is_skipped_for_a_smaller_one_never_cut(engine, vault):
     (vault / "Projects/Oven.md").write_text("# Oven\n\nThe oven runs ten degrees hot; bake bread a little cooler.\n")
-    engine.index("notes").project.sync()
-    engine.index("notes").project.embed_pending()
+    engine.reindex("notes")
+    engine.embed_pending("notes")
     everything = engine.context(QUESTION, project="notes", token_budget=100_000)["items"]
     assert len(everything) >= 3 and min(i["tokens"] for i in everything[1:]) < everything[0]["tokens"]
     budget = everything[0]["tokens"] - 1  # the best chunk no longer fits
@@ -83,7 +83,7 @@ def test_context_across_projects_tags_each_chunk_with_its_project(engine, home, 
     other.mkdir()
     (other / "Rye.md").write_text("# Rye bread\n\nRye bread bakes for fifty minutes at 230 °C.\n", encoding="utf-8")
     home.add_project(other, "kitchen")
-    engine.index("kitchen").project.embed_pending()
+    engine.embed_pending("kitchen")
     context = engine.context(QUESTION, token_budget=2000, scope="all")
     projects = {(i["project"], i["relative_path"]) for i in context["items"]}
     assert {("kitchen", "Rye.md"), ("notes", "Projects/Sourdough.md")} <= projects

@@ -27,7 +27,7 @@ def make_engine(home, vault, name="notes") -> Engine:
     home.add_project(vault, name)
     engine = Engine(home)
     if home.embedder.available:
-        engine.index(name).project.embed_pending()
+        engine.embed_pending(name)
     return engine
 
 
@@ -61,7 +61,7 @@ def by_path(graph) -> dict:
 
 
 def refresh(engine, name="notes"):
-    project = engine.index(name).project
+    project = engine.writer(name)
     project.sync()
     if project.embedder.available:
         project.embed_pending()
@@ -91,10 +91,10 @@ def test_graph_has_nodes_edges_clusters_and_positions(client, engine):
 
 
 def test_the_same_vault_gives_the_same_graph_in_another_data_home(engine, vault, tmp_path, real_embedder):
-    first = by_path(engine.graph("notes"))
+    first = by_path(engine.graphs.graph("notes"))
     other = make_engine(Home(Settings.from_env(tmp_path / "home2"), embedder=real_embedder), vault)
     try:
-        assert by_path(other.graph("notes")) == first
+        assert by_path(other.graphs.graph("notes")) == first
     finally:
         other.close()
 
@@ -153,7 +153,7 @@ def test_graph_search_lights_up_what_semantic_search_returns(client):
 
 def test_all_projects_sit_side_by_side_with_prefixed_ids(engine, client):
     ensure_user_docs(engine.home)
-    engine.index(USER_DOCS_NAME).project.embed_pending()
+    engine.embed_pending(USER_DOCS_NAME)
     graph = get(client, "/api/graph?scope=all")
     assert graph["scope"] == "all" and set(graph["projects"]) == {"notes", USER_DOCS_NAME}
     assert all(n["id"] == f"{n['project']}:{n['document_id']}" for n in graph["nodes"])
@@ -168,12 +168,12 @@ def test_all_projects_sit_side_by_side_with_prefixed_ids(engine, client):
 def test_without_embeddings_the_graph_groups_by_folder_and_search_says_keyword(data_home, vault, real_embedder):
     engine = make_engine(Home(Settings.from_env(), embedder=Embedder(data_home / "missing-model")), vault)
     try:
-        graph = engine.graph("notes")
+        graph = engine.graphs.graph("notes")
         assert not graph["semantic"] and graph["layout"] == "folder" and "unavailable" in graph["notice"]
         assert not [e for e in graph["edges"] if e["kind"] == "semantic"]
         assert sorted(c["label"] for c in graph["clusters"]) == [
             "(top level)", "Conversations", "Journal", "Projects", "Reference"]
-        lit = engine.graph_search("sourdough", "notes")
+        lit = engine.graphs.search("sourdough", "notes")
         assert lit["mode"] == "keyword" and "keyword" in lit["notice"]
         assert lit["matches"][0]["title"] == "Sourdough bread"
     finally:
@@ -181,10 +181,10 @@ def test_without_embeddings_the_graph_groups_by_folder_and_search_says_keyword(d
     # The model comes back: once the documents are embedded, the folder layout gives way to one by meaning.
     engine = Engine(Home(Settings.from_env(), embedder=real_embedder))
     try:
-        engine.index("notes").project.embed_pending()
-        graph = engine.graph("notes")
+        engine.embed_pending("notes")
+        graph = engine.graphs.graph("notes")
         assert graph["semantic"] and graph["stats"]["laid_out_afresh"] and graph["notice"] is None
-        assert engine.graph_search("baking bread with a starter", "notes")["mode"] == "semantic"
+        assert engine.graphs.search("baking bread with a starter", "notes")["mode"] == "semantic"
     finally:
         engine.close()
 

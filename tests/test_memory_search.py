@@ -140,7 +140,7 @@ def write_vault(root: Path, files: dict[str, tuple[int, str]]) -> Path:
 def engine(home, tmp_path):
     home.add_project(write_vault(tmp_path / "memory", DECISIONS_VAULT), "memory")
     engine = Engine(home)
-    engine.index("memory").project.embed_pending()
+    engine.embed_pending("memory")
     yield engine
     engine.close()
 
@@ -263,7 +263,7 @@ def test_content_answer_stays_under_the_token_cap_on_a_busy_vault(home, tmp_path
     engine = Engine(home)
     try:
         answer = engine.memory_search("content", "latency", project="busy")
-        counter = engine.index("busy").project.counter
+        counter = engine.index("busy").counter
     finally:
         engine.close()
     assert answer["tokens"] <= ANSWER_TOKENS

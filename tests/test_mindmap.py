@@ -9,8 +9,8 @@ import pytest
 from conftest import REPO
 from indexer.engine import Engine
 from indexer.errors import DocumentNotFound, InvalidQuery
-from indexer.mindmap.format import MapFormatError, loads
-from indexer.mindmap.maps import MapConflict
+from indexer.errors import MapConflict, MapFormatError
+from indexer.mindmap.format import loads
 from webapp import create_app
 from support import app_client
 
@@ -27,7 +27,7 @@ def engine(home, vault):
     shutil.copy(GARDEN, vault / MAP)
     home.add_project(vault, "notes")
     engine = Engine(home)
-    engine.index("notes").project.embed_pending()
+    engine.embed_pending("notes")
     yield engine
     engine.close()
 
@@ -35,7 +35,7 @@ def engine(home, vault):
 @pytest.fixture
 def garden(engine):
     """The Garden map, opened as the active map."""
-    return engine.mindmap_open("notes", path=MAP)
+    return engine.mindmaps.open("notes", path=MAP)
 
 
 def edit_file(vault, change) -> dict:
@@ -55,7 +55,7 @@ def node_chunks(engine, document_id):
 
 def test_the_map_is_one_mindmap_semantic_document_with_one_chunk_per_node(engine, garden):
     doc_id = garden["map"]["document_id"]
-    maps = engine.mindmap_list("notes")["maps"]
+    maps = engine.mindmaps.list("notes")["maps"]
     assert [(m["title"], m["path"], m["document_id"]) for m in maps] == [("Garden", MAP, doc_id)]
     assert engine.document(doc_id, "notes")["file_type"] == "mindmap-semantic"
     chunks = node_chunks(engine, doc_id)
@@ -70,7 +70,7 @@ def test_the_map_is_one_mindmap_semantic_document_with_one_chunk_per_node(engine
 
 
 def test_search_finds_nodes_by_meaning_with_their_path(engine, garden):
-    found = engine.mindmap_search_nodes("how long does the irrigation run each morning", limit=3)
+    found = engine.mindmaps.search_nodes("how long does the irrigation run each morning", limit=3)
     assert found["index_state"] == "current" and found["semantic_available"] is True
     top = found["results"][0]
     assert (top["node_id"], top["title"], top["path"], top["level"]) == \
@@ -82,7 +82,7 @@ def test_search_finds_nodes_by_meaning_with_their_path(engine, garden):
 
 def test_a_rename_not_yet_saved_shows_the_live_title_and_reports_a_stale_index(engine, garden, vault):
     edit_file(vault, lambda nodes, _: nodes["watering"].update(title="Irrigation schedule"))
-    found = engine.mindmap_search_nodes("drip line timer rain barrels", limit=3)
+    found = engine.mindmaps.search_nodes("drip line timer rain barrels", limit=3)
     top = found["results"][0]
     assert top["node_id"] == "watering"
     assert top["title"] == "Irrigation schedule" and top["path"] == ["Garden", "Irrigation schedule"]
@@ -91,48 +91,48 @@ def test_a_rename_not_yet_saved_shows_the_live_title_and_reports_a_stale_index(e
     assert (found["indexed_revision"], found["live_revision"]) == (1, 2)
     assert "Save the map" in found["message"]
 
-    loaded = engine.mindmap_load("notes", path=MAP)
-    saved = engine.mindmap_save(MAP, loaded["content"], project="notes")
+    loaded = engine.mindmaps.load("notes", path=MAP)
+    saved = engine.mindmaps.save(MAP, loaded["content"], project="notes")
     assert saved["map"]["revision"] == 3 and saved["index_state"] == "current"
     assert saved["map"]["document_id"] == garden["map"]["document_id"]  # the same document, refreshed
-    again = engine.mindmap_search_nodes("drip line timer rain barrels", limit=3)
+    again = engine.mindmaps.search_nodes("drip line timer rain barrels", limit=3)
     assert again["index_stale"] is False and again["indexed_revision"] == 3
     assert again["results"][0]["title"] == "Irrigation schedule" and not again["results"][0]["changed_since_indexed"]
 
 
 def test_a_deleted_node_is_filtered_out(engine, garden, vault):
-    before = engine.mindmap_search_nodes("basil thyme rosemary mint", limit=10)
+    before = engine.mindmaps.search_nodes("basil thyme rosemary mint", limit=10)
     assert before["results"][0]["node_id"] == "herbs"
 
     def delete_herbs(nodes, value):
         value["nodes"] = [n for n in value["nodes"] if n["id"] != "herbs"]
 
     edit_file(vault, delete_herbs)
-    after = engine.mindmap_search_nodes("basil thyme rosemary mint", limit=10)
+    after = engine.mindmaps.search_nodes("basil thyme rosemary mint", limit=10)
     assert after["index_stale"] is True
     assert "herbs" not in [r["node_id"] for r in after["results"]]
     with pytest.raises(DocumentNotFound, match="no node 'herbs'"):
-        engine.mindmap_get_context("herbs")
+        engine.mindmaps.node_context("herbs")
 
 
 def test_an_oversized_node_becomes_sub_chunks_with_one_node_reference_and_one_result(engine, garden):
-    content = engine.mindmap_load("notes", path=MAP)["content"]
+    content = engine.mindmaps.load("notes", path=MAP)["content"]
     filler = [f"Season note {i}: the soil in bed {i % 4} was turned, weeded and mulched with straw again."
               for i in range(120)]
     body = "\n\n".join(filler + ["The heron visits the pond at dawn and the overflow pipe floods the path."])
     content["nodes"].append({"id": "journal", "parent": "garden", "title": "Season journal", "body": body})
-    saved = engine.mindmap_save(MAP, content, project="notes")
+    saved = engine.mindmaps.save(MAP, content, project="notes")
     assert saved["index_state"] == "current" and saved["pending_embeddings"] == 0
     refs = [ref for _, ref in node_chunks(engine, saved["map"]["document_id"]) if ref["node_id"] == "journal"]
     assert len(refs) >= 5 and all(ref == refs[0] for ref in refs)  # every sub-chunk repeats the same node reference
-    counter = engine.index("notes").project.counter
+    counter = engine.index("notes").counter
     assert all(counter.count(c) <= 256 for c, ref in node_chunks(engine, saved["map"]["document_id"]))
 
-    found = engine.mindmap_search_nodes("soil turned weeded mulched straw heron pond", limit=10)
+    found = engine.mindmaps.search_nodes("soil turned weeded mulched straw heron pond", limit=10)
     ids = [r["node_id"] for r in found["results"]]
     assert ids.count("journal") == 1 and ids[0] == "journal"
     assert len(ids) == len(set(ids))
-    heron = engine.mindmap_search_nodes("a heron visits the pond at dawn", limit=1)["results"][0]
+    heron = engine.mindmaps.search_nodes("a heron visits the pond at dawn", limit=1)["results"][0]
     assert heron["node_id"] == "journal" and "heron" in heron["content"]
 
 
@@ -142,22 +142,22 @@ def test_private_notes_and_attachments_never_reach_the_index(engine, garden):
         assert engine.search(word, mode="keyword", project="notes")["results"] == [], word
         assert all(word.lower() not in r["content"].lower()
                    for r in engine.search(word, mode="hybrid", project="notes", limit=50)["results"])
-        for r in engine.mindmap_search_nodes(word, limit=20)["results"]:
+        for r in engine.mindmaps.search_nodes(word, limit=20)["results"]:
             assert word.lower() not in json.dumps(r).lower()
     stored = json.dumps([list(c) for c in node_chunks(engine, doc_id)]).lower()
     assert not any(w.lower() in stored for w in PRIVATE_WORDS + ATTACHMENT_WORDS)
     document = json.dumps(engine.document(doc_id, "notes")).lower()
     assert not any(w.lower() in document for w in PRIVATE_WORDS + ATTACHMENT_WORDS)
     # The file keeps them: a save round-trips private notes and attachments untouched.
-    content = engine.mindmap_load("notes", path=MAP)["content"]
-    engine.mindmap_save(MAP, content, project="notes")
+    content = engine.mindmaps.load("notes", path=MAP)["content"]
+    engine.mindmaps.save(MAP, content, project="notes")
     live = loads(engine.index("notes").root.joinpath(MAP).read_bytes())
     assert "zebrastripe" in live.by_id["tomatoes"].private_notes
     assert live.by_id["watering"].attachments[0]["path"].endswith("quarksprocket-manual.pdf")
 
 
 def test_context_gives_the_live_node_and_its_neighbourhood(engine, garden):
-    context = engine.mindmap_get_context("tomatoes")
+    context = engine.mindmaps.node_context("tomatoes")
     node = context["node"]
     assert (node["title"], node["path"], node["level"], node["parent_id"]) == \
         ("Tomatoes", ["Garden", "Raised beds", "Tomatoes"], 2, "beds")
@@ -167,7 +167,7 @@ def test_context_gives_the_live_node_and_its_neighbourhood(engine, garden):
     assert context["relationships"] == [{"type": "needs", "direction": "outgoing", "node_id": "watering",
                                          "title": "Watering"}]
     assert "zebrastripe" not in json.dumps(context)
-    beds = engine.mindmap_get_context("beds")
+    beds = engine.mindmaps.node_context("beds")
     assert [c["title"] for c in beds["children"]] == ["Tomatoes", "Herbs"]
     assert beds["relationships"][0] == {"type": "feeds", "direction": "incoming", "node_id": "compost",
                                         "title": "Compost"}
@@ -175,14 +175,14 @@ def test_context_gives_the_live_node_and_its_neighbourhood(engine, garden):
 
 
 def test_an_older_format_index_asks_for_a_save(engine, garden):
-    store = engine.index("notes").project.store
+    store = engine.writer("notes").store
     with store.lock, store.conn:
         store.conn.execute("UPDATE chunks SET ref = json_set(ref, '$.format', 0) WHERE ref IS NOT NULL")
-    old = engine.mindmap_search_nodes("compost bins", limit=5)
+    old = engine.mindmaps.search_nodes("compost bins", limit=5)
     assert old["index_state"] == "older_format" and old["index_stale"] is True and old["results"] == []
     assert "Save the map" in old["message"]
-    engine.mindmap_save(MAP, engine.mindmap_load("notes", path=MAP)["content"], project="notes")
-    fresh = engine.mindmap_search_nodes("compost bins", limit=5)
+    engine.mindmaps.save(MAP, engine.mindmaps.load("notes", path=MAP)["content"], project="notes")
+    fresh = engine.mindmaps.search_nodes("compost bins", limit=5)
     assert fresh["index_state"] == "current" and fresh["results"][0]["node_id"] == "compost"
 
 
@@ -190,15 +190,15 @@ def test_a_new_map_saved_without_an_index_and_the_missing_state(engine, vault):
     (vault / "Maps" / "Trips.mmdata").write_text(json.dumps(
         {"format": "skmemory-mindmap", "version": 1, "title": "Trips", "revision": 4,
          "nodes": [{"id": "t", "parent": None, "title": "Trips", "body": "Lisbon in May, by train."}]}))
-    opened = engine.mindmap_open("notes", path="Maps/Trips.mmdata")  # on disk, never indexed by this engine
+    opened = engine.mindmaps.open("notes", path="Maps/Trips.mmdata")  # on disk, never indexed by this engine
     assert opened["map"]["document_id"] is None and opened["index_state"] == "missing"
-    missing = engine.mindmap_search_nodes("train to Lisbon", limit=5)
+    missing = engine.mindmaps.search_nodes("train to Lisbon", limit=5)
     assert missing["results"] == [] and "Save the map" in missing["message"]
-    saved = engine.mindmap_save("Maps/Trips.mmdata", engine.mindmap_load("notes", path="Maps/Trips.mmdata")["content"],
+    saved = engine.mindmaps.save("Maps/Trips.mmdata", engine.mindmaps.load("notes", path="Maps/Trips.mmdata")["content"],
                                 project="notes")
     assert saved["map"]["revision"] == 5 and saved["map"]["document_id"]
-    assert engine.mindmap_active()["map"]["document_id"] == saved["map"]["document_id"]
-    assert engine.mindmap_search_nodes("train to Lisbon", limit=5)["results"][0]["node_id"] == "t"
+    assert engine.mindmaps.active()["map"]["document_id"] == saved["map"]["document_id"]
+    assert engine.mindmaps.search_nodes("train to Lisbon", limit=5)["results"][0]["node_id"] == "t"
 
 
 def test_the_active_map_survives_a_restart_and_follows_a_rename(home, engine, garden, vault):
@@ -207,42 +207,42 @@ def test_the_active_map_survives_a_restart_and_follows_a_rename(home, engine, ga
     restarted = Engine(home)
     try:
         restarted.index("notes")  # opening the project syncs it: the rename keeps the document id
-        active = restarted.mindmap_active()
+        active = restarted.mindmaps.active()
         assert active["map"]["document_id"] == garden["map"]["document_id"]
         assert active["map"]["path"] == "Maps/Vegetable garden.mmdata"
-        assert restarted.mindmap_get_context("compost")["node"]["title"] == "Compost"
+        assert restarted.mindmaps.node_context("compost")["node"]["title"] == "Compost"
     finally:
         restarted.close()
 
 
 def test_bad_maps_and_requests_get_sentences(engine, garden):
     with pytest.raises(MapConflict, match="revision 1 on disk"):
-        engine.mindmap_save(MAP, {**engine.mindmap_load("notes", path=MAP)["content"], "revision": 0},
+        engine.mindmaps.save(MAP, {**engine.mindmaps.load("notes", path=MAP)["content"], "revision": 0},
                             project="notes")
     with pytest.raises(InvalidQuery, match="two nodes with id 'a'"):
-        engine.mindmap_save("Maps/New.mmdata", {"title": "x", "nodes": [{"id": "a", "title": "A"},
+        engine.mindmaps.save("Maps/New.mmdata", {"title": "x", "nodes": [{"id": "a", "title": "A"},
                                                                         {"id": "a", "title": "B"}]}, project="notes")
     with pytest.raises(InvalidQuery, match="ends in '.mmdata'"):
-        engine.mindmap_save("Maps/New.json", {"nodes": []}, project="notes")
+        engine.mindmaps.save("Maps/New.json", {"nodes": []}, project="notes")
     with pytest.raises(InvalidQuery, match="inside the project"):
-        engine.mindmap_save("../escape.mmdata", {"nodes": []}, project="notes")
+        engine.mindmaps.save("../escape.mmdata", {"nodes": []}, project="notes")
     with pytest.raises(InvalidQuery, match="hidden or ignored"):
-        engine.mindmap_save(".private/x.mmdata", {"nodes": [{"id": "a", "parent": None, "title": "A"}]},
+        engine.mindmaps.save(".private/x.mmdata", {"nodes": [{"id": "a", "parent": None, "title": "A"}]},
                             project="notes")
     with pytest.raises(MapFormatError, match="is its own ancestor"):
         loads(json.dumps({"nodes": [{"id": "r", "title": "R"}, {"id": "a", "parent": "b", "title": "A"},
                                     {"id": "b", "parent": "a", "title": "B"}]}))
     with pytest.raises(InvalidQuery, match="not a mind map"):
-        engine.mindmap_open("notes", document_id=engine.documents("notes", folder="Projects")["documents"][0]
+        engine.mindmaps.open("notes", document_id=engine.documents("notes", folder="Projects")["documents"][0]
                             ["document_id"])
     with pytest.raises(InvalidQuery, match="query is empty"):
-        engine.mindmap_search_nodes("  ")
+        engine.mindmaps.search_nodes("  ")
 
 
 def test_no_active_map_says_how_to_open_one(engine):
-    assert engine.mindmap_active()["map"] is None
+    assert engine.mindmaps.active()["map"] is None
     with pytest.raises(InvalidQuery, match="No mind map is active"):
-        engine.mindmap_search_nodes("garden")
+        engine.mindmaps.search_nodes("garden")
 
 
 # --- the JSON API ----------------------------------------------------------------------------------------------

@@ -38,8 +38,8 @@ def engine(home, shapes):
     """An engine over the vault, indexed and fully embedded."""
     home.add_project(shapes, "Shapes")
     engine = Engine(home)
-    engine.index("Shapes").project.sync()
-    engine.index("Shapes").project.embed_pending()
+    engine.reindex("Shapes")
+    engine.embed_pending("Shapes")
     yield engine
     engine.close()
 
@@ -241,7 +241,7 @@ def test_a_search_while_the_vault_embeds_still_answers(home, shapes):
     home.add_project(shapes, "Shapes")
     engine = Engine(home)
     try:
-        project = engine.index("Shapes").project
+        project = engine.writer("Shapes")
         project.sync()
         project.embed_pending(max_batches=1)
         stop = threading.Event()

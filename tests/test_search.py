@@ -19,7 +19,7 @@ from indexer.search.semantic import recency_score, semantic_search
 def engine(home, vault):
     home.add_project(vault, "notes")
     engine = Engine(home)
-    engine.index("notes").project.embed_pending()
+    engine.embed_pending("notes")
     yield engine
     engine.close()
 
@@ -45,7 +45,7 @@ def test_keyword_is_case_insensitive_substring_with_title_first(engine):
 
 def test_keyword_highlights_matches_in_an_escaped_snippet(engine, vault):
     (vault / "html.md").write_text("# Markup\n\nThe <script>alert(1)</script> tag and the word otter.\n")
-    engine.index("notes").project.sync()
+    engine.reindex("notes")
     result = engine.search("otter", mode="keyword")["results"][0]
     assert "<mark>otter</mark>" in result["snippet"]
     assert "<script>" not in result["snippet"] and "&lt;script&gt;" in result["snippet"]
@@ -63,7 +63,7 @@ def test_semantic_finds_meaning_above_threshold(engine):
 
 def test_semantic_is_exact_against_every_vector(engine):
     index = engine.index("notes")
-    ids, vectors = index.project.load_vectors()
+    ids, vectors = engine.writer("notes").load_vectors()
     q = index.embed_query("watering the vegetable beds")
     sims = vectors @ q
     expected = [ids[i] for i in np.argsort(-sims) if sims[i] >= 0.3][:5]
@@ -100,7 +100,7 @@ def test_recency_prefers_the_fresher_of_equals(engine, vault):
     old = vault / "Projects/Compost log.md"
     week_ago = time.time() - 7 * 86400
     os.utime(old, (week_ago, week_ago))
-    engine.index("notes").project.sync()
+    engine.reindex("notes")
     response = engine.search("compost heap", mode="recency")
     assert response["results"] and all(r["search_type"] == "recency" for r in response["results"])
     assert recency_score(0.8, 0) > recency_score(0.8, 30) > recency_score(0.8, 365)
@@ -126,7 +126,7 @@ def test_tag_search_and_or_hierarchical(engine):
 def test_bad_requests_say_what_to_change(engine):
     with pytest.raises(InvalidQuery, match="use one of"):
         engine.search("x", mode="fuzzy")
-    with pytest.raises(InvalidQuery, match="between 1 and 100"):
+    with pytest.raises(InvalidQuery, match="from 1 to 100"):
         engine.search("x", limit=1000)
     with pytest.raises(InvalidQuery, match="shorten"):
         engine.search("x" * 5000)
@@ -159,7 +159,7 @@ def test_cross_project_merges_and_falls_back_per_project(home, vault, tmp_path, 
     engine = Engine(home)
     try:
         for name in ("notes", "kitchen"):
-            engine.index(name).project.embed_pending()
+            engine.embed_pending(name)
         response = engine.search("bread", scope="all")
         projects = {r["project"] for r in response["results"]}
         assert projects == {"notes", "kitchen"}
@@ -175,10 +175,10 @@ def test_cache_follows_edits_without_reloading(engine, vault):
     engine.search("bread", mode="semantic")
     loads = index.cache.load_seconds
     (vault / "Herons.md").write_text("# Herons\n\nA grey heron stands motionless in the shallows, hunting fish.\n")
-    index.project.sync()
-    index.project.embed_pending()
+    engine.reindex("notes")
+    engine.embed_pending("notes")
     assert paths(engine.search("a heron hunting fish", mode="semantic"))[0] == "Herons.md"
     (vault / "Herons.md").unlink()
-    index.project.sync()
+    engine.reindex("notes")
     assert "Herons.md" not in paths(engine.search("a heron hunting fish", mode="semantic"))
     assert index.cache.load_seconds == loads  # updated in place, never reloaded

@@ -22,7 +22,7 @@ def engine(home, vault):
     ensure_user_docs(home)
     engine = Engine(home)
     for name in ("notes", USER_DOCS_NAME):
-        engine.index(name).project.embed_pending()
+        engine.embed_pending(name)
     yield engine
     engine.close()
 

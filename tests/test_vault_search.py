@@ -112,7 +112,7 @@ def build(base: Path, embedder: Embedder, settings: Settings | None = None) -> E
     engine = Engine(home)
     index = engine.index("notes")
     if embedder.available:
-        index.project.embed_pending()
+        engine.embed_pending("notes")
     return engine
 
 
@@ -343,7 +343,7 @@ def test_index_follows_title_edits_and_deletes(tmp_path):
         note = tmp_path / "vault/Reference/Sourdough.md"
         note.write_text(note.read_text().replace("title: Sourdough bread", "title: Sourdough loaf"))
         (tmp_path / "vault/Reference/Kit.md").unlink()
-        engine.index("notes").project.sync()
+        engine.reindex("notes")
         assert engine.vault_search("bread starter")["results"] == []
         assert paths(engine.vault_search("loaf starter")) == ["Reference/Sourdough.md"]
         assert paths(engine.vault_search("starter")) == ["Reference/Sourdough.md"]

@@ -18,16 +18,9 @@ def create_app(test_config: dict | None = None):
     if test_config:
         app.config.from_mapping(test_config)
 
-    from . import api, mindmap_api, security, ui
-    from .ui import mindmap as mindmap_ui
+    from . import api, security, ui
 
     security.init_app(app)
-    app.register_blueprint(api.bp)
-    app.register_blueprint(mindmap_api.bp)
-    ui.init_app(app)
-    app.register_blueprint(mindmap_ui.bp)  # the Mind Map page
-    from . import graph_api
-    from .ui import cluster as cluster_ui
-    app.register_blueprint(graph_api.bp)  # the Forge Graph of Cluster View
-    app.register_blueprint(cluster_ui.bp)  # the Cluster View page
+    app.register_blueprint(api.bp)  # /api, with its children: searches, mind maps, the Forge Graph
+    ui.init_app(app)  # the search window's pages, the Mind Map page and the Cluster View page
     return app

@@ -13,9 +13,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexer.search.context import MAX_BUDGET, MIN_BUDGET
-from indexer.search.modes import MAX_LIMIT, MAX_QUERY_CHARS
-from indexer.search.vault import MAX_SNIPPET_TOKENS
+from indexer.limits import MAX_LIMIT, MAX_QUERY_CHARS, MAX_SNIPPET_TOKENS, MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET
 
 from .mcp_models import (ContextResponse, DocumentResponse, MemoryResponse, MindMapContextResponse,
                          MindMapSearchResponse, SearchResponse, VaultResponse)
@@ -258,7 +256,7 @@ def register(server: MCPServer, link: ServerLink) -> None:
 
     @tool
     def get_context(query: Query, token_budget: Annotated[int, Field(
-                        ge=MIN_BUDGET, le=MAX_BUDGET, description="Most tokens of chunk text to return.")] = 2000,
+                        ge=MIN_TOKEN_BUDGET, le=MAX_TOKEN_BUDGET, description="Most tokens of chunk text to return.")] = 2000,
                     project: Project = None,
                     scope: Annotated[Literal["project", "all"], Field(
                         description="'all' draws from every project.")] = "project",

@@ -5,6 +5,7 @@ import logging
 import math
 import time
 from collections import Counter
+from typing import Callable
 
 import numpy as np
 
@@ -73,28 +74,22 @@ def stored_positions(index: ProjectIndex) -> dict[str, tuple[float, float, str]]
     return {r[0]: (r[1], r[2], r[3]) for r in index.sql("SELECT document_id, x, y, placed FROM graph_positions")}
 
 
-def save_positions(index: ProjectIndex, ids: list[str], pos: np.ndarray, how: list[str],
-                   stored: dict[str, tuple[float, float, str]], afresh: bool) -> int:
-    """Write the positions that changed (all of them after a fresh layout) through the project's writer."""
+# Keeps positions: (project name, positions that changed as (id, x, y, how), ids gone, laid out afresh).
+SavePositions = Callable[[str, list[tuple[str, float, float, str]], list[str], bool], None]
+
+
+def position_changes(ids: list[str], pos: np.ndarray, how: list[str], stored: dict[str, tuple[float, float, str]],
+                     afresh: bool) -> tuple[list[tuple[str, float, float, str]], list[str]]:
+    """The positions that changed (all of them after a fresh layout) and the documents no longer drawn."""
     changed = [(d, float(x), float(y), h) for d, (x, y), h in zip(ids, pos, how)
                if afresh or stored.get(d) != (float(x), float(y), h)]
     present = set(ids)
-    gone = [(d,) for d in stored if d not in present]
-    if not changed and not gone:
-        return 0
-    store = index.project.store
-    with store.lock, store.conn:
-        if afresh:
-            store.conn.execute("DELETE FROM graph_positions")
-        store.conn.executemany("DELETE FROM graph_positions WHERE document_id = ?", gone)
-        store.conn.executemany(
-            "INSERT INTO graph_positions (document_id, x, y, placed) VALUES (?, ?, ?, ?) ON CONFLICT(document_id) "
-            "DO UPDATE SET x = excluded.x, y = excluded.y, placed = excluded.placed", changed)
-    return len(changed)
+    return changed, [d for d in stored if d not in present]
 
 
-def build_graph(index: ProjectIndex) -> dict:
-    """Build one project's graph: {nodes, edges, clusters, ...}; positions come from (and go to) its index."""
+def build_graph(index: ProjectIndex, save_positions: SavePositions | None = None) -> dict:
+    """Build one project's graph: {nodes, edges, clusters, ...}; positions come from its index and, when
+    save_positions is given, go back through the project's writer."""
     started = time.perf_counter()
     src = read_source(index)
     n = len(src.ids)
@@ -105,7 +100,10 @@ def build_graph(index: ProjectIndex) -> dict:
         pos = np.round(pos, 3)
     else:
         pos, how, afresh = np.zeros((0, 2)), [], False
-    written = save_positions(index, src.ids, pos, how, stored, afresh)
+    changed, gone = position_changes(src.ids, pos, how, stored, afresh)
+    if save_positions is not None and (changed or gone):
+        save_positions(index.name, changed, gone, afresh)
+    written = len(changed) if save_positions is not None else 0
     semantic = src.vectors is not None and bool(src.has_vector.any())
     near = semantic_edges(src.vectors, src.has_vector) if semantic else []
     linked = {(min(a, b), max(a, b)) for a, b, _ in src.links}

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import threading
-import weakref
 from collections import Counter
 from typing import Callable
 
 from ..errors import EmbeddingsUnavailable
 from ..search.index import ProjectIndex
-from .build import build_graph
+from .build import SavePositions, build_graph
 from .layout import SPACING
 from .source import fingerprint
 
@@ -22,41 +21,38 @@ def node_id(scope: str, project: str, document_id: str) -> str:
     return f"{project}:{document_id}" if scope == "all" else document_id
 
 
-class ForgeGraphs:
-    """Each project's graph, built when first asked for and again only after what it is drawn from changed."""
+# The read sides of one project (project=None: the default one) or, with scope='all', of every project.
+Indexes = Callable[[str | None, str], list[ProjectIndex]]
 
-    def __init__(self):
+
+class ForgeGraphs:
+    """Each project's graph, built when first asked for and again only after what it is drawn from changed.
+
+    `indexes` gives the read sides to draw; `save_positions` (optional) keeps node positions through the project's
+    writer; `search` is the engine's search, for the documents a query lights up.
+    """
+
+    def __init__(self, indexes: Indexes, search: Callable[..., dict], save_positions: SavePositions | None = None):
+        self._indexes = indexes
+        self._search = search
+        self._save_positions = save_positions
         self._lock = threading.Lock()
         self._built: dict[str, tuple[ProjectIndex, str, dict]] = {}
-        self._versions: Counter = Counter()
-        self._watched: weakref.WeakSet = weakref.WeakSet()
-
-    def _watch(self, index: ProjectIndex) -> None:
-        """Hear about vector changes (a document embedded, edited or gone) from the project's writer."""
-        if index.project in self._watched:
-            return
-        self._watched.add(index.project)
-        name = index.name
-
-        def changed(added_ids, vectors, removed_ids) -> None:
-            self._versions[name] += 1  # no lock: the writer must never wait for a graph being built
-
-        index.project.vector_listeners.append(changed)
 
     def project_graph(self, index: ProjectIndex) -> dict:
         """One project's graph, from the cache when neither its documents nor its vectors changed."""
         with self._lock:
-            self._watch(index)
-            digest = fingerprint(index, self._versions[index.name])
+            digest = fingerprint(index, index.cache.version)
             built = self._built.get(index.name)
             if built and built[0] is index and built[1] == digest:
                 return {**built[2], "cached": True}
-            graph = build_graph(index)
+            graph = build_graph(index, self._save_positions)
             self._built[index.name] = (index, digest, graph)
             return {**graph, "cached": False}
 
-    def graph(self, indexes: list[ProjectIndex], scope: str = "project") -> dict:
-        """The graph of one project, or with scope='all' every project's side by side (no edges between them)."""
+    def graph(self, project: str | None = None, scope: str = "project") -> dict:
+        """The graph of a project, or with scope='all' every project's side by side (no edges between them)."""
+        indexes = self._indexes(project, scope)
         if scope != "all":
             return self.project_graph(indexes[0])
         out = {"project": None, "scope": "all", "projects": [], "semantic": True, "layout": "semantic",
@@ -88,6 +84,11 @@ class ForgeGraphs:
         out["notice"] = " ".join(notices) or None
         out["stats"] = dict(out["stats"])
         return out
+
+
+    def search(self, query: str, project: str | None = None, scope: str = "project", limit: int = 50) -> dict:
+        """The documents Cluster View lights up for a query: semantic search's, or keyword's without embeddings."""
+        return highlight(self._search, query, project, scope, limit)
 
 
 def highlight(search: Callable[..., dict], query: str, project: str | None, scope: str, limit: int) -> dict:

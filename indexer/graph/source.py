@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import hashlib
-import posixpath
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
 from ..search.index import ProjectIndex
+from ..search.links import LinkResolver
 
 HEAD_CHARS = 400  # of each document's first chunk, for cluster labels
 
@@ -61,43 +61,6 @@ def read_source(index: ProjectIndex) -> GraphSource:
     source.links = resolve_links(index, source, row_of)
     source.vectors, source.has_vector = document_vectors(index, row_of)
     return source
-
-
-def link_key(target: str) -> str:
-    """A link target as LinkResolver compares it: before any '#', trimmed, lowercase."""
-    return target.split("#")[0].strip().lower()
-
-
-class LinkResolver:
-    """Resolve link targets to documents by path, path + .md, relative path, title, then file name anywhere."""
-
-    def __init__(self, paths: list[str], titles: list[str]):
-        self._exact: dict[str, int] = {}
-        self._title: dict[str, int] = {}
-        self._stem: dict[str, int] = {}
-        # Shorter paths first, so a target that several documents answer to resolves to the same one every time.
-        for i in sorted(range(len(paths)), key=lambda i: (len(paths[i]), paths[i])):
-            path = paths[i].lower()
-            self._exact.setdefault(path, i)
-            self._title.setdefault(titles[i].lower(), i)
-            if path.endswith(".md"):
-                self._stem.setdefault(path.rsplit("/", 1)[-1][:-3], i)
-
-    def resolve(self, target: str, from_path: str = "") -> int | None:
-        t = link_key(target)
-        if not t:
-            return None
-        for key in (t, t + ".md"):
-            if key in self._exact:
-                return self._exact[key]
-        if from_path and "/" in from_path:  # a local link relative to the linking document's folder
-            local = posixpath.normpath(posixpath.join(from_path.rsplit("/", 1)[0].lower(), t))
-            for key in (local, local + ".md"):
-                if key in self._exact:
-                    return self._exact[key]
-        if t in self._title:
-            return self._title[t]
-        return self._stem.get(t) if "/" not in t else None
 
 
 def resolve_links(index: ProjectIndex, source: GraphSource, row_of: dict[str, int]) -> list[tuple[int, int, str]]:

@@ -10,11 +10,11 @@ import json
 import re
 from pathlib import Path
 
-from ..errors import ExtractionError
+from ..errors import ExtractionError, MapFormatError
 from ..ingest.extract.inline import normalise_tags
 from ..ingest.extract.text import decode_text
 from ..ingest.parsed import ParsedDocument, Section
-from .format import MapFormatError, MindMap, Node, loads
+from .format import MindMap, Node, loads
 
 FILE_TYPE = "mindmap-semantic"
 INDEX_FORMAT = 1  # the layout of the node references in the index; a lower one is an older-format index

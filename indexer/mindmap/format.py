@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import DocumentNotFound, SKMemoryError
+from ..errors import MapFormatError, NodeNotFound
 
 SUFFIX = ".mmdata"
 FORMAT_NAME = "skmemory-mindmap"
@@ -18,14 +18,6 @@ MAX_DEPTH = 100
 FORMAT_VERSION = 1  # the newest version of the file this code reads and writes
 _NODE_KEYS = ("id", "parent", "title", "body", "tags", "relationships", "attachments", "private_notes")
 _MAP_KEYS = ("format", "version", "title", "revision", "nodes")
-
-
-class MapFormatError(SKMemoryError):
-    """A map that cannot be read as a `.mmdata` file; the message says what to fix."""
-
-
-class NodeNotFound(DocumentNotFound):
-    """A node id that the live map does not have."""
 
 
 @dataclass

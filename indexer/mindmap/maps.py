@@ -14,19 +14,15 @@ import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
-from ..errors import DocumentNotFound, InvalidQuery, SKMemoryError
+from ..errors import DocumentNotFound, InvalidQuery, MapConflict, MapFormatError
 from ..search.index import ProjectIndex
 from ..ingest.walk import inside
 from .extract import FILE_TYPE
-from .format import SUFFIX, MapFormatError, MindMap, from_json, loads
+from .format import SUFFIX, MindMap, from_json, loads
 
 logger = logging.getLogger(__name__)
 
 ACTIVE_FILE = "active_mindmap.json"
-
-
-class MapConflict(SKMemoryError):
-    """A save based on an older revision than the file on disk now has."""
 
 
 @dataclass

@@ -8,12 +8,11 @@ from __future__ import annotations
 import hashlib
 import json
 
-from ..errors import InvalidQuery
+from ..limits import check_number, check_query
 from ..ingest.extract.inline import normalise_tags
 from ..search.hybrid import hybrid_search
 from ..search.index import ProjectIndex
 from ..search.keyword import parse_terms
-from ..search.modes import MAX_LIMIT, MAX_QUERY_CHARS
 from ..search.results import snippet
 from .extract import INDEX_FORMAT, relationships_of
 from .format import MindMap, Node
@@ -66,12 +65,8 @@ def live_node(live: MindMap, node: Node) -> dict:
 def search_nodes(index: ProjectIndex, ref: MapRef, live: MindMap, live_bytes: bytes, query: str,
                  limit: int = 10) -> dict:
     """Search the active map's node index: the best chunk per node, live nodes only, with live titles and paths."""
-    if not (query or "").strip():
-        raise InvalidQuery("Type something to search for (the query is empty).")
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidQuery(f"The query is {len(query)} characters long; shorten it to at most {MAX_QUERY_CHARS}.")
-    if not 1 <= limit <= MAX_LIMIT:
-        raise InvalidQuery(f"limit must be between 1 and {MAX_LIMIT}, not {limit}.")
+    check_query(query, required=True)
+    check_number("limit", limit)
     state = index_state(index, ref, live, live_bytes)
     answer = {"query": query, "map": describe(ref, live), **state, "semantic_available": index.semantic_available,
               "total": 0, "limit": limit, "results": []}

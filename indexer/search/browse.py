@@ -4,25 +4,21 @@ from __future__ import annotations
 import json
 
 from ..errors import InvalidQuery
+from ..limits import check_number
 from .filters import allowed_documents, check_filters
 from .index import ProjectIndex
 from .results import snippet
 from .tags import documents_with_tags, normalise
-from .vault import CHARS_PER_TOKEN, MAX_LIMIT, first_chunks, note_results
+from .vault import CHARS_PER_TOKEN, first_chunks, note_results
 
 PREVIEW_TOKENS = 30
 ORDERS = {"recent": "modified DESC, rel_path", "path": "rel_path"}
 
 
-def _check_limit(limit) -> None:
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise InvalidQuery(f"limit must be a whole number from 1 to {MAX_LIMIT}, not {limit!r}.")
-
-
 def browse(index: ProjectIndex, filters: dict | None, order: str = "recent", limit: int = 20,
            within: set[str] | None = None, include_leading_callout: bool = False) -> dict:
     """List the notes the filters allow (and within, when given), in order, each with a preview of its start."""
-    _check_limit(limit)
+    check_number("limit", limit)
     allowed = allowed_documents(index, check_filters(filters))
     if within is not None:
         allowed = within if allowed is None else allowed & within

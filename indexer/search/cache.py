@@ -24,6 +24,7 @@ class VectorCache:
         self._row: dict[str, int] = {}
         self._matrix = np.zeros((0, 0), dtype=np.float32)  # capacity rows; the first len(_ids) are live
         self.load_seconds: float | None = None
+        self.version = 0  # counts changes since loading: what was built from the vectors is stale when it moves
 
     @property
     def loaded(self) -> bool:
@@ -52,6 +53,7 @@ class VectorCache:
         with self._lock:
             if not self._loaded:
                 return
+            self.version += 1
             try:
                 for cid in removed_ids:
                     self._remove(cid)

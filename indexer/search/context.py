@@ -7,13 +7,11 @@ from ..errors import EmbeddingsUnavailable, InvalidQuery
 from .hybrid import hybrid_search
 from .index import ProjectIndex
 from .keyword import keyword_search, parse_terms
-from .modes import MAX_LIMIT, MAX_QUERY_CHARS
+from ..limits import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, check_number, check_query
 from .results import result_rows
 
 logger = logging.getLogger(__name__)
 
-MIN_BUDGET = 50
-MAX_BUDGET = 100_000
 _SPECIAL_TOKENS = 2  # [CLS] and [SEP]: the counter adds them to every text, a context holds none
 
 
@@ -36,7 +34,7 @@ def build_context_all(indexes: list[ProjectIndex], query: str, token_budget: int
         available = available and semantic
         candidates += rows
     candidates.sort(key=lambda r: -r["similarity"])  # stable: each project's own order survives ties
-    items, used, truncated = _pack(indexes[0].project.counter, candidates[:limit], token_budget)
+    items, used, truncated = _pack(indexes[0].counter, candidates[:limit], token_budget)
     return {"query": query, "token_budget": token_budget, "tokens_used": used, "items": items,
             "truncated": truncated, "semantic_available": available}
 
@@ -44,12 +42,9 @@ def build_context_all(indexes: list[ProjectIndex], query: str, token_budget: int
 def _check(query: str, token_budget: int, limit: int) -> None:
     if not (query or "").strip():
         raise InvalidQuery("Type something to build context for (the query is empty).")
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidQuery(f"The query is {len(query)} characters long; shorten it to at most {MAX_QUERY_CHARS}.")
-    if isinstance(token_budget, bool) or not isinstance(token_budget, int) or not MIN_BUDGET <= token_budget <= MAX_BUDGET:
-        raise InvalidQuery(f"token_budget must be a whole number from {MIN_BUDGET} to {MAX_BUDGET}, not {token_budget!r}.")
-    if not 1 <= limit <= MAX_LIMIT:
-        raise InvalidQuery(f"limit must be between 1 and {MAX_LIMIT}, not {limit}.")
+    check_query(query)
+    check_number("token_budget", token_budget, MIN_TOKEN_BUDGET, MAX_TOKEN_BUDGET)
+    check_number("limit", limit)
 
 
 def _ranked(index: ProjectIndex, query: str, limit: int) -> tuple[list[dict], bool]:

@@ -1,41 +1,49 @@
-"""The read side of one project: what every search mode needs, in one object."""
+"""The read side of one project: what every search mode needs, in one object that can only read."""
 from __future__ import annotations
 
 import sqlite3
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
+from ..ingest.chunking import TokenCounter
 from ..ingest.embeddings import Embedder
-from ..store.project import Project
-from ..store.reader import ProjectReader
-from ..store.database import connect
+from ..store.database import connect, rows_in
 from .cache import VectorCache
 
-
+@dataclass(eq=False)
 class ProjectIndex:
-    """A project as search sees it: name, root, read connections to SQLite, the vector cache and the model."""
+    """A project as search sees it: its name and folder, read connections to its SQLite file, its vector cache,
+    the model and the token counter. Built by the Engine from what it reads; it holds no path to the writer."""
 
-    def __init__(self, project: "Project | ProjectReader"):
-        self.project = project
-        self.name = project.name
-        self.root: Path = project.root
-        self.embedder: Embedder = project.embedder
-        self.cache = VectorCache(project.load_vectors)
-        project.vector_listeners.append(self.cache.apply)
-        self._db_path = project.store.path
-        self._local = threading.local()
+    name: str
+    root: Path
+    database: Path
+    embedder: Embedder
+    counter: TokenCounter
+    cache: VectorCache
+    _local: threading.local = field(default_factory=threading.local, repr=False, compare=False)
 
     @property
     def db(self) -> sqlite3.Connection:
         """A read-only connection for the calling thread (WAL lets readers run beside the writer)."""
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = connect(self._db_path, readonly=True)
+            conn = connect(self.database, readonly=True)
             self._local.conn = conn
         return conn
 
     def sql(self, query: str, params=()) -> list[sqlite3.Row]:
         return self.db.execute(query, tuple(params)).fetchall()
+
+    def sql_in(self, query: str, ids: Iterable, params=()) -> list[sqlite3.Row]:
+        """Run a query whose `{ids}` stands for a list of ids, as many times as the ids need; the rows of all.
+
+        Example: index.sql_in("SELECT chunk_id FROM chunks WHERE document_id IN ({ids})", document_ids)
+        `params` are bound before the ids.
+        """
+        return rows_in(self.sql, query, ids, params)
 
     @property
     def semantic_available(self) -> bool:

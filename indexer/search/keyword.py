@@ -80,20 +80,9 @@ def keyword_search(index: ProjectIndex, query: str, limit: int = 20,
 
 
 def _rows_of_documents(index: ProjectIndex, doc_ids: set[str]):
-    ids = list(doc_ids)
-    for start in range(0, len(ids), 500):
-        part = ids[start:start + 500]
-        yield from index.sql(f"SELECT rowid FROM chunks WHERE document_id IN ({','.join('?' * len(part))})", part)
+    return index.sql_in("SELECT rowid FROM chunks WHERE document_id IN ({ids})", doc_ids)
 
 
 def _chunk_rows(index: ProjectIndex, rowids: set[int]) -> list:
-    ids = list(rowids)
-    rows = []
-    for start in range(0, len(ids), 500):
-        part = ids[start:start + 500]
-        rows += index.sql(
-            f"""SELECT c.rowid, c.chunk_id, c.document_id, c.ordinal, d.modified FROM chunks c
-                JOIN documents d USING (document_id) WHERE c.rowid IN ({','.join('?' * len(part))})""",
-            part,
-        )
-    return rows
+    return index.sql_in("""SELECT c.rowid, c.chunk_id, c.document_id, c.ordinal, d.modified FROM chunks c
+                           JOIN documents d USING (document_id) WHERE c.rowid IN ({ids})""", rowids)

@@ -12,6 +12,7 @@ from ..errors import DocumentNotFound, InvalidQuery
 from ..ingest.extract.inline import wikilink_target
 from .index import ProjectIndex
 from .keyword import _chunks_containing, parse_terms
+from .links import LinkResolver, file_stem
 
 MODES = {"frontmatter": "frontmatter", "a": "frontmatter", "content": "content", "b": "content",
          "xref": "xref", "c": "xref"}
@@ -61,7 +62,7 @@ def memory_search(index: ProjectIndex, mode: str, query) -> dict:
 
 def _answer(index: ProjectIndex, mode: str, query, results: list[dict]) -> dict:
     """Wrap ranked results, dropping the weakest until the whole answer fits ANSWER_TOKENS."""
-    counter = index.project.counter
+    counter = index.counter
     kept = list(results)
     while True:
         answer = {"mode": mode, "query": query, "project": index.name, "results": kept, "total": len(kept),
@@ -78,20 +79,18 @@ def _answer(index: ProjectIndex, mode: str, query, results: list[dict]) -> dict:
 def _docs(index: ProjectIndex, ids: set[str] | None = None) -> dict[str, Doc]:
     """Load documents (all, or these ids) with their tags and related_to targets."""
     if ids is None:
-        parts: list[tuple[str, list]] = [("", [])]
+        def select(query: str) -> list:
+            return index.sql(query.format(where="1"))
     else:
-        ordered = sorted(ids)
-        parts = [(f" WHERE document_id IN ({','.join('?' * len(ordered[i:i + 500]))})", ordered[i:i + 500])
-                 for i in range(0, len(ordered), 500)]
+        def select(query: str) -> list:
+            return index.sql_in(query.format(where="document_id IN ({ids})"), sorted(ids))
     docs: dict[str, Doc] = {}
-    for where, params in parts:
-        for r in index.sql(f"SELECT document_id, rel_path, title, frontmatter, modified FROM documents{where}", params):
-            docs[r[0]] = Doc(r[0], r["rel_path"], r["title"], json.loads(r["frontmatter"] or "{}"), r["modified"] or 0.0)
-        for r in index.sql(f"SELECT document_id, tag FROM tags{where}", params):
-            docs[r[0]].tags.add(r[1])
-        links = f"SELECT document_id, target FROM links{where}{' AND' if where else ' WHERE'} kind = 'related_to'"
-        for r in index.sql(links + " ORDER BY target", params):
-            docs[r[0]].related_to.append(r[1])
+    for r in select("SELECT document_id, rel_path, title, frontmatter, modified FROM documents WHERE {where}"):
+        docs[r[0]] = Doc(r[0], r["rel_path"], r["title"], json.loads(r["frontmatter"] or "{}"), r["modified"] or 0.0)
+    for r in select("SELECT document_id, tag FROM tags WHERE {where}"):
+        docs[r[0]].tags.add(r[1])
+    for r in select("SELECT document_id, target FROM links WHERE {where} AND kind = 'related_to' ORDER BY target"):
+        docs[r[0]].related_to.append(r[1])
     return docs
 
 
@@ -103,30 +102,20 @@ def _ref(text: str) -> str:
     return text.strip().lower()
 
 
-def _stem(path: str) -> str:
-    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-
-
 class Catalogue:
-    """Resolves a reference (frontmatter id, relative path, file name or title) to one document."""
+    """Resolves a reference (frontmatter id, relative path, file name or title) to one document, by the link rules
+    of search/links.py."""
 
     def __init__(self, docs: dict[str, Doc]):
         self.docs = docs
-        self._keys: dict[str, str] = {}
-        ordered = sorted(docs.values(), key=lambda d: d.rel_path)
-        # Earlier kinds of key win: an id is the most specific name a document has, a title the least.
-        for keys_of in (lambda d: [d.id] if "id" in d.frontmatter else [],
-                        lambda d: [d.rel_path, d.rel_path.rsplit(".", 1)[0]],
-                        lambda d: [_stem(d.rel_path)],
-                        lambda d: [d.title]):
-            for doc in ordered:
-                for key in keys_of(doc):
-                    self._keys.setdefault(key.lower(), doc.document_id)
+        ordered = list(docs.values())
+        self._ids = [d.document_id for d in ordered]
+        self._resolver = LinkResolver([d.rel_path for d in ordered], [d.title for d in ordered],
+                                      [d.id if "id" in d.frontmatter else None for d in ordered])
 
     def resolve(self, reference: str) -> Doc | None:
-        ref = _ref(reference)
-        doc_id = self._keys.get(ref) or self._keys.get(_stem(ref)) if ref else None
-        return self.docs.get(doc_id) if doc_id else None
+        row = self._resolver.resolve(reference)
+        return self.docs[self._ids[row]] if row is not None else None
 
 
 # --- mode A: frontmatter ----------------------------------------------------------------------------------------
@@ -221,17 +210,14 @@ def _frontmatter_results(index: ProjectIndex, fields: dict[str, list]) -> list[d
 def _lines(index: ProjectIndex, doc_ids: set[str]) -> dict[str, list[tuple[int, str]]]:
     """Each document's indexed non-blank lines as (line number, text), in file order."""
     by_doc: dict[str, dict[int, str]] = {d: {} for d in doc_ids}
-    ids = sorted(doc_ids)
-    for start in range(0, len(ids), 500):
-        part = ids[start:start + 500]
-        for r in index.sql(f"SELECT document_id, content, start_line FROM chunks WHERE document_id IN "
-                           f"({','.join('?' * len(part))}) ORDER BY document_id, ordinal", part):
-            lines = by_doc[r["document_id"]]
-            for offset, text in enumerate(r["content"].split("\n")):
-                number = r["start_line"] + offset
-                # Overlapping chunks of a long paragraph each hold part of a line: keep the fullest.
-                if text.strip() and len(text) > len(lines.get(number, "")):
-                    lines[number] = text
+    for r in index.sql_in("SELECT document_id, content, start_line FROM chunks WHERE document_id IN ({ids}) "
+                          "ORDER BY document_id, ordinal", sorted(doc_ids)):
+        lines = by_doc[r["document_id"]]
+        for offset, text in enumerate(r["content"].split("\n")):
+            number = r["start_line"] + offset
+            # Overlapping chunks of a long paragraph each hold part of a line: keep the fullest.
+            if text.strip() and len(text) > len(lines.get(number, "")):
+                lines[number] = text
     return {d: sorted(lines.items()) for d, lines in by_doc.items()}
 
 
@@ -278,7 +264,7 @@ def _content_results(index: ProjectIndex, terms: list[str]) -> list[dict]:
         best = max(range(len(doc_lines)), key=lambda i: (sum(t in doc_lines[i][1].lower() for t in terms), -i))
         ranked.append((len(present), sum(counts), docs[doc_id], doc_lines, best))
     ranked.sort(key=lambda r: (-r[0], -r[1], -r[2].modified, r[2].rel_path))
-    counter = index.project.counter
+    counter = index.counter
     out = []
     for _, matches, doc, doc_lines, best in ranked[:TOP]:
         needle = next(t for t in terms if t in doc_lines[best][1].lower())
@@ -288,12 +274,7 @@ def _content_results(index: ProjectIndex, terms: list[str]) -> list[dict]:
 
 
 def _documents_of_chunks(index: ProjectIndex, rowids: set[int]) -> set[str]:
-    ids, found = sorted(rowids), set()
-    for start in range(0, len(ids), 500):
-        part = ids[start:start + 500]
-        found |= {r[0] for r in index.sql(f"SELECT DISTINCT document_id FROM chunks WHERE rowid IN "
-                                          f"({','.join('?' * len(part))})", part)}
-    return found
+    return {r[0] for r in index.sql_in("SELECT DISTINCT document_id FROM chunks WHERE rowid IN ({ids})", sorted(rowids))}
 
 
 # --- mode C: cross-reference ------------------------------------------------------------------------------------
@@ -352,14 +333,14 @@ def _xref_results(index: ProjectIndex, query: str) -> list[dict]:
 
 def _mentions(index: ProjectIndex, docs: dict[str, Doc], target: Doc) -> dict[str, dict]:
     """Documents whose text or frontmatter names the target by its id, file name or title, with an excerpt."""
-    names = sorted({n for n in (target.id if "id" in target.frontmatter else None, _stem(target.rel_path),
+    names = sorted({n for n in (target.id if "id" in target.frontmatter else None, file_stem(target.rel_path),
                                 target.title) if n and len(n) >= 3}, key=len, reverse=True)
     patterns = [_mention(n) for n in names]
     rowids: set[int] = set()
     for name in names:
         rowids |= _chunks_containing(index, name.lower())
     candidates = _documents_of_chunks(index, rowids) - {target.document_id}
-    counter = index.project.counter
+    counter = index.counter
     out: dict[str, dict] = {}
     for doc_id, doc_lines in _lines(index, candidates).items():
         for at, (_, text) in enumerate(doc_lines):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..errors import EmbeddingsUnavailable, InvalidQuery
+from ..limits import check_number, check_query
 from .hybrid import hybrid_search
 from .index import ProjectIndex
 from .keyword import keyword_search, parse_terms
@@ -10,18 +11,14 @@ from .semantic import recency_search, semantic_search
 from .tags import chunks_of, documents_with_tags, tag_search
 
 MODES = ("hybrid", "semantic", "recency", "keyword", "tag")
-MAX_LIMIT = 100
-MAX_QUERY_CHARS = 1000
 
 
 def check_request(query: str, mode: str, limit: int) -> None:
     """Refuse a request that cannot run, with a sentence that says what to change."""
     if mode not in MODES:
         raise InvalidQuery(f"Unknown search mode '{mode}'; use one of: {', '.join(MODES)}.")
-    if not 1 <= limit <= MAX_LIMIT:
-        raise InvalidQuery(f"limit must be between 1 and {MAX_LIMIT}, not {limit}.")
-    if len(query or "") > MAX_QUERY_CHARS:
-        raise InvalidQuery(f"The query is {len(query)} characters long; shorten it to at most {MAX_QUERY_CHARS}.")
+    check_number("limit", limit)
+    check_query(query)
 
 
 def run_mode(index: ProjectIndex, query: str, mode: str, limit: int, tags_all=None, tags_any=None,

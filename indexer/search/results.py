@@ -13,23 +13,19 @@ from .index import ProjectIndex
 SNIPPET_CHARS = 220
 
 
+# What a result is made of: a chunk (c) with its document (d) and the document's tags.
+RESULT_SELECT = """SELECT c.chunk_id, d.document_id, c.content, c.heading_path, c.start_line, c.end_line, c.sections,
+                          d.title, d.rel_path, d.file_type, d.created, d.modified,
+                          (SELECT group_concat(tag, char(31)) FROM tags t WHERE t.document_id = d.document_id) AS tags"""
+
+
 def result_rows(index: ProjectIndex, scored: list[tuple[str, float, str]], terms: list[str]) -> list[dict]:
     """Turn (chunk_id, similarity, search_type) triples into result dicts, keeping their order."""
     if not scored:
         return []
     ids = [cid for cid, _, _ in scored]
-    rows: dict[str, dict] = {}
-    for start in range(0, len(ids), 500):
-        part = ids[start:start + 500]
-        marks = ",".join("?" * len(part))
-        for r in index.sql(
-            f"""SELECT c.chunk_id, c.document_id, c.content, c.heading_path, c.start_line, c.end_line, c.sections,
-                       d.title, d.rel_path, d.file_type, d.created, d.modified,
-                       (SELECT group_concat(tag, char(31)) FROM tags t WHERE t.document_id = d.document_id) AS tags
-                FROM chunks c JOIN documents d USING (document_id) WHERE c.chunk_id IN ({marks})""",
-            part,
-        ):
-            rows[r["chunk_id"]] = dict(r)
+    rows = {r["chunk_id"]: dict(r) for r in index.sql_in(
+        f"{RESULT_SELECT} FROM chunks c JOIN documents d USING (document_id) WHERE c.chunk_id IN ({{ids}})", ids)}
     results = []
     for cid, similarity, search_type in scored:
         r = rows.get(cid)

@@ -47,12 +47,6 @@ def recency_search(index: ProjectIndex, query: str, limit: int = 20, min_similar
 
 
 def _modified_of(index: ProjectIndex, chunk_ids: list[str]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for start in range(0, len(chunk_ids), 500):
-        part = chunk_ids[start:start + 500]
-        for r in index.sql(
-            f"SELECT c.chunk_id, d.modified FROM chunks c JOIN documents d USING (document_id) "
-            f"WHERE c.chunk_id IN ({','.join('?' * len(part))})", part,
-        ):
-            out[r[0]] = r[1]
-    return out
+    return {r[0]: r[1] for r in index.sql_in(
+        "SELECT c.chunk_id, d.modified FROM chunks c JOIN documents d USING (document_id) WHERE c.chunk_id IN ({ids})",
+        chunk_ids)}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..errors import SKMemoryError
 from .index import ProjectIndex
-from .results import make_result
+from .results import RESULT_SELECT, make_result
 
 
 def normalise(tags: list[str] | None) -> list[str]:
@@ -36,12 +36,7 @@ def documents_with_tags(index: ProjectIndex, tags_all: list[str] | None, tags_an
 
 def chunks_of(index: ProjectIndex, document_ids: set[str]) -> list[str]:
     """Return the chunk ids of these documents."""
-    out: list[str] = []
-    ids = list(document_ids)
-    for start in range(0, len(ids), 500):
-        part = ids[start:start + 500]
-        out += [r[0] for r in index.sql(f"SELECT chunk_id FROM chunks WHERE document_id IN ({','.join('?' * len(part))})", part)]
-    return out
+    return [r[0] for r in index.sql_in("SELECT chunk_id FROM chunks WHERE document_id IN ({ids})", document_ids)]
 
 
 def tag_search(index: ProjectIndex, tags_all: list[str] | None = None, tags_any: list[str] | None = None,
@@ -52,19 +47,9 @@ def tag_search(index: ProjectIndex, tags_all: list[str] | None = None, tags_any:
         raise SKMemoryError("Tag search needs at least one tag: give tags_all or tags_any.")
     if not docs:
         return []
-    ids = list(docs)
-    rows = []
-    for start in range(0, len(ids), 500):
-        part = ids[start:start + 500]
-        rows += index.sql(
-            f"""SELECT c.chunk_id, c.document_id, c.content, c.heading_path, c.start_line, c.end_line,
-                       d.title, d.rel_path, d.file_type, d.created, d.modified,
-                       (SELECT group_concat(tag, char(31)) FROM tags t WHERE t.document_id = d.document_id) AS tags
-                FROM documents d LEFT JOIN chunks c ON c.document_id = d.document_id
-                     AND c.ordinal = (SELECT min(ordinal) FROM chunks WHERE document_id = d.document_id)
-                WHERE d.document_id IN ({','.join('?' * len(part))})""",
-            part,
-        )
+    rows = index.sql_in(f"""{RESULT_SELECT} FROM documents d LEFT JOIN chunks c ON c.document_id = d.document_id
+                                AND c.ordinal = (SELECT min(ordinal) FROM chunks WHERE document_id = d.document_id)
+                             WHERE d.document_id IN ({{ids}})""", docs)
     rows.sort(key=lambda r: (-(r["modified"] or 0), r["rel_path"]))
     results = []
     for r in rows[:limit]:

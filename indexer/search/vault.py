@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from markupsafe import escape
 
 from ..errors import EmbeddingsUnavailable, InvalidQuery
+from ..limits import MAX_SNIPPET_TOKENS, check_number, check_query
 from .filters import allowed_documents, check_filters, created_day
 from .fts_query import parse_query
 from .index import ProjectIndex
@@ -30,9 +31,6 @@ logger = logging.getLogger(__name__)
 
 RRF_K = 60
 BM25_WEIGHTS = (4.0, 2.0, 1.0)  # title, heading path, chunk text
-MAX_LIMIT = 100
-MAX_SNIPPET_TOKENS = 64  # the most FTS5's snippet() returns
-MAX_QUERY_CHARS = 1000
 CHARS_PER_TOKEN = 7  # for snippets cut by characters (notes found only by meaning)
 CALLOUT = re.compile(r"^>\s*\[!([^\]\s]+)\][+-]?[ \t]*(.*)$")
 COMMON_WORDS = frozenset("the and for are but not you all any can had her was one our out has how its who why what "
@@ -57,11 +55,9 @@ def check_request(query, limit, snippet_tokens) -> str:
     if not isinstance(query, str) or not query.strip():
         raise InvalidQuery("Type something to search for (the query is empty); to list notes by metadata alone use "
                            "search_by_tag, search_by_folder, search_by_property or recent_notes.")
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidQuery(f"The query is {len(query)} characters long; shorten it to at most {MAX_QUERY_CHARS}.")
-    for name, value, top in (("limit", limit, MAX_LIMIT), ("snippet_tokens", snippet_tokens, MAX_SNIPPET_TOKENS)):
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
-            raise InvalidQuery(f"{name} must be a whole number from 1 to {top}, not {value!r}.")
+    check_query(query)
+    check_number("limit", limit)
+    check_number("snippet_tokens", snippet_tokens, high=MAX_SNIPPET_TOKENS)
     return query
 
 

@@ -49,6 +49,23 @@ class ChunkRow:
     keyword_only: bool = False  # never embedded (a note with no words for the model)
 
 
+IDS_PER_QUERY = 500  # SQLite's default limit on bound parameters is 999; stay well under it
+
+
+def rows_in(run: Callable[[str, tuple], list], query: str, ids: Iterable, params: tuple = ()) -> list[sqlite3.Row]:
+    """Run a query whose `{ids}` stands for a list of ids as many times as the ids need; the rows of all runs.
+
+    `run(sql, params)` executes one query; `params` are bound before the ids.
+    Example: rows_in(store.query, "SELECT chunk_id FROM chunks WHERE document_id IN ({ids})", document_ids)
+    """
+    ids = list(ids)
+    rows: list[sqlite3.Row] = []
+    for start in range(0, len(ids), IDS_PER_QUERY):
+        part = ids[start:start + IDS_PER_QUERY]
+        rows += run(query.format(ids=",".join("?" * len(part))), (*params, *part))
+    return rows
+
+
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     """Open the index database with the settings every connection needs (WAL, foreign keys, busy timeout)."""
     if readonly:
@@ -132,6 +149,17 @@ class Store:
                FROM chunks WHERE NOT keyword_only"""
         )[0]
         return {k: int(row[k] or 0) for k in row.keys()}
+
+    def save_graph_positions(self, changed: list[tuple[str, float, float, str]], gone: list[str],
+                             afresh: bool) -> None:
+        """Keep the Forge Graph's node positions: those that changed, without the documents gone."""
+        with self.lock, self.conn:
+            if afresh:
+                self.conn.execute("DELETE FROM graph_positions")
+            self.conn.executemany("DELETE FROM graph_positions WHERE document_id = ?", [(d,) for d in gone])
+            self.conn.executemany(
+                "INSERT INTO graph_positions (document_id, x, y, placed) VALUES (?, ?, ?, ?) ON CONFLICT(document_id) "
+                "DO UPDATE SET x = excluded.x, y = excluded.y, placed = excluded.placed", changed)
 
     # --- how the index was built ----------------------------------------------------------------------------
 
@@ -308,30 +336,21 @@ class Store:
 
     def iter_chunks_ids_pending(self, chunk_ids: list[str]) -> list[sqlite3.Row]:
         """Return the ids among chunk_ids that still exist and wait for an embedding."""
-        rows: list[sqlite3.Row] = []
-        for start in range(0, len(chunk_ids), 500):
-            part = chunk_ids[start:start + 500]
-            marks = ",".join("?" * len(part))
-            rows += self.query(f"SELECT chunk_id FROM chunks WHERE embed_state = 'pending' AND chunk_id IN ({marks})", part)
-        return rows
+        return rows_in(self.query, "SELECT chunk_id FROM chunks WHERE embed_state = 'pending' AND chunk_id IN ({ids})",
+                       chunk_ids)
 
     def iter_chunks_by_ids(self, chunk_ids: list[str]) -> Iterator[sqlite3.Row]:
-        for start in range(0, len(chunk_ids), 500):
-            part = chunk_ids[start:start + 500]
-            marks = ",".join("?" * len(part))
-            yield from self.query(f"SELECT * FROM chunks WHERE chunk_id IN ({marks})", part)
+        yield from rows_in(self.query, "SELECT * FROM chunks WHERE chunk_id IN ({ids})", chunk_ids)
 
 
 def _vectors_by_hash(conn: sqlite3.Connection, hashes: list[str]) -> dict[str, bytes]:
     """Stored vectors of embedded chunks whose embedded text has one of these hashes."""
     found: dict[str, bytes] = {}
-    unique = list(dict.fromkeys(hashes))
-    for start in range(0, len(unique), 500):
-        part = unique[start:start + 500]
-        for content_hash, vector in conn.execute(
-            f"""SELECT content_hash, vector FROM chunks WHERE content_hash IN ({",".join("?" * len(part))})
-                AND embed_state = 'embedded' AND vector IS NOT NULL""", part):
-            found.setdefault(content_hash, vector)
+    for content_hash, vector in rows_in(lambda sql, params: conn.execute(sql, params).fetchall(),
+                                        """SELECT content_hash, vector FROM chunks WHERE content_hash IN ({ids})
+                                           AND embed_state = 'embedded' AND vector IS NOT NULL""",
+                                        dict.fromkeys(hashes)):
+        found.setdefault(content_hash, vector)
     return found
 
 

@@ -313,6 +313,11 @@ class Project:
                 matrix = np.concatenate([matrix, extra]) if len(matrix) else extra
         return ids, np.ascontiguousarray(matrix, dtype=np.float32)
 
+    def save_graph_positions(self, changed: list[tuple[str, float, float, str]], gone: list[str],
+                             afresh: bool) -> None:
+        """Keep where the Forge Graph drew each document, so the next layout starts from there."""
+        self.store.save_graph_positions(changed, gone, afresh)
+
     # --- reporting ----------------------------------------------------------------------------------------
 
     def status(self) -> dict:

@@ -68,12 +68,12 @@ def timed(fn):
 
 def bench_build(engine: Engine, name: str) -> dict:
     index = engine.index(name)
-    store = index.project.store
+    store = engine.writer(name).store
     with store.lock, store.conn:
         store.conn.execute("DELETE FROM graph_positions")
-    fresh, fresh_s = timed(lambda: engine.graph(name))
-    stored, stored_s = timed(lambda: ForgeGraphs().graph([index]))  # rebuilt, its positions read back
-    cached, cached_s = timed(lambda: engine.graph(name))
+    fresh, fresh_s = timed(lambda: engine.graphs.graph(name))
+    stored, stored_s = timed(lambda: ForgeGraphs(lambda *_: [index], engine.search).graph())  # rebuilt, its positions read back
+    cached, cached_s = timed(lambda: engine.graphs.graph(name))
     assert fresh["stats"]["laid_out_afresh"] and not stored["stats"]["laid_out_afresh"] and cached["cached"]
     assert [n["x"] for n in fresh["nodes"]] == [n["x"] for n in stored["nodes"]]
     s = fresh["stats"]

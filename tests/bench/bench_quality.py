@@ -108,7 +108,7 @@ def index_corpus(engine: Engine, home: Home, notes: Path):
         home.add_project(notes, PROJECT)
     started = time.perf_counter()
     index = engine.index(PROJECT)  # opens, reconciles and syncs the project
-    project = index.project
+    project = engine.writer(PROJECT)
     counts = project.store.counts()
     print(f"indexed: {counts['documents']} documents, {counts['chunks']} chunks in "
           f"{time.perf_counter() - started:.1f} s; {counts['pending']} chunks wait for embeddings", flush=True)

@@ -125,7 +125,7 @@ def build(engine: Engine, home: Home, corpus: Corpus, size: int, root: Path) -> 
         print(f"  wrote {-(-size // SECTIONS_PER_NOTE):,} notes in {time.perf_counter() - started:.1f} s", flush=True)
         home.add_project(notes, name)
     started = time.perf_counter()
-    project = engine.index(name).project  # opens, reconciles and syncs
+    project = engine.writer(name)  # opens, reconciles and syncs
     seconds = time.perf_counter() - started
     counts = project.store.counts()
     print(f"  sync: {counts['documents']:,} notes, {counts['chunks']:,} chunks in {seconds:.1f} s "
@@ -167,7 +167,7 @@ def timed(fn, *args):
 def measure(engine: Engine, corpus: Corpus, size: int, queries: int, seed: int) -> None:
     name = f"synthetic-{size}"
     index = engine.index(name)
-    project = index.project
+    project = engine.writer(name)
     rng = np.random.default_rng(seed)
 
     # Loading: our cache's load path (SQLite float32 copies) against Chroma's own paged `get`.

@@ -57,7 +57,7 @@ def main() -> None:
         try:
             started = time.perf_counter()
             index = engine.index("vault")
-            project = index.project
+            project = engine.writer("vault")
             synced = time.perf_counter() - started
             home.embedder.load()
             started = time.perf_counter()

@@ -35,11 +35,11 @@ def add_security_headers(response):
 
 def init_app(app: Flask) -> None:
     """Register the search window's blueprints, its static files and template helpers."""
-    from . import documents, files, help, projects, search, status, strip
+    from . import cluster, documents, files, help, mindmap, projects, search, status, strip
 
     Htmx(app)
     app.register_blueprint(assets)
-    for module in (search, files, documents, status, projects, help, strip):
+    for module in (search, files, documents, status, projects, help, strip, mindmap, cluster):
         app.register_blueprint(module.bp)
     app.add_template_filter(similarity_percent, "percent")
     app.after_request(add_security_headers)

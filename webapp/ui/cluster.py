@@ -8,7 +8,8 @@ from __future__ import annotations
 from flask import Blueprint, url_for
 
 from ..current import get_engine
-from .render import arg, handle_errors, render
+from ..args import arg
+from .render import handle_errors, render
 from .window import current_project
 
 bp = Blueprint("cluster", __name__)
@@ -22,5 +23,5 @@ def page():
     project = current_project(arg("project", max_chars=200))
     graph_args = {"scope": "all"} if scope == "all" else {"project": project}
     return render("cluster/page.html", "cluster/_view.html", nav="cluster", scope=scope, project=project,
-                  projects=get_engine().projects(), graph_url=url_for("graph_api.graph", **graph_args),
-                  search_url=url_for("graph_api.search", **graph_args))
+                  projects=get_engine().projects(), graph_url=url_for("api.graph.graph", **graph_args),
+                  search_url=url_for("api.graph.search", **graph_args))

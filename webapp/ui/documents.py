@@ -5,7 +5,8 @@ from flask import Blueprint
 
 from ..current import get_engine
 from .preview import preview
-from .render import arg, handle_errors, render
+from ..args import arg
+from .render import handle_errors, render
 
 bp = Blueprint("documents", __name__)
 handle_errors(bp)

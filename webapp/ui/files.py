@@ -4,7 +4,8 @@ from __future__ import annotations
 from flask import Blueprint
 
 from ..current import get_engine
-from .render import arg, handle_errors, int_arg, render
+from ..args import arg, int_arg
+from .render import handle_errors, render
 from .window import window_context
 
 bp = Blueprint("files", __name__)

@@ -6,7 +6,8 @@ from flask import Blueprint
 from indexer.content.docs import USER_DOCS_NAME
 
 from ..current import get_engine
-from .render import arg, handle_errors, render
+from ..args import arg
+from .render import handle_errors, render
 
 bp = Blueprint("help", __name__)
 handle_errors(bp)

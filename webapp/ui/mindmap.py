@@ -8,7 +8,8 @@ from __future__ import annotations
 from flask import Blueprint, render_template
 
 from ..current import get_engine
-from .render import arg, handle_errors
+from ..args import arg
+from .render import handle_errors
 
 bp = Blueprint("mindmap", __name__)
 handle_errors(bp)
@@ -21,8 +22,8 @@ def page():
     project = arg("project", max_chars=200) or engine.default_project()
     path, document_id = arg("path", max_chars=1000), arg("document_id", max_chars=64)
     if path or document_id:
-        loaded = engine.mindmap_load(project, document_id or None, path or None)
+        loaded = engine.mindmaps.load(project, document_id or None, path or None)
         return render_template("mindmap/editor.html", nav="mindmap", project=project, loaded=loaded)
-    listing = engine.mindmap_list(project)
+    listing = engine.mindmaps.list(project)
     return render_template("mindmap/page.html", nav="mindmap", project=project, projects=engine.projects(),
                            maps=listing["maps"], active=listing["active"])

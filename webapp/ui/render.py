@@ -7,12 +7,11 @@ from flask import Blueprint, make_response, render_template, request
 from htmx_flask import request as htmx_request
 from werkzeug.exceptions import HTTPException
 
-from indexer.errors import DocumentNotFound, EmbeddingsUnavailable, ProjectLocked, ProjectNotFound, SKMemoryError
+from indexer.errors import SKMemoryError
+
+from ..errors import UNEXPECTED, status_for
 
 logger = logging.getLogger(__name__)
-
-STATUS_FOR = [(ProjectNotFound, 404), (DocumentNotFound, 404), (EmbeddingsUnavailable, 503), (ProjectLocked, 503),
-              (SKMemoryError, 400)]
 
 
 def wants_partial() -> bool:
@@ -39,8 +38,7 @@ def handle_errors(bp: Blueprint) -> None:
 
     @bp.errorhandler(SKMemoryError)
     def engine_error(exc: SKMemoryError):
-        status = next(code for cls, code in STATUS_FOR if isinstance(exc, cls))
-        return render_error(str(exc), status)
+        return render_error(str(exc), status_for(exc))
 
     @bp.errorhandler(HTTPException)
     def http_error(exc: HTTPException):
@@ -49,17 +47,4 @@ def handle_errors(bp: Blueprint) -> None:
     @bp.errorhandler(Exception)
     def unexpected(exc: Exception):
         logger.exception("Unexpected error in %s", request.path)
-        return render_error("Something went wrong on the server; the log has the details.", 500)
-
-
-def arg(name: str, default: str = "", max_chars: int = 5000) -> str:
-    """A trimmed query parameter."""
-    return (request.args.get(name) or default).strip()[:max_chars]
-
-
-def int_arg(name: str, default: int, low: int = 0, high: int = 10**9) -> int:
-    """A whole-number query parameter clamped to a range; nonsense falls back to the default."""
-    try:
-        return min(high, max(low, int(request.args.get(name, default))))
-    except (TypeError, ValueError):
-        return default
+        return render_error(UNEXPECTED, 500)

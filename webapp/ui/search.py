@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from flask import Blueprint, request
 
 from ..current import get_engine
-from .render import arg, handle_errors, render
+from ..args import arg
+from .render import handle_errors, render
 from .window import window_context
 
 bp = Blueprint("search", __name__)

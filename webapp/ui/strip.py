@@ -4,7 +4,8 @@ from __future__ import annotations
 from flask import Blueprint
 
 from ..current import get_engine
-from .render import arg, handle_errors, render
+from ..args import arg
+from .render import handle_errors, render
 
 bp = Blueprint("strip", __name__)
 handle_errors(bp)

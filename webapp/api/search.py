@@ -1,91 +1,19 @@
-"""The JSON API under /api: every search mode, documents, tags, projects, status and health."""
+"""/api's searches, documents, tags, projects, status and health (errors are answered by the parent blueprint)."""
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 
 from flask import Blueprint, current_app, jsonify, request
-from werkzeug.exceptions import HTTPException
 
-from indexer.errors import (DocumentNotFound, EmbeddingsUnavailable, InvalidQuery, ProjectLocked, ProjectNotFound,
-                            SKMemoryError)
+from indexer.errors import DocumentNotFound, InvalidQuery
+from indexer.limits import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET
 
-from .current import get_engine
+from ..args import body_field, int_arg, json_body, list_arg
+from ..current import get_engine
 
-logger = logging.getLogger(__name__)
-bp = Blueprint("api", __name__, url_prefix="/api")
+bp = Blueprint("search", __name__)
 
-STATUS_FOR = [
-    (ProjectNotFound, 404, "not_found"),
-    (DocumentNotFound, 404, "not_found"),
-    (EmbeddingsUnavailable, 503, "embeddings_unavailable"),
-    (ProjectLocked, 503, "project_locked"),
-    (InvalidQuery, 400, "invalid_request"),
-    (SKMemoryError, 400, "invalid_request"),
-]
-
-
-def error_response(status: int, error: str, detail: str):
-    response = jsonify({"error": error, "detail": detail})
-    response.status_code = status
-    return response
-
-
-@bp.errorhandler(SKMemoryError)
-def engine_error(exc: SKMemoryError):
-    for cls, status, code in STATUS_FOR:
-        if isinstance(exc, cls):
-            return error_response(status, code, str(exc))
-    return error_response(400, "invalid_request", str(exc))
-
-
-@bp.errorhandler(HTTPException)
-def http_error(exc: HTTPException):
-    return error_response(exc.code or 500, exc.name.lower().replace(" ", "_"), exc.description or exc.name)
-
-
-@bp.errorhandler(Exception)
-def unexpected_error(exc: Exception):
-    logger.exception("Unexpected error in %s", request.path)
-    return error_response(500, "internal_error", "Something went wrong on the server; the log has the details.")
-
-
-# --- request helpers -----------------------------------------------------------------------------------------
-
-def int_arg(name: str, default: int, low: int = 1, high: int = 100) -> int:
-    raw = request.args.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise InvalidQuery(f"{name} must be a whole number, not {raw!r}.") from None
-    if not low <= value <= high:
-        raise InvalidQuery(f"{name} must be between {low} and {high}, not {value}.")
-    return value
-
-
-def list_arg(name: str) -> list[str]:
-    """A repeated query parameter; comma-separated values are split too."""
-    values = []
-    for raw in request.args.getlist(name):
-        values += [v.strip() for v in raw.split(",") if v.strip()]
-    return values
-
-
-def json_body() -> dict:
-    try:
-        body = request.get_json(silent=True)
-    except RecursionError:  # Python's JSON parser gives up on very deep nesting with RecursionError, not ValueError
-        raise InvalidQuery("The JSON body is nested too deeply to read; send a plain object such as "
-                           "{\"query\": \"...\"}.") from None
-    if not isinstance(body, dict):
-        raise InvalidQuery("Send a JSON object as the request body (Content-Type: application/json).")
-    return body
-
-
-# --- routes --------------------------------------------------------------------------------------------------
 
 @bp.get("/health")
 def health():
@@ -181,20 +109,6 @@ def related(document_id: str):
     return jsonify(get_engine().related(document_id, request.args.get("project") or None, int_arg("limit", 8, high=50)))
 
 
-def body_field(body: dict, name: str, kind, default=None, required: bool = False):
-    """A typed field of a JSON body, or an InvalidQuery that names it."""
-    value = body.get(name, default)
-    if value is None:
-        if required:
-            raise InvalidQuery(f"The request body needs a '{name}' field.")
-        return default
-    if kind is int and isinstance(value, bool) or not isinstance(value, kind):
-        names = {str: "a string", int: "a whole number", dict: "an object", bool: "true or false", list: "a list"}
-        expected = names.get(kind, " or ".join(names[k] for k in kind) if isinstance(kind, tuple) else str(kind))
-        raise InvalidQuery(f"'{name}' must be {expected}.")
-    return value
-
-
 @bp.post("/vault_search")
 def vault_search():
     body = json_body()
@@ -257,21 +171,10 @@ def memory_search():
 def context():
     return jsonify(get_engine().context(
         request.args.get("q", ""), project=request.args.get("project") or None,
-        token_budget=int_arg("budget", 2000, low=50, high=100_000), scope=request.args.get("scope", "project"),
+        token_budget=int_arg("budget", 2000, low=MIN_TOKEN_BUDGET, high=MAX_TOKEN_BUDGET), scope=request.args.get("scope", "project"),
     ))
 
 
 @bp.get("/status")
 def status():
     return jsonify(get_engine().status())
-
-
-@bp.app_errorhandler(404)
-@bp.app_errorhandler(405)
-def unrouted(exc: HTTPException):
-    """Answer unknown API paths and wrong methods in JSON; other pages get the HTML error."""
-    if not request.path.startswith("/api/"):
-        return exc
-    if exc.code == 405:
-        return error_response(405, "method_not_allowed", f"{request.method} is not accepted at {request.path}.")
-    return error_response(404, "not_found", f"There is no API endpoint {request.path}; see the README for the list.")

@@ -1,0 +1,50 @@
+"""The limits a request must keep, and the checks that refuse one with a sentence that says what to change.
+
+Every surface (search modes, vault search, context, mind-map node search, the web API's query strings, the MCP
+tools' schemas) uses these numbers and these sentences, so a limit is stated once and read the same everywhere.
+Imports nothing but the errors it raises.
+"""
+from __future__ import annotations
+
+from .errors import InvalidQuery
+
+MAX_LIMIT = 100  # results in one answer
+MAX_QUERY_CHARS = 1000
+MAX_SNIPPET_TOKENS = 64  # the most FTS5's snippet() returns
+MIN_TOKEN_BUDGET, MAX_TOKEN_BUDGET = 50, 100_000  # the tokens of chunk text that context packs
+SCOPES = ("project", "all")
+
+
+def check_query(query: str | None, required: bool = False, empty: str = "") -> str:
+    """Return the query when it fits; an empty one is refused only when required (with `empty` as the advice)."""
+    query = query or ""
+    if required and not query.strip():
+        raise InvalidQuery("Type something to search for (the query is empty)." + (f" {empty}" if empty else ""))
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidQuery(f"The query is {len(query)} characters long; shorten it to at most {MAX_QUERY_CHARS}.")
+    return query
+
+
+def check_number(name: str, value, low: int = 1, high: int = MAX_LIMIT) -> int:
+    """Return value when it is a whole number from low to high (true and false are not numbers)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidQuery(f"{name} must be a whole number from {low} to {high}, not {value!r}.")
+    return value
+
+
+def parse_number(name: str, raw: str | None, default: int, low: int = 1, high: int = MAX_LIMIT) -> int:
+    """A whole number given as text (a query-string parameter): the default when absent, else checked."""
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InvalidQuery(f"{name} must be a whole number from {low} to {high}, not {raw!r}.") from None
+    return check_number(name, value, low, high)
+
+
+def check_scope(scope: str) -> str:
+    """Return scope when it is 'project' or 'all'."""
+    if scope not in SCOPES:
+        raise InvalidQuery(f"Unknown scope '{scope}'; use 'project' or 'all'.")
+    return scope

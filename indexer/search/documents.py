@@ -1,0 +1,126 @@
+"""Documents as the Files tab, the Document Info Panel and `get_document` see them: lists, one document with its
+outline and links both ways, and the documents related to one."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from ..errors import DocumentNotFound
+from .index import ProjectIndex
+from .keyword import keyword_search
+from .links import LinkResolver, file_stem, link_key
+from .results import chunk_sections, envelope, iso, result_rows
+from .semantic import HYBRID_THRESHOLD
+
+
+def list_documents(index: ProjectIndex, folder: str = "", tag: str | None = None, limit: int = 200,
+                   offset: int = 0) -> dict:
+    """List documents by path, optionally under a folder or with a tag (and its sub-tags)."""
+    where, params = ["1"], []
+    folder = folder.strip("/")
+    if folder:
+        where.append("(rel_path = ? OR substr(rel_path, 1, ?) = ?)")
+        params += [folder, len(folder) + 1, folder + "/"]
+    if tag:
+        t = tag.strip().lstrip("#").lower()
+        where.append("document_id IN (SELECT document_id FROM tags WHERE tag = ? OR substr(tag, 1, ?) = ?)")
+        params += [t, len(t) + 1, t + "/"]
+    total = index.sql(f"SELECT count(*) FROM documents WHERE {' AND '.join(where)}", params)[0][0]
+    rows = index.sql(f"SELECT * FROM documents WHERE {' AND '.join(where)} ORDER BY rel_path LIMIT ? OFFSET ?",
+                     params + [limit, offset])
+    return {"project": index.name, "total": total, "documents": summaries(index, rows)}
+
+
+def summaries(index: ProjectIndex, rows: list) -> list[dict]:
+    """Each document row as the API lists it, with its tags (read in one query for all of them)."""
+    tags: dict[str, list[str]] = {r["document_id"]: [] for r in rows}
+    for document_id, tag in index.sql_in("SELECT document_id, tag FROM tags WHERE document_id IN ({ids}) "
+                                         "ORDER BY tag", tags):
+        tags[document_id].append(tag)
+    return [{
+        "document_id": r["document_id"], "title": r["title"], "relative_path": r["rel_path"],
+        "absolute_path": str(index.root / r["rel_path"]), "file_type": r["file_type"], "tags": tags[r["document_id"]],
+        "created": r["created"], "modified": iso(r["modified"]), "size": r["size"], "project": index.name,
+    } for r in rows]
+
+
+def document_row(index: ProjectIndex, document_id: str):
+    rows = index.sql("SELECT * FROM documents WHERE document_id = ?", (document_id,))
+    if not rows:
+        raise DocumentNotFound(f"No document with id '{document_id}' in project '{index.name}'.")
+    return rows[0]
+
+
+def get_document(index: ProjectIndex, document_id: str) -> dict:
+    """A document's metadata, outline, links both ways and its chunks' text."""
+    r = document_row(index, document_id)
+    info = summaries(index, [r])[0]
+    chunks = index.sql("SELECT heading_path, content, start_line, end_line, sections FROM chunks "
+                       "WHERE document_id = ? ORDER BY ordinal", (document_id,))
+    outline, seen = [], set()
+    for section in (s for c in chunks for s in chunk_sections(c)):
+        path = tuple(section["heading_path"])
+        for depth in range(1, len(path) + 1):
+            if path[:depth] not in seen:
+                seen.add(path[:depth])
+                outline.append({"heading": path[depth - 1], "level": depth, "line": section["lines"][0]})
+    docs = index.sql("SELECT document_id, rel_path, title FROM documents")
+    resolver = LinkResolver([d["rel_path"] for d in docs], [d["title"] for d in docs])
+    links = index.sql("SELECT target, kind FROM links WHERE document_id = ? ORDER BY target", (document_id,))
+    outgoing = []
+    for link in links:
+        row = resolver.resolve(link["target"], r["rel_path"])
+        found = ({"document_id": docs[row]["document_id"], "relative_path": docs[row]["rel_path"]}
+                 if row is not None else {"document_id": None})
+        outgoing.append({"target": link["target"], "kind": link["kind"], **found})
+    info.update({
+        "frontmatter": json.loads(r["frontmatter"]), "warnings": json.loads(r["warnings"]),
+        "outline": outline, "links": outgoing, "backlinks": backlinks(index, r, docs, resolver),
+        "content": "\n\n".join(c["content"] for c in chunks),
+    })
+    return info
+
+
+def backlinks(index: ProjectIndex, r, docs: list, resolver: LinkResolver) -> list[dict]:
+    """The documents whose links resolve to this one, by the same rules as its own links (search/links.py)."""
+    me = next(i for i, d in enumerate(docs) if d["document_id"] == r["document_id"])
+    # Only a link that mentions the file name or the title can name this document; resolve just those.
+    words = {file_stem(r["rel_path"]).lower(), r["title"].strip().lower()} - {""}
+    if not words:
+        return []
+    clause = " OR ".join("instr(lower(l.target), ?) > 0" for _ in words)
+    candidates = index.sql(f"""SELECT l.document_id, l.target, d.rel_path FROM links l JOIN documents d USING (document_id)
+                               WHERE l.document_id != ? AND ({clause})""", (r["document_id"], *words))
+    linking = {c["document_id"] for c in candidates if link_key(c["target"])
+               and resolver.resolve(c["target"], c["rel_path"]) == me}
+    rows = index.sql_in("SELECT * FROM documents WHERE document_id IN ({ids}) ORDER BY rel_path", sorted(linking))
+    return summaries(index, sorted(rows, key=lambda d: d["rel_path"]))
+
+
+def related(index: ProjectIndex, document_id: str, limit: int = 8) -> dict:
+    """Documents like this one: hybrid search on its own content (title as keywords, mean vector for meaning)."""
+    r = document_row(index, document_id)
+    chunk_ids = [c[0] for c in index.sql("SELECT chunk_id FROM chunks WHERE document_id = ?", (document_id,))]
+    scored: dict[str, tuple[str, float, str]] = {}
+    semantic = index.semantic_available
+    sims: dict[str, float] = {}
+    if semantic:
+        vectors = [v for v in (index.cache.vector(c) for c in chunk_ids) if v is not None]
+        if vectors:
+            mean = np.mean(vectors, axis=0)
+            mean /= np.linalg.norm(mean) or 1.0
+            sims = dict(index.cache.search(mean, HYBRID_THRESHOLD, None))
+    for cid, _, _ in keyword_search(index, f'"{r["title"]}"', 500):
+        scored[cid] = (cid, 1.0 + sims.pop(cid), "hybrid") if cid in sims else (cid, 1.0, "keyword")
+    for cid, sim in sims.items():
+        scored[cid] = (cid, sim, "semantic")
+    ranked = sorted(scored.values(), key=lambda s: -s[1])
+    results, seen = [], {document_id}
+    for row in result_rows(index, ranked[: limit * 20], []):
+        if row["document_id"] not in seen:
+            seen.add(row["document_id"])
+            results.append(row)
+        if len(results) == limit:
+            break
+    return envelope(results, "hybrid", r["title"], semantic, limit, project=index.name, document_id=document_id)

@@ -1,0 +1,32 @@
+"""/api/graph: Cluster View's Forge Graph and the documents a query lights up on it."""
+from __future__ import annotations
+
+from flask import Blueprint, jsonify, request
+
+from indexer.errors import InvalidQuery
+from indexer.limits import check_scope
+
+from ..args import int_arg
+from ..current import get_engine
+
+bp = Blueprint("graph", __name__, url_prefix="/graph")
+
+
+def _scope() -> str:
+    return check_scope(request.args.get("scope") or "project")
+
+
+@bp.get("")
+def graph():
+    """Nodes, edges, clusters and positions of a project (?project=) or of all of them (?scope=all)."""
+    return jsonify(get_engine().graphs.graph(request.args.get("project") or None, _scope()))
+
+
+@bp.get("/search")
+def search():
+    """The documents to light up for ?q= (semantic search; keyword, labelled so, without embeddings)."""
+    query = (request.args.get("q") or "").strip()
+    if not query:
+        raise InvalidQuery("Type something to search for (the query is empty).")
+    return jsonify(get_engine().graphs.search(query, request.args.get("project") or None, _scope(),
+                                             int_arg("limit", 50)))

@@ -1,0 +1,18 @@
+"""How an engine error becomes an answer: one map from an error's kind to its HTTP status, for JSON and HTML alike."""
+from __future__ import annotations
+
+from indexer.errors import SKMemoryError
+
+STATUS_FOR_KIND = {
+    "invalid_request": 400,
+    "not_found": 404,
+    "conflict": 409,
+    "embeddings_unavailable": 503,
+    "project_locked": 503,
+}
+UNEXPECTED = "Something went wrong on the server; the log has the details."
+
+
+def status_for(exc: SKMemoryError) -> int:
+    """The HTTP status of an engine error (400 for a kind this map does not know)."""
+    return STATUS_FOR_KIND.get(exc.kind, 400)
