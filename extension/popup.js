@@ -31,9 +31,11 @@ function showStatus(message, problem = false) {
   });
 }
 
-function snippetNode(html) {
+function snippetNode(result) {
   const node = element("span", "snippet");
-  for (const { text, marked } of snippetParts(html)) node.append(marked ? element("mark", "", text) : text);
+  for (const { text, marked } of snippetParts(result.snippet, result.highlights)) {
+    node.append(marked ? element("mark", "", text) : text);
+  }
   return node;
 }
 
@@ -42,7 +44,7 @@ function resultNode(result) {
   button.type = "button";
   button.dataset.documentId = result.document_id;
   button.append(element("span", "result-title", result.document_title),
-    element("span", "result-path", result.relative_path), snippetNode(result.snippet));
+    element("span", "result-path", result.relative_path), snippetNode(result));
   button.addEventListener("click", () => {
     ask({ type: "open-document", documentId: result.document_id, project: result.project });
   });

@@ -15,20 +15,9 @@ import pytest
 from indexer.config import Settings
 from indexer.ingest.embeddings import Embedder
 from indexer.home import Home
-from support import free_port  # noqa: F401 (tests import it from here too)
+from support import DEMO_NOTES, REPO, corpus, free_port
 
-REPO = Path(__file__).resolve().parents[1]
-CORPORA = REPO.parent / "shared" / "corpora"
-DEMO_NOTES = REPO / "indexer" / "content" / "demo" / "notes"
 CHROMA_EXE = Path(sys.executable).parent / "chroma"
-
-
-def corpus(name: str) -> Path:
-    """Return a shared corpus folder, or skip the test with the reason when it is absent."""
-    path = CORPORA / name
-    if not path.is_dir():
-        pytest.skip(f"needs ../shared/corpora/{name}, which this checkout does not have")
-    return path
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -17,6 +17,10 @@ from typing import Iterator
 import pytest
 
 SKMEMORY = [sys.executable, "-m", "webapp.cli"]
+REPO = Path(__file__).resolve().parents[1]
+CORPORA = REPO.parent / "shared" / "corpora"
+DEMO_NOTES = REPO / "indexer" / "content" / "demo" / "notes"
+GARDEN = REPO / "indexer" / "content" / "demo" / "maps" / "Garden.mmdata"  # the demo's mind map
 
 CHROMIUM = Path("/usr/lib/chromium/chromium")
 CHROMIUM_REASON = f"needs Debian's chromium at {CHROMIUM} (apt-get install chromium)"
@@ -26,6 +30,14 @@ ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background
 # htmx logs a request it cancels for a newer one (hx-sync replace while typing) as an error; that is intended.
 BENIGN = {"htmx:sendAbort", "htmx:afterRequest"}
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason=CHROMIUM_REASON)
+
+
+def corpus(name: str) -> Path:
+    """Return a shared corpus folder, or skip the test with the reason when it is absent."""
+    path = CORPORA / name
+    if not path.is_dir():
+        pytest.skip(f"needs ../shared/corpora/{name}, which this checkout does not have")
+    return path
 
 
 def free_port() -> int:
@@ -144,3 +156,8 @@ def app_client(app):
     client = app.test_client()
     client.environ_base["HTTP_X_SKMEMORY_CLIENT"] = "tests"
     return client
+
+
+def highlighted(result: dict) -> list[str]:
+    """The words a result's snippet highlights (its `highlights` offsets), lowercase."""
+    return [result["snippet"][start:end].lower() for start, end in result.get("highlights", [])]

@@ -17,8 +17,7 @@ import pytest
 
 from webapp.security import EXTENSION_ID
 
-from conftest import DEMO_NOTES, REPO, free_port
-from support import running_server
+from support import DEMO_NOTES, REPO, free_port, running_server
 
 EXTENSION = REPO / "extension"
 CHROMIUM = next((Path(p) for p in ("/usr/lib/chromium/chromium", shutil.which("chromium")) if p and Path(p).exists()),

@@ -84,5 +84,13 @@ def test_malformed_syntax_is_sanitised(fts, query, expected):
 def test_anything_typed_runs_without_error(fts, query):
     parsed = parse_query(query)
     if parsed.match:
-        fts(query)
-    assert isinstance(parsed.words, list)
+        fts(query)  # FTS5 accepts it
+    text = str(query).lower() if query is not None else ""
+    assert all(word == word.lower() and word in text for word in parsed.words)  # only words the user typed
+    if not any(c.isalnum() for c in text):
+        assert parsed.match == "" and parsed.words == []  # nothing searchable: no search, not a syntax error
+    # Typed beside a real word, it can narrow that word's matches but never widen them or hide the word.
+    beside = fts(f"{query if query is not None else ''} starter")
+    assert set(beside) <= {4, 5}
+    if not any(c.isalnum() for c in text):
+        assert beside == [4, 5]

@@ -20,8 +20,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from conftest import DEMO_NOTES, REPO, free_port
-from support import SKMEMORY, running_server
+from support import DEMO_NOTES, REPO, SKMEMORY, free_port, running_server
 
 TOOLS = {"hybrid_search", "semantic_search", "tag_search", "search_all_projects", "vault_search",
          "vault_search_by_tag", "vault_search_by_folder", "vault_search_by_property", "vault_recent_notes",

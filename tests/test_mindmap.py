@@ -6,15 +6,13 @@ import shutil
 
 import pytest
 
-from conftest import REPO
 from indexer.engine import Engine
 from indexer.errors import DocumentNotFound, InvalidQuery
 from indexer.errors import MapConflict, MapFormatError
 from indexer.mindmap.format import loads
 from webapp import create_app
-from support import app_client
+from support import GARDEN, REPO, app_client
 
-GARDEN = REPO / "indexer" / "content" / "demo" / "maps" / "Garden.mmdata"
 MAP = "Maps/Garden.mmdata"
 BASE = "http://127.0.0.1:8765"
 PRIVATE_WORDS = ("zebrastripe", "Kowalczyk")  # only in the Tomatoes node's private notes

@@ -7,12 +7,11 @@ import shutil
 
 import pytest
 
-from conftest import DEMO_NOTES, REPO
-from support import browser_page, chromium, needs_chromium, running_server, sync_playwright_api
+from support import (DEMO_NOTES, GARDEN, REPO, browser_page, chromium, needs_chromium, running_server,
+                     sync_playwright_api)
 from test_mcp import api
 
 SHOTS = REPO / "test-output" / "screenshots"
-GARDEN = REPO / "indexer" / "content" / "demo" / "maps" / "Garden.mmdata"
 MAP = "Maps/Garden.mmdata"
 
 pytestmark = [pytest.mark.slow, needs_chromium]

@@ -7,11 +7,9 @@ import time
 
 import pytest
 
-from conftest import DEMO_NOTES, REPO
-from support import running_server
+from support import DEMO_NOTES, GARDEN, REPO, running_server
 from test_mcp import api, check_matches_api, mcp_session, run
 
-GARDEN = REPO / "indexer" / "content" / "demo" / "maps" / "Garden.mmdata"
 MAP = "Maps/Garden.mmdata"
 pytestmark = pytest.mark.slow
 

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
-from support import free_port, status
+from support import REPO, free_port, status
 
 pytestmark = pytest.mark.slow
 OWN = {"indexer", "webapp"}

@@ -14,6 +14,7 @@ import pytest
 
 from indexer.ingest.chunking import CHUNKER_VERSION
 from indexer.engine import Engine
+from support import highlighted
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHAPES = FIXTURES / "real-shape-vault"
@@ -117,7 +118,7 @@ def test_results_point_at_the_section_that_matched(engine, shapes):
         assert result["heading_path"][-1] == "Shaping"
         first, last = result["lines"]
         assert lines[first - 1] == "## Shaping" and "banneton" in "\n".join(lines[first - 1:last])
-        assert "<mark>banneton</mark>" in result["snippet"]
+        assert "banneton" in highlighted(result)
         assert result["chunk_lines"][0] < first  # the chunk starts earlier, in "Mixing and bulk fermentation"
     # By meaning alone: the result still points into the section about the question.
     result = engine.search("my loaf came out dense and heavy, what went wrong", mode="semantic",

@@ -5,8 +5,8 @@ import json
 import shutil
 
 import pytest
+from support import corpus
 
-from conftest import corpus
 
 
 def index_copy(home, tmp_path, name):

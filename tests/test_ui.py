@@ -97,6 +97,14 @@ def results_of(client, path):
     return body
 
 
+def test_the_window_escapes_a_snippet_then_marks_its_matches(client, engine, vault):
+    (vault / "html.md").write_text("# Markup\n\nThe <script>alert(1)</script> tag & the word otter.\n")
+    engine.reindex("notes")
+    body = results_of(client, "/search?q=otter&kw=1")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body and "<script>alert" not in body
+    assert "&amp; the word <mark>otter</mark>." in body
+
+
 def test_toggles_choose_the_engine_mode(client, engine):
     hybrid = results_of(client, "/search?q=garden&kw=1&smart=1")
     assert 'mode-name">hybrid' in hybrid and "badge-hybrid" in hybrid and "<mark>Garden</mark>" in hybrid

@@ -14,6 +14,7 @@ from indexer.engine import Engine
 from indexer.errors import InvalidQuery
 from indexer.home import Home
 from indexer.search.rerank import blend, retrieval_weight
+from support import highlighted
 
 NOTES = {
     "Projects/Vault Cortex.md": """---
@@ -144,7 +145,7 @@ def test_terms_are_anded_with_stemming_and_titles_count(fts_engine):
     running = fts_engine.vault_search("running")  # porter: the notes say "runs" and "run"
     assert set(paths(running)) == {"Projects/Vault Cortex.md", "Projects/Garden.md", "Logs/deploy.txt"}
     garden = next(r for r in running["results"] if r["path"] == "Projects/Garden.md")
-    assert "<mark>runs</mark>" in garden["snippet"]
+    assert "runs" in highlighted(garden)
     # "bread" is only in the title (frontmatter title), "starter" only in the body: still one match.
     assert paths(fts_engine.vault_search("bread starter")) == ["Reference/Sourdough.md"]
 
@@ -162,7 +163,12 @@ def test_punctuated_terms_and_quotes_are_phrases(fts_engine):
 def test_malformed_syntax_never_raises(engine, fts_engine, query):
     for e in (engine, fts_engine):
         response = e.vault_search(query)
-        assert isinstance(response["results"], list) and response["total"] >= len(response["results"])
+        assert response["total"] >= len(response["results"])
+        assert all(r["path"] in NOTES for r in response["results"])  # only real notes come back
+        # Beside a real word, the junk never hides the note that word finds.
+        found = paths(e.vault_search(f"{query} sourdough"))
+        if not any(c.isalnum() for c in query):
+            assert found[0] == "Reference/Sourdough.md", (query, found)
     assert paths(fts_engine.vault_search('"vault-cortex indexer')) == ["Projects/Vault Cortex.md"]
 
 
@@ -204,7 +210,7 @@ def test_result_fields(engine):
     assert note["modified"] == "2026-06-30T23:30:00"
     assert note["bytes"] == len(NOTES["Projects/Vault Cortex.md"].encode())
     assert note["project"] == "notes" and note["document_id"]
-    assert "<mark>vault-cortex</mark>" in note["snippet"] or "<mark>vault</mark>-<mark>cortex</mark>" in note["snippet"]
+    assert {"vault", "cortex"} <= set(highlighted(note)) or "vault-cortex" in highlighted(note)
     assert "leading_callout" not in note
     canvas = by_path["Boards/Roadmap.canvas"]
     assert canvas["kind"] == "file" and canvas["extension"] == ".canvas" and "created" not in canvas
@@ -217,8 +223,8 @@ def test_result_fields(engine):
 
 def test_snippet_length_and_leading_callout(engine):
     short = engine.vault_search("production", snippet_tokens=5)["results"][0]
-    assert "<mark>production</mark>" in short["snippet"]
-    assert len(short["snippet"].replace("<mark>", "").replace("</mark>", "").split()) <= 5
+    assert "production" in highlighted(short)
+    assert len(short["snippet"].split()) <= 5
     long = engine.vault_search("production", snippet_tokens=40)["results"][0]
     assert len(long["snippet"].split()) > 10
     with_callout = engine.vault_search("production", include_leading_callout=True)["results"][0]

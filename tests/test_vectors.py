@@ -10,8 +10,8 @@ import pytest
 
 from indexer.errors import SKMemoryError
 from indexer.store.vectors import VectorStore
+from support import free_port
 
-from conftest import free_port
 
 def random_vectors(n: int, dim: int = 16, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)

@@ -354,10 +354,19 @@ def search(ctx: click.Context, query: str, mode: str, project: str | None, all_p
     _print_results(response)
 
 
-def _print_results(response: dict) -> None:
-    import html
-    import re
+def _bold_matches(text: str, highlights: list[list[int]], limit: int) -> str:
+    """The snippet cut to limit characters with its matches in bold (plain text when not a terminal)."""
+    out, last = [], 0
+    for start, end in sorted(highlights or []):
+        if start < last or start >= limit:
+            continue
+        out += [text[last:start], click.style(text[start:min(end, limit)], bold=True)]
+        last = min(end, limit)
+    out.append(text[last:limit])
+    return "".join(out)
 
+
+def _print_results(response: dict) -> None:
     if not response.get("semantic_available", True) and response.get("mode") != "keyword":
         click.echo("(semantic search unavailable: keyword results only)", err=True)
     if not response["results"]:
@@ -366,8 +375,7 @@ def _print_results(response: dict) -> None:
         score = f"{r['similarity'] * 100:.0f}%" if r["similarity"] < 1 else f"{r['similarity']:.2f}"
         where = f"{r['project']}:" if response.get("scope") == "all" else ""
         click.echo(f"[{r['search_type']} {score}] {r['document_title']}  ({where}{r['relative_path']})")
-        text = html.unescape(re.sub(r"</?mark>", "", r["snippet"]))
-        click.echo(f"    {text[:160]}")
+        click.echo(f"    {_bold_matches(r['snippet'], r.get('highlights', []), 160)}")
 
 
 @cli.command("mcp")

@@ -10,6 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+HIGHLIGHTS = "Where the matches are in snippet: [start, end) character offsets, end exclusive."
+
 
 class Shape(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -36,7 +38,8 @@ class SearchResult(Shape):
     heading_path: list[str] = Field(description="The headings above the part of the chunk that matched, outermost first.")
     lines: list[int] = Field(description="First and last line of the part that matched, in the file (use with get_document).")
     chunk_lines: list[int] | None = Field(None, description="First and last line of the whole chunk (content) in the file.")
-    snippet: str = Field(description="An HTML-escaped excerpt with matches wrapped in <mark>.")
+    snippet: str = Field(description="A plain-text excerpt of the chunk around the first match.")
+    highlights: list[list[int]] = Field([], description=HIGHLIGHTS)
 
 
 class SearchResponse(Shape):
@@ -68,6 +71,7 @@ class VaultNote(Shape):
     path: str
     title: str
     snippet: str | None
+    highlights: list[list[int]] = Field([], description=HIGHLIGHTS)
     score: float | None = Field(None, description="Combined relevance (vault_search only); higher is better.")
     tags: list[str]
     folder: str
@@ -217,6 +221,7 @@ class NodeResult(Shape):
     chunk_id: str
     content: str = Field(description="The indexed text of the node's best chunk.")
     snippet: str
+    highlights: list[list[int]] = Field([], description=HIGHLIGHTS)
     indexed_revision: int
     changed_since_indexed: bool = Field(description="True when the node's title or path changed after indexing.")
 

@@ -10,7 +10,7 @@ export const SUGGESTION_LIMIT = 5;
 
 /** The omnibox suggestion for one search result: its path as content, title, path and snippet shown. */
 export function suggestionFor(result) {
-  const snippet = omniboxSnippet(result.snippet);
+  const snippet = omniboxSnippet(result.snippet, result.highlights);
   return {
     content: result.relative_path,
     description: `${escapeXml(result.document_title)} <dim>${escapeXml(result.relative_path)}</dim>` +

@@ -1,38 +1,23 @@
-// Text helpers without a DOM (the service worker has none): snippets arrive as HTML with <mark> around the
-// matches; the popup shows them as plain text and the omnibox as its small XML dialect.
+// Text helpers without a DOM (the service worker has none): a snippet arrives as plain text with `highlights`,
+// the [start, end) character offsets of its matches; the popup marks them with <mark> elements and the omnibox
+// with its small XML dialect's <match>.
 
-const ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: "\u00a0" };
 const XML_ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" };
 
-/** Decode the character references a server-escaped snippet can hold. */
-export function decodeEntities(text) {
-  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, ref) => {
-    if (ref[0] === "#") {
-      const code = ref[1] === "x" || ref[1] === "X" ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
-      return Number.isFinite(code) && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-    }
-    return ENTITIES[ref.toLowerCase()] ?? whole;
-  });
-}
-
-/** Split a snippet into [{text, marked}] pieces: the text between tags, marked when inside <mark>. */
-export function snippetParts(html) {
+/** Split a snippet into [{text, marked}] pieces by its highlights (offsets count characters, not UTF-16 units). */
+export function snippetParts(text, highlights = []) {
+  const chars = Array.from(String(text ?? ""));
   const parts = [];
-  let marked = false;
-  for (const piece of String(html ?? "").split(/(<[^>]*>)/)) {
-    if (piece.startsWith("<")) {
-      if (/^<mark\b/i.test(piece)) marked = true;
-      else if (/^<\/mark\s*>/i.test(piece)) marked = false;
-      continue; // every other tag is dropped
-    }
-    if (piece) parts.push({ text: decodeEntities(piece), marked });
+  let last = 0;
+  const push = (from, to, marked) => { if (to > from) parts.push({ text: chars.slice(from, to).join(""), marked }); };
+  for (const [start, end] of [...(highlights ?? [])].sort((a, b) => a[0] - b[0])) {
+    if (start < last) continue; // overlapping spans: the first one wins
+    push(last, start, false);
+    push(start, Math.min(end, chars.length), true);
+    last = Math.min(end, chars.length);
   }
+  push(last, chars.length, false);
   return parts;
-}
-
-/** The plain text of a snippet, whitespace collapsed. */
-export function plainText(html) {
-  return snippetParts(html).map((p) => p.text).join("").replace(/\s+/g, " ").trim();
 }
 
 /** Escape text for the omnibox's XML descriptions. */
@@ -41,10 +26,10 @@ export function escapeXml(text) {
 }
 
 /** A snippet for the omnibox: escaped, matches in <match>, cut to about maxChars characters. */
-export function omniboxSnippet(html, maxChars = 80) {
+export function omniboxSnippet(snippet, highlights = [], maxChars = 80) {
   let out = "";
   let left = maxChars;
-  for (const { text, marked } of snippetParts(html)) {
+  for (const { text, marked } of snippetParts(snippet, highlights)) {
     if (left <= 0) break;
     let piece = text.replace(/\s+/g, " ");
     if (piece.length > left) piece = piece.slice(0, left) + "…";

@@ -117,7 +117,7 @@ test("omnibox suggestions come from the API, escaped, one per document", async (
   assert.equal(suggested.length, 2);
   assert.deepEqual(suggested[0], {
     content: "Projects/Sourdough.md",
-    description: "Sourdough bread <dim>Projects/Sourdough.md</dim> Feed the <match>starter</match> &amp; wait &lt;12h&gt; then bake",
+    description: "Sourdough bread <dim>Projects/Sourdough.md</dim> Feed the <match>starter</match> &amp; wait &lt;12h&gt; &lt;b&gt;then&lt;/b&gt; bake",
   });
   assert.equal(suggested[1].description, "Garden plan <dim>Projects/Garden plan.md</dim> Beds &amp; <match>bread</match>");
   const [, def] = chrome.calls.findLast(([name]) => name === "omnibox.setDefaultSuggestion");

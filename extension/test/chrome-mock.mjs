@@ -147,11 +147,11 @@ export const RESULTS = {
     {
       document_title: "Sourdough bread", relative_path: "Projects/Sourdough.md", project: "notes",
       document_id: "doc-sourdough", search_type: "hybrid", similarity: 1.6,
-      snippet: "Feed the <mark>starter</mark> &amp; wait &lt;12h&gt; <b>then</b> bake",
+      snippet: "Feed the starter & wait <12h> <b>then</b> bake", highlights: [[9, 16]],
     },
     {
       document_title: "Garden plan", relative_path: "Projects/Garden plan.md", project: "notes",
-      document_id: "doc-garden", search_type: "semantic", similarity: 0.4, snippet: "Beds & <mark>bread</mark>",
+      document_id: "doc-garden", search_type: "semantic", similarity: 0.4, snippet: "Beds & bread", highlights: [[7, 12]],
     },
   ],
   semantic_available: true,

@@ -1,24 +1,25 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cleanSelection, escapeXml, omniboxSnippet, plainText, snippetParts } from "../lib/text.js";
+import { cleanSelection, escapeXml, omniboxSnippet, snippetParts } from "../lib/text.js";
 
-test("snippets become plain text: tags dropped, entities decoded", () => {
-  assert.equal(plainText("Feed the <mark>starter</mark> &amp; wait &lt;12h&gt; <b>then</b>\n bake &#39;x&#x27;"),
-    "Feed the starter & wait <12h> then bake 'x'");
-  assert.equal(plainText("<script>alert(1)</script>"), "alert(1)"); // text only: nothing to run
-  assert.equal(plainText(null), "");
+test("snippetParts marks the highlighted spans and leaves the rest as text", () => {
+  assert.deepEqual(snippetParts("a b & c d", [[2, 7]]), [
+    { text: "a ", marked: false }, { text: "b & c", marked: true }, { text: " d", marked: false },
+  ]);
+  assert.deepEqual(snippetParts("<script>x</script>", []), [{ text: "<script>x</script>", marked: false }]);
+  assert.deepEqual(snippetParts(null), []);
 });
 
-test("snippetParts keeps what was marked", () => {
-  assert.deepEqual(snippetParts("a <mark>b &amp; c</mark> d"), [
-    { text: "a ", marked: false }, { text: "b & c", marked: true }, { text: " d", marked: false },
+test("highlight offsets count characters, so a match after an emoji is still marked right", () => {
+  assert.deepEqual(snippetParts("🌱 seed bread", [[7, 12]]), [
+    { text: "🌱 seed ", marked: false }, { text: "bread", marked: true },
   ]);
 });
 
 test("omnibox text is escaped XML with matches in <match>", () => {
   assert.equal(escapeXml(`a<b>&"c'`), "a&lt;b&gt;&amp;&quot;c&apos;");
-  assert.equal(omniboxSnippet("x &lt;y&gt; <mark>bread & butter</mark>"), "x &lt;y&gt; <match>bread &amp; butter</match>");
-  const long = omniboxSnippet("word ".repeat(100), 20);
+  assert.equal(omniboxSnippet("x <y> bread & butter", [[6, 20]]), "x &lt;y&gt; <match>bread &amp; butter</match>");
+  const long = omniboxSnippet("word ".repeat(100), [], 20);
   assert.ok(long.length <= 22 && long.endsWith("…"), long);
 });
 

@@ -35,7 +35,7 @@ def browse(index: ProjectIndex, filters: dict | None, order: str = "recent", lim
         if doc in notes:
             note = notes[doc]
             preview = snippet(firsts.get(doc, ""), [], PREVIEW_TOKENS * CHARS_PER_TOKEN)
-            results.append({"path": note["path"], "title": note["title"], "snippet": preview,
+            results.append({"path": note["path"], "title": note["title"], **preview,
                             **{k: v for k, v in note.items() if k not in ("path", "title")}})
     return {"results": results, "total": total}
 

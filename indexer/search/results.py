@@ -1,12 +1,10 @@
-"""The common result shape every search mode returns, and the snippet with highlighted matches."""
+"""The common result shape every search mode returns, and the snippet with the offsets of its matches."""
 from __future__ import annotations
 
 import json
 import re
 from datetime import datetime
 from typing import Iterable
-
-from markupsafe import Markup, escape
 
 from .index import ProjectIndex
 
@@ -56,7 +54,7 @@ def make_result(index: ProjectIndex, r: dict, similarity: float, search_type: st
         "heading_path": part["heading_path"],
         "lines": part["lines"],
         "chunk_lines": [r["start_line"], r["end_line"]],
-        "snippet": snippet(text, terms),
+        **snippet(text, terms),
     }
 
 
@@ -108,8 +106,12 @@ def query_words(query: str) -> list[str]:
     return [w for w in re.findall(r"\w[\w'-]*", query.lower()) if len(w) > 1]
 
 
-def snippet(text: str, terms: Iterable[str], width: int = SNIPPET_CHARS) -> str:
-    """Return an HTML-safe excerpt around the first match with every term wrapped in <mark>."""
+def snippet(text: str, terms: Iterable[str], width: int = SNIPPET_CHARS) -> dict:
+    """An excerpt around the first match: {"snippet": plain text, "highlights": [[start, end], ...]}.
+
+    The highlights are character offsets into the snippet (end exclusive) of every match of a term; each surface
+    marks them its own way (the HTML window escapes then wraps them in <mark>, the CLI bolds them).
+    """
     terms = sorted({t for t in terms if t}, key=len, reverse=True)
     flat = " ".join(text.split())
     pattern = re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE) if terms else None
@@ -121,15 +123,22 @@ def snippet(text: str, terms: Iterable[str], width: int = SNIPPET_CHARS) -> str:
     excerpt = flat[start:start + width]
     prefix = "…" if start else ""
     suffix = "…" if start + width < len(flat) else ""
-    if pattern is None:
-        return str(escape(prefix + excerpt + suffix))
-    out, last = [escape(prefix)], 0
-    for m in pattern.finditer(excerpt):
-        out.append(escape(excerpt[last:m.start()]))
-        out.append(Markup("<mark>") + escape(m.group(0)) + Markup("</mark>"))
-        last = m.end()
-    out.append(escape(excerpt[last:] + suffix))
-    return str(Markup("").join(out))
+    spans = [[len(prefix) + m.start(), len(prefix) + m.end()] for m in pattern.finditer(excerpt)] if pattern else []
+    return {"snippet": prefix + excerpt + suffix, "highlights": spans}
+
+
+def marked_text(text: str, open_mark: str, close_mark: str) -> dict:
+    """A snippet from text whose matches sit between two marker characters (as FTS5's snippet() leaves them)."""
+    out, spans, at = [], [], 0
+    for piece in re.split(f"([{re.escape(open_mark + close_mark)}])", text):
+        if piece == open_mark:
+            start = at
+        elif piece == close_mark:
+            spans.append([start, at])
+        else:
+            out.append(piece)
+            at += len(piece)
+    return {"snippet": "".join(out), "highlights": [s for s in spans if s[1] > s[0]]}
 
 
 def envelope(results: list[dict], mode: str, query: str, semantic_available: bool, limit: int, **extra) -> dict:

@@ -15,15 +15,13 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
-from markupsafe import escape
-
 from ..errors import EmbeddingsUnavailable, InvalidQuery
 from ..limits import MAX_SNIPPET_TOKENS, check_number, check_query
 from .filters import allowed_documents, check_filters, created_day
 from .fts_query import parse_query
 from .index import ProjectIndex
 from .rerank import RERANK_CANDIDATES, Reranker, blend
-from .results import iso, query_words, snippet
+from .results import iso, marked_text, query_words, snippet
 from .semantic import HYBRID_THRESHOLD
 from .tags import chunks_of
 
@@ -35,7 +33,7 @@ CHARS_PER_TOKEN = 7  # for snippets cut by characters (notes found only by meani
 CALLOUT = re.compile(r"^>\s*\[!([^\]\s]+)\][+-]?[ \t]*(.*)$")
 COMMON_WORDS = frozenset("the and for are but not you all any can had her was one our out has how its who why what "
                          "when with from that this have into your they them then than".split())
-OPEN, CLOSE = "\x02", "\x03"  # highlight sentinels: FTS5 marks the raw text, which is escaped afterwards
+OPEN, CLOSE = "\x02", "\x03"  # highlight sentinels: FTS5 marks the matches, turned into offsets afterwards
 
 
 @dataclass
@@ -163,14 +161,13 @@ def _best_chunk_texts(index: ProjectIndex, candidates: list[Candidate]) -> dict[
     return out
 
 
-def fts_snippet(index: ProjectIndex, match: str, rowid: int, tokens: int) -> str | None:
-    """The best run of `tokens` words of a chunk with the (stemmed) matches in <mark>, HTML-safe."""
+def fts_snippet(index: ProjectIndex, match: str, rowid: int, tokens: int) -> dict | None:
+    """The best run of `tokens` words of a chunk with the offsets of its (stemmed) matches."""
     rows = index.sql("SELECT snippet(chunks_bm25, 2, char(2), char(3), '…', ?) FROM chunks_bm25 "
                      "WHERE chunks_bm25 MATCH ? AND rowid = ?", [tokens, match, rowid])
     if not rows or rows[0][0] is None:
         return None
-    flat = " ".join(rows[0][0].split())
-    return str(escape(flat)).replace(OPEN, "<mark>").replace(CLOSE, "</mark>")
+    return marked_text(" ".join(rows[0][0].split()), OPEN, CLOSE)
 
 
 def leading_callout(text: str) -> dict | None:
@@ -271,7 +268,8 @@ def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, l
             text = fts_snippet(index, fts.match, c.bm25_rowid, snippet_tokens)
         if text is None:
             text = snippet(vector_texts.get(c.document_id, ""), words, snippet_tokens * CHARS_PER_TOKEN)
-        result = {"path": result["path"], "title": result["title"], "snippet": text, "score": round(c.score, 6),
+        result = {"path": result["path"], "title": result["title"], "snippet": text["snippet"],
+                  "score": round(c.score, 6), "highlights": text["highlights"],
                   **{k: v for k, v in result.items() if k not in ("path", "title")}}
         results.append(result)
     return {"results": results, "total": len(fused), "search_mode": mode, "reranked": reranked}

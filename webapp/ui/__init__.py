@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Flask, send_from_directory
 from htmx_flask import Htmx
+from markupsafe import Markup, escape
 
 from ..assets import static_folder
 
@@ -27,6 +28,18 @@ def similarity_percent(result: dict) -> int:
     return round(max(0.0, min(score, 1.0)) * 100)
 
 
+def marked(text: str, highlights: list[list[int]] | None) -> Markup:
+    """A snippet as HTML: the text escaped, each highlighted span (character offsets) wrapped in <mark>."""
+    out, last = [], 0
+    for start, end in sorted(highlights or []):
+        if start < last:  # overlapping spans: the first one wins
+            continue
+        out += [escape(text[last:start]), Markup("<mark>"), escape(text[start:end]), Markup("</mark>")]
+        last = end
+    out.append(escape(text[last:]))
+    return Markup("").join(out)
+
+
 def add_security_headers(response):
     if response.mimetype == "text/html":
         response.headers.setdefault("Content-Security-Policy", CSP)
@@ -42,6 +55,7 @@ def init_app(app: Flask) -> None:
     for module in (search, files, documents, status, projects, help, strip, mindmap, cluster):
         app.register_blueprint(module.bp)
     app.add_template_filter(similarity_percent, "percent")
+    app.add_template_filter(marked, "marked")
     app.after_request(add_security_headers)
 
     @app.context_processor
