@@ -6,28 +6,30 @@
     engine = Engine(home)              # opens projects on first use (or give it a running BackgroundIndexer)
     engine.search("how do I keep a server running", mode="hybrid")
 
-Imports are lazy so that `import indexer` stays cheap (the MCP process must start fast).
+The public API is what this package exports, plus the modules `engine`, `home`, `config`, `errors` and `limits`;
+the surfaces (webapp/) import nothing else (tests/test_architecture.py checks). Imports are lazy so that
+`import indexer` stays cheap (the MCP process must start fast).
 """
 from __future__ import annotations
 
-__all__ = ["Engine", "Home", "Settings", "SKMemoryError"]
+from importlib import import_module
+
+# name -> the module that defines it
+_EXPORTS = {
+    "Engine": ".engine",
+    "Home": ".home",
+    "Settings": ".config",
+    "SKMemoryError": ".errors",
+    "Project": ".store.project",  # the writer of one project, as Home.open_project returns it
+    "BackgroundIndexer": ".ingest.background",  # what `serve` and `watch` start: sync, watch and embed
+    "ensure_demo_project": ".content.demo",
+    "USER_DOCS_NAME": ".content.docs",
+    "ensure_user_docs": ".content.docs",
+}
+__all__ = list(_EXPORTS)
 
 
 def __getattr__(name: str):
-    if name == "Engine":
-        from .engine import Engine
-
-        return Engine
-    if name == "Home":
-        from .home import Home
-
-        return Home
-    if name == "Settings":
-        from .config import Settings
-
-        return Settings
-    if name == "SKMemoryError":
-        from .errors import SKMemoryError
-
-        return SKMemoryError
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name], __name__), name)
     raise AttributeError(f"module 'indexer' has no attribute {name!r}")

@@ -1,6 +1,7 @@
 """The engine's front door: a data home with its projects, one shared model and token counter."""
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from .store.lock import LOCK_NAME, read_holder
 from .store.project import Project, project_status
 from .registry import ProjectInfo, Registry
 from .store.database import SQLITE_NAME, Store
+
+ENGINE_STATE = "engine.json"  # what a running indexer says of its model, in each project's index folder
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +92,25 @@ class Home:
         """Open a project for writing; raises ProjectLocked if another process owns it."""
         info = self.registry.get(name)
         return Project(info, self.settings, self.embedder, self.counter, role=role)
+
+    def describe(self, name: str) -> dict:
+        """A project's status with whether its chunks can be embedded: the running indexer's word when one owns
+        the project, else this process's model."""
+        result = self.status(name)
+        state = {}
+        try:
+            state = json.loads((self.registry.get(name).index_dir / ENGINE_STATE).read_text())
+        except (OSError, ValueError):
+            pass
+        if result.get("owner") and state:
+            result["embeddings_available"] = state.get("embeddings") == "ready"
+            result["embeddings_unavailable_reason"] = state.get("embeddings_unavailable_reason")
+            result["model"] = state.get("model")
+        else:
+            result["embeddings_available"] = self.embedder.available
+            result["embeddings_unavailable_reason"] = self.embedder.error
+            result["model"] = self.embedder.name
+        return result
 
     def status(self, name: str) -> dict:
         """Describe a project's index without taking its lock (safe while the server runs)."""

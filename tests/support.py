@@ -161,3 +161,50 @@ def app_client(app):
 def highlighted(result: dict) -> list[str]:
     """The words a result's snippet highlights (its `highlights` offsets), lowercase."""
     return [result["snippet"][start:end].lower() for start, end in result.get("highlights", [])]
+
+
+class WordEmbedder:
+    """A tiny deterministic embedder for unit tests of ranking logic: a text's vector is the normalised sum of one
+    fixed random vector per lowercase word, so texts that share words are near and others are not.
+
+    It has the Embedder's interface and loads in no time; tests that claim search by meaning works use the real
+    model (the `real_embedder` fixture), never this.
+    """
+
+    name = "word-hash-64"
+    fingerprint = "word-hash-64 (tests)"
+    state = "ready"
+    error = None
+    unavailable_reason = None
+    device = "cpu"
+    query_backend = "numpy"
+    available = True
+    dimension = 64
+
+    def load(self) -> bool:
+        return True
+
+    def _word(self, word: str):
+        import hashlib
+
+        import numpy as np
+
+        seed = int.from_bytes(hashlib.sha256(word.encode()).digest()[:8], "little")
+        vector = np.random.default_rng(seed).standard_normal(self.dimension).astype(np.float32)
+        return vector / np.linalg.norm(vector)
+
+    def embed(self, texts: list[str], batch_size: int = 32):
+        import re
+
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                out[i] += self._word(word)
+            norm = np.linalg.norm(out[i])
+            out[i] = out[i] / norm if norm else self._word("")  # a text without words still gets a unit vector
+        return out
+
+    def embed_query(self, text: str):
+        return self.embed([text])[0]

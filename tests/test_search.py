@@ -13,7 +13,7 @@ from indexer.engine import Engine
 from indexer.errors import EmbeddingsUnavailable, InvalidQuery
 from indexer.home import Home
 from indexer.search.semantic import recency_score, semantic_search
-from support import highlighted
+from support import WordEmbedder, highlighted
 
 
 @pytest.fixture
@@ -184,3 +184,10 @@ def test_cache_follows_edits_without_reloading(engine, vault):
     engine.reindex("notes")
     assert "Herons.md" not in paths(engine.search("a heron hunting fish", mode="semantic"))
     assert index.cache.load_seconds == loads  # updated in place, never reloaded
+
+
+def test_the_word_embedder_for_ranking_tests_is_deterministic_and_word_based():
+    words = WordEmbedder()
+    a, b, c = words.embed(["tomatoes in the garden", "Garden tomatoes", "sourdough starter"])
+    assert np.allclose(words.embed_query("garden tomatoes"), b)  # same words, same vector, every run
+    assert float(a @ b) > 0.5 > float(a @ c)  # shared words bring texts together; others stay apart

@@ -14,7 +14,7 @@ from indexer.engine import Engine
 from indexer.errors import InvalidQuery
 from indexer.home import Home
 from indexer.search.rerank import blend, retrieval_weight
-from support import highlighted
+from support import WordEmbedder, highlighted
 
 NOTES = {
     "Projects/Vault Cortex.md": """---
@@ -111,7 +111,6 @@ def build(base: Path, embedder: Embedder, settings: Settings | None = None) -> E
     home = Home(settings or Settings(home=base / "home"), embedder=embedder)
     home.add_project(write_vault(base / "vault"), "notes")
     engine = Engine(home)
-    index = engine.index("notes")
     if embedder.available:
         engine.embed_pending("notes")
     return engine
@@ -120,6 +119,15 @@ def build(base: Path, embedder: Embedder, settings: Settings | None = None) -> E
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory, real_embedder):
     engine = build(tmp_path_factory.mktemp("hybrid"), real_embedder)
+    yield engine
+    engine.close()
+
+
+@pytest.fixture(scope="module")
+def word_engine(tmp_path_factory):
+    """The same vault with the tiny deterministic WordEmbedder: for the ranking, filter and limit logic, which
+    does not depend on what the model understands (the real model's tests are those using `engine`)."""
+    engine = build(tmp_path_factory.mktemp("words"), WordEmbedder())
     yield engine
     engine.close()
 
@@ -192,9 +200,9 @@ def test_a_note_found_by_both_legs_outranks_one_leg(engine):
     assert scores[0] > 1 / 61  # both legs: more than one leg's first place can give
 
 
-def test_no_match_is_an_empty_result(engine):
-    assert engine.vault_search("xqzvwk") == {"results": [], "total": 0, "search_mode": "fts", "reranked": False}
-    none = engine.vault_search("tomatoes", filters={"type": "no-such-type"})
+def test_no_match_is_an_empty_result(word_engine):
+    assert word_engine.vault_search("xqzvwk") == {"results": [], "total": 0, "search_mode": "fts", "reranked": False}
+    none = word_engine.vault_search("tomatoes", filters={"type": "no-such-type"})
     assert none["results"] == [] and none["total"] == 0
 
 
@@ -234,16 +242,16 @@ def test_snippet_length_and_leading_callout(engine):
     assert garden["path"] == "Projects/Garden.md" and "leading_callout" not in garden
 
 
-def test_limit_and_total(engine):
-    response = engine.vault_search("tomatoes", limit=2)
-    everything = engine.vault_search("tomatoes", limit=100)
+def test_limit_and_total(word_engine):
+    response = word_engine.vault_search("tomatoes", limit=2)
+    everything = word_engine.vault_search("tomatoes", limit=100)
     assert len(response["results"]) == 2 and response["total"] == everything["total"] == len(everything["results"]) == 6
     assert paths(response) == paths(everything)[:2]
     for bad in ({"limit": 0}, {"limit": 101}, {"snippet_tokens": 0}, {"limit": "5"}):
         with pytest.raises(InvalidQuery, match="must be a whole number"):
-            engine.vault_search("tomatoes", **bad)
+            word_engine.vault_search("tomatoes", **bad)
     with pytest.raises(InvalidQuery, match="empty"):
-        engine.vault_search("   ")
+        word_engine.vault_search("   ")
 
 
 def test_without_the_model_search_is_keyword_only(fts_engine):
@@ -290,8 +298,8 @@ PV, PG, MS, AL = "Projects/Vault Cortex.md", "Projects/Garden.md", "Meetings/202
     ({"folder": "Projects", "tags": ["project"], "type": "project", "properties": {"status": "paused"},
       "modified": {"on": "2026-06-30"}}, set()),
 ])
-def test_filters_and_combine(engine, filters, expected):
-    response = engine.vault_search("memo", filters=filters)  # every note says "memo"
+def test_filters_and_combine(word_engine, filters, expected):
+    response = word_engine.vault_search("memo", filters=filters)  # every note says "memo"
     assert set(paths(response)) == expected and response["total"] == len(expected)
 
 
@@ -307,9 +315,9 @@ def test_filters_apply_inside_each_leg(engine):
 @pytest.mark.parametrize("bounds", [{"on": "2026-02-30"}, {"after": "2026-13-01"}, {"before": "yesterday"},
                                     {"on": 20260101}, {"on": ["2026-01-01"]}, {"after": "2026/01/01"},
                                     {"since": "2026-01-01"}, "2026-01-01", ["2026-01-01"]])
-def test_bad_dates_say_how_to_write_them(engine, key, bounds):
+def test_bad_dates_say_how_to_write_them(word_engine, key, bounds):
     with pytest.raises(InvalidQuery, match="Use YYYY-MM-DD"):
-        engine.vault_search("memo", filters={key: bounds})
+        word_engine.vault_search("memo", filters={key: bounds})
 
 
 @pytest.mark.parametrize("filters, message", [
@@ -317,28 +325,28 @@ def test_bad_dates_say_how_to_write_them(engine, key, bounds):
     ({"properties": {"status": None}}, "string, number or boolean"), ({"properties": ["status"]}, "object"),
     ("folder=Projects", "filters must be an object"),
 ])
-def test_bad_filters_say_what_to_change(engine, filters, message):
+def test_bad_filters_say_what_to_change(word_engine, filters, message):
     with pytest.raises(InvalidQuery, match=message):
-        engine.vault_search("memo", filters=filters)
+        word_engine.vault_search("memo", filters=filters)
 
 
 # --- browsing by metadata -----------------------------------------------------------------------------------------
 
 
-def test_browse_by_tag_folder_property_and_recency(engine):
-    by_tag = engine.search_by_tag(["project"])
+def test_browse_by_tag_folder_property_and_recency(word_engine):
+    by_tag = word_engine.search_by_tag(["project"])
     assert paths(by_tag) == [MS, PG, PV] and by_tag["total"] == 3  # newest first
-    assert set(paths(engine.search_by_tag(["meeting", "person"], match="any"))) == {MS, AL}
-    assert paths(engine.search_by_tag("project", filters={"type": "meeting"})) == [MS]
-    folder = engine.search_by_folder("Reference")
+    assert set(paths(word_engine.search_by_tag(["meeting", "person"], match="any"))) == {MS, AL}
+    assert paths(word_engine.search_by_tag("project", filters={"type": "meeting"})) == [MS]
+    folder = word_engine.search_by_folder("Reference")
     assert paths(folder) == ["Reference/Kit.md", "Reference/Sourdough.md"] and folder["total"] == 2
     assert "score" not in folder["results"][0] and "starter kit" in folder["results"][0]["snippet"]
-    assert paths(engine.search_by_property({"status": "active"})) == [PV]
-    recent = engine.recent_notes(limit=2)
+    assert paths(word_engine.search_by_property({"status": "active"})) == [PV]
+    recent = word_engine.recent_notes(limit=2)
     assert paths(recent) == ["Reference/Sourdough.md", "Archive/Shopping.md"] and recent["total"] == len(NOTES)
-    assert paths(engine.recent_notes(filters={"modified": {"before": "2026-07-02"}})) == [PG, PV]
-    for call in (lambda: engine.search_by_tag([]), lambda: engine.search_by_property({}),
-                 lambda: engine.recent_notes(limit=0), lambda: engine.search_by_tag(["x"], match="some")):
+    assert paths(word_engine.recent_notes(filters={"modified": {"before": "2026-07-02"}})) == [PG, PV]
+    for call in (lambda: word_engine.search_by_tag([]), lambda: word_engine.search_by_property({}),
+                 lambda: word_engine.recent_notes(limit=0), lambda: word_engine.search_by_tag(["x"], match="some")):
         with pytest.raises(InvalidQuery):
             call()
 

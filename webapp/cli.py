@@ -202,7 +202,7 @@ def watch(ctx: click.Context, name: str | None) -> None:
 
     Example: skmemory watch notes
     """
-    from indexer.ingest.background import BackgroundIndexer
+    from indexer import BackgroundIndexer
 
     server = _server(ctx)
     if server is not None:
@@ -244,7 +244,7 @@ def status(ctx: click.Context, name: str | None, as_json: bool) -> None:
         state = server.status()
         results = [_server_status(server, state, n) for n in names]
     else:
-        results = [_status_with_embeddings(_home(ctx), n) for n in names]
+        results = [_home(ctx).describe(n) for n in names]
     if as_json:
         click.echo(json.dumps(results if not name else results[0], indent=2))
         return
@@ -279,27 +279,6 @@ def _server_status(server, state: dict, name: str) -> dict:
     return result
 
 
-def _status_with_embeddings(home: "Home", name: str) -> dict:
-    from indexer.ingest.background import ENGINE_STATE
-
-    result = home.status(name)
-    engine = {}
-    try:
-        engine = json.loads((home.project(name).index_dir / ENGINE_STATE).read_text())
-    except (OSError, ValueError):
-        pass
-    if result.get("owner") and engine:
-        # A running indexer knows best whether its model loaded.
-        result["embeddings_available"] = engine.get("embeddings") == "ready"
-        result["embeddings_unavailable_reason"] = engine.get("embeddings_unavailable_reason")
-        result["model"] = engine.get("model")
-    else:
-        result["embeddings_available"] = home.embedder.available
-        result["embeddings_unavailable_reason"] = home.embedder.error
-        result["model"] = home.embedder.name
-    return result
-
-
 @cli.command()
 @click.option("--port", type=int, envvar="SKMEMORY_PORT", default=8765, show_default=True,
               help="Port on 127.0.0.1 (env SKMEMORY_PORT).")
@@ -310,7 +289,7 @@ def serve(ctx: click.Context, port: int, demo: bool) -> None:
 
     Example: skmemory serve --port 8765
     """
-    from indexer.content.demo import ensure_demo_project
+    from indexer import ensure_demo_project
     from webapp.serve import check_not_running, serve as run_server
 
     home = _home(ctx)

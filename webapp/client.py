@@ -18,6 +18,8 @@ from pathlib import Path
 
 from indexer.errors import SKMemoryError
 
+from .errors import STATUS_FOR_KIND
+
 RECORD_NAME = "server.json"
 CLIENT_HEADER = "X-SKMemory-Client"  # how a program names itself to the server (webapp/security.py)
 
@@ -29,6 +31,7 @@ class ServerError(SKMemoryError):
         super().__init__(detail)
         self.status = status
         self.error = error
+        self.kind = error if error in STATUS_FOR_KIND else "invalid_request"  # relayed as the server said it
 
 
 # --- the record a running server leaves in its data home -------------------------------------------------------

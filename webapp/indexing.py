@@ -11,7 +11,7 @@ from indexer.errors import ProjectNotFound, SKMemoryError
 
 if TYPE_CHECKING:
     from indexer.home import Home
-    from indexer.store.project import Project
+    from indexer import Project
 
     from .client import ServerClient
 

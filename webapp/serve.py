@@ -9,11 +9,8 @@ import threading
 
 from werkzeug.serving import make_server
 
-from indexer.engine import Engine
+from indexer import BackgroundIndexer, Engine, Home, ensure_user_docs
 from indexer.errors import SKMemoryError
-from indexer.content.docs import ensure_user_docs
-from indexer.home import Home
-from indexer.ingest.background import BackgroundIndexer
 
 from . import create_app
 from .client import ServerClient, clear_record, write_record

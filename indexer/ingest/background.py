@@ -11,13 +11,12 @@ import time
 from collections import deque
 
 from ..errors import EmbeddingsUnavailable, SKMemoryError
-from ..home import Home
+from ..home import ENGINE_STATE, Home
 from ..store.project import Project
 from .watcher import Watcher
 
 logger = logging.getLogger(__name__)
 
-ENGINE_STATE = "engine.json"
 
 
 BACKGROUND_NICENESS = 10

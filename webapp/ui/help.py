@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from indexer.content.docs import USER_DOCS_NAME
+from indexer import USER_DOCS_NAME
 
 from ..current import get_engine
 from ..args import arg
