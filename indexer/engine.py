@@ -126,8 +126,8 @@ class Engine:
                     status = self.home.status(info.name)
                     counts = {k: v for k, v in status.items() if k not in ("project", "root", "errors", "owner")}
                 else:
-                    self.index(info.name)
-                    counts = self._indexes[info.name][0].store.counts()
+                    with self._lock:
+                        counts = self._project(info.name).store.counts()
             except Exception as exc:  # a project that cannot open is listed with the reason
                 entry["error"] = str(exc)
             else:

@@ -65,8 +65,7 @@ def get_document(index: ProjectIndex, document_id: str) -> dict:
             if path[:depth] not in seen:
                 seen.add(path[:depth])
                 outline.append({"heading": path[depth - 1], "level": depth, "line": section["lines"][0]})
-    docs = index.sql("SELECT document_id, rel_path, title FROM documents")
-    resolver = LinkResolver([d["rel_path"] for d in docs], [d["title"] for d in docs])
+    docs, resolver = project_links(index)
     links = index.sql("SELECT target, kind FROM links WHERE document_id = ? ORDER BY target", (document_id,))
     outgoing = []
     for link in links:
@@ -80,6 +79,15 @@ def get_document(index: ProjectIndex, document_id: str) -> dict:
         "content": "\n\n".join(c["content"] for c in chunks),
     })
     return info
+
+
+def project_links(index: ProjectIndex) -> tuple[list, LinkResolver]:
+    """The project's documents and the resolver over them, built once per change of the index."""
+    def build():
+        docs = index.sql("SELECT document_id, rel_path, title FROM documents")
+        return docs, LinkResolver([d["rel_path"] for d in docs], [d["title"] for d in docs])
+
+    return index.kept("links", build)
 
 
 def backlinks(index: ProjectIndex, r, docs: list, resolver: LinkResolver) -> list[dict]:

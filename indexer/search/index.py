@@ -1,16 +1,24 @@
 """The read side of one project: what every search mode needs, in one object that can only read."""
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ..ingest.chunking import TokenCounter
 from ..ingest.embeddings import Embedder
 from ..store.database import connect, rows_in
 from .cache import VectorCache
+
+def _stat(path: Path) -> os.stat_result:
+    try:
+        return path.stat()
+    except FileNotFoundError:  # no write-ahead log right now
+        return os.stat_result((0,) * 10)
+
 
 @dataclass(eq=False)
 class ProjectIndex:
@@ -24,6 +32,8 @@ class ProjectIndex:
     counter: TokenCounter
     cache: VectorCache
     _local: threading.local = field(default_factory=threading.local, repr=False, compare=False)
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+    _memo_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -44,6 +54,22 @@ class ProjectIndex:
         `params` are bound before the ids.
         """
         return rows_in(self.sql, query, ids, params)
+
+    def kept(self, key: str, build: Callable[[], object]):
+        """A value built from the database, kept until the writer commits again (every commit touches the
+        database or its write-ahead log, so their sizes and times say when to build it anew)."""
+        stamp = tuple((s.st_mtime_ns, s.st_size) for s in map(_stat, (self.database, self._wal)))
+        with self._memo_lock:
+            if key in self._memo and self._memo[key][0] == stamp:
+                return self._memo[key][1]
+        value = build()
+        with self._memo_lock:
+            self._memo[key] = (stamp, value)
+        return value
+
+    @property
+    def _wal(self) -> Path:
+        return self.database.with_name(self.database.name + "-wal")
 
     @property
     def semantic_available(self) -> bool:
