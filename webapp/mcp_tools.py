@@ -93,7 +93,8 @@ def register(server: MCPServer, link: ServerLink) -> None:
 
         Chunks found both ways are marked hybrid and rank first; falls back to keyword search when the embedding
         model is unavailable (semantic_available says so). Each result is a chunk with its document, path, file
-        lines and a snippet. Optional tags_all / tags_any narrow results to tagged documents.
+        lines and a plain-text snippet with highlights (offsets of the matches). Optional tags_all / tags_any
+        narrow results to tagged documents.
         Prefer semantic_search for pure meaning, tag_search to list by tags alone, search_all_projects to search
         every project, vault_search for metadata filters (folder, type, dates, properties).
         Example: hybrid_search(query="how do I keep a process running after logout", limit=5)
