@@ -230,3 +230,13 @@ def test_assets_are_local_and_pages_carry_a_csp(client):
     assert "http://" not in html.replace("http://127.0.0.1", "") and "https://" not in html
     for asset in ("/static/htmx-2.0.4.min.js", "/static/js/app.js", "/static/css/app.css"):
         assert client.get(asset, base_url=BASE).status_code == 200
+
+
+def test_a_bad_number_in_a_page_address_is_refused_with_the_same_sentence_as_the_api(client):
+    page = client.get("/files?project=notes&offset=-5", base_url=BASE)
+    api = client.get("/api/documents?project=notes&offset=-5", base_url=BASE)
+    assert page.status_code == api.status_code == 400
+    sentence = api.get_json()["detail"]
+    assert sentence.startswith("offset must be a whole number from 0")
+    assert html.escape(sentence) in page.get_data(as_text=True)
+    assert client.get("/files?project=notes&offset=400", base_url=BASE).status_code == 200  # a later page

@@ -20,5 +20,5 @@ def files():
     listing = None
     if context["project"]:
         listing = get_engine().documents(context["project"], folder, tag or None, limit=PAGE,
-                                         offset=int_arg("offset", 0))
+                                         offset=int_arg("offset", 0, low=0, high=10**9))
     return render("files/page.html", "files/_documents.html", folder=folder, tag=tag, listing=listing, **context)
