@@ -15,7 +15,7 @@ import pytest
 from indexer.config import Settings
 from indexer.ingest.embeddings import Embedder
 from indexer.home import Home
-from support import DEMO_NOTES, REPO, corpus, free_port
+from support import DEMO_NOTES, free_port
 
 CHROMA_EXE = Path(sys.executable).parent / "chroma"
 

@@ -11,7 +11,7 @@ from indexer.errors import DocumentNotFound, InvalidQuery
 from indexer.errors import MapConflict, MapFormatError
 from indexer.mindmap.format import loads
 from webapp import create_app
-from support import GARDEN, REPO, app_client
+from support import GARDEN, app_client
 
 MAP = "Maps/Garden.mmdata"
 BASE = "http://127.0.0.1:8765"

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from support import DEMO_NOTES, GARDEN, REPO, running_server
+from support import DEMO_NOTES, GARDEN, running_server
 from test_mcp import api, check_matches_api, mcp_session, run
 
 MAP = "Maps/Garden.mmdata"

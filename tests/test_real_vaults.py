@@ -4,9 +4,7 @@ from __future__ import annotations
 import json
 import shutil
 
-import pytest
 from support import corpus
-
 
 
 def index_copy(home, tmp_path, name):
