@@ -14,6 +14,7 @@ from indexer.engine import Engine
 from indexer.errors import InvalidQuery
 from indexer.home import Home
 from indexer.search.rerank import blend, retrieval_weight
+from indexer.search.vault import FUSIONS, fuse, vault_search
 from support import WordEmbedder, highlighted
 
 NOTES = {
@@ -429,3 +430,43 @@ def test_missing_reranker_folder_leaves_results_unreranked(tmp_path):
         assert "SKMEMORY_RERANKER" in engine.reranker.error
     finally:
         engine.close()
+
+
+# --- fusion rules (ranking logic on hand-made legs: no model needed) ----------------------------------------------
+
+BM25_LEG = [("a", 1, 9.0), ("b", 2, 8.5), ("c", 3, 1.0)]  # (note, chunk rowid, BM25 score: higher is better)
+VECTOR_LEG = [("c", "c0", 0.80), ("d", "d0", 0.79), ("b", "b0", 0.31)]  # (note, chunk id, similarity)
+
+
+def test_rrf_rewards_being_found_by_both_legs():
+    order = [c.document_id for c in fuse(BM25_LEG, VECTOR_LEG, how="rrf")]
+    assert order[:2] == ["c", "b"]  # in both legs: c (ranks 3 and 1) and b (2 and 3) pass a (1 and -)
+    assert set(order) == {"a", "b", "c", "d"}
+
+
+def test_max_min_keeps_a_strong_single_leg_match_above_two_weak_ones():
+    fused = fuse(BM25_LEG, VECTOR_LEG, how="max_min")
+    scores = {c.document_id: round(c.score, 4) for c in fused}
+    assert scores["a"] == 1.0  # top of BM25, not found by meaning: 1.0 + 0.3 * 0
+    assert scores["c"] == round(1.0 + 0.3 * (1.0 / 9.0), 4)  # top by meaning, weak by keywords
+    assert [c.document_id for c in fused] == ["b", "c", "a", "d"]  # b: 8.5/9 + 0.3 * 0.31/0.8; d: 0.79/0.8
+
+
+def test_a_first_chunk_leg_counts_as_a_third_ranking():
+    notes = [("d", "d0", 0.9)]
+    with_notes = {c.document_id: c.score for c in fuse(BM25_LEG, VECTOR_LEG, how="rrf", notes=notes)}
+    without = {c.document_id: c.score for c in fuse(BM25_LEG, VECTOR_LEG, how="rrf")}
+    assert with_notes["d"] == pytest.approx(without["d"] + 1 / 61) and with_notes["a"] == without["a"]
+    with pytest.raises(ValueError, match="unknown fusion"):
+        fuse(BM25_LEG, VECTOR_LEG, how="median")
+
+
+def test_every_fusion_keeps_vault_searchs_answer_shape(word_engine):
+    index = word_engine.index("notes")
+    for fusion in FUSIONS:
+        for note_leg in (False, True):
+            response = vault_search(index, "tomatoes garden", limit=5, fusion=fusion, note_leg=note_leg)
+            assert response["search_mode"] == "hybrid" and 0 < len(response["results"]) <= 5
+            scores = [r["score"] for r in response["results"]]
+            assert scores == sorted(scores, reverse=True), (fusion, note_leg)
+            assert "tomato" in NOTES[paths(response)[0]].lower(), (fusion, note_leg)

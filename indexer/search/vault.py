@@ -15,6 +15,8 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..errors import EmbeddingsUnavailable, InvalidQuery
 from ..limits import MAX_SNIPPET_TOKENS, check_number, check_query
 from .filters import allowed_documents, check_filters, created_day
@@ -28,6 +30,10 @@ from .tags import chunks_of
 logger = logging.getLogger(__name__)
 
 RRF_K = 60
+FUSIONS = ("rrf", "max_min", "weighted")
+DEFAULT_FUSION = "rrf"
+MAX_MIN_BONUS = 0.3
+WEIGHTS = {2: (0.5, 0.5), 3: (0.4, 0.3, 0.3)}  # BM25, best chunk by meaning[, first chunk by meaning]
 BM25_WEIGHTS = (4.0, 2.0, 1.0)  # title, heading path, chunk text
 CHARS_PER_TOKEN = 7  # for snippets cut by characters (notes found only by meaning)
 CALLOUT = re.compile(r"^>\s*\[!([^\]\s]+)\][+-]?[ \t]*(.*)$")
@@ -65,8 +71,9 @@ def _in_allowed(column: str, allowed: set[str] | None) -> tuple[str, list]:
     return f" AND {column} IN (SELECT value FROM json_each(?))", [json.dumps(sorted(allowed))]
 
 
-def bm25_leg(index: ProjectIndex, match: str, allowed: set[str] | None) -> list[tuple[str, int]]:
-    """Rank the allowed notes matching an FTS5 expression by their best chunk's BM25: (document_id, chunk rowid)."""
+def bm25_leg(index: ProjectIndex, match: str, allowed: set[str] | None) -> list[tuple[str, int, float]]:
+    """Rank the allowed notes matching an FTS5 expression by their best chunk's BM25: (document_id, chunk rowid,
+    score, higher is better)."""
     if not match:
         return []
     clause, params = _in_allowed("c.document_id", allowed)
@@ -81,49 +88,81 @@ def bm25_leg(index: ProjectIndex, match: str, allowed: set[str] | None) -> list[
         logger.exception("FTS5 refused %r", match)
         return []
     ranked, seen = [], set()
-    for doc, rowid, _ in rows:  # best first (BM25 is lower for better), so a note's first row is its best chunk
+    for doc, rowid, score in rows:  # best first (BM25 is lower for better), so a note's first row is its best chunk
         if doc not in seen:
             seen.add(doc)
-            ranked.append((doc, rowid))
+            ranked.append((doc, rowid, -score))
     return ranked
 
 
-def vector_leg(index: ProjectIndex, query: str, allowed: set[str] | None) -> list[tuple[str, str]] | None:
-    """Rank the allowed notes by their best chunk's similarity (at least 0.3): (document_id, chunk_id).
-
-    None when embeddings are unavailable.
+def vector_leg(index: ProjectIndex, query: str | np.ndarray, allowed: set[str] | None,
+               first_only: bool = False) -> list[tuple[str, str, float]] | None:
+    """Rank the allowed notes by their best chunk's similarity (at least 0.3): (document_id, chunk_id, similarity).
+    With first_only, by their first chunk's (a note-level vector: title and opening). None without embeddings.
     """
     if not index.semantic_available:
         return None
     try:
-        vector = index.embed_query(query)
+        vector = index.embed_query(query) if isinstance(query, str) else query
     except EmbeddingsUnavailable:
         return None
     chunk_ids = chunks_of(index, allowed) if allowed is not None else None
+    if first_only:
+        firsts = [r[0] for r in index.kept("first chunks", lambda: index.sql(
+            "SELECT chunk_id FROM chunks WHERE ordinal = 0 AND embed_state = 'embedded'"))]
+        chunk_ids = firsts if chunk_ids is None else list(set(firsts) & set(chunk_ids))
     hits = index.cache.search(vector, HYBRID_THRESHOLD, None, chunk_ids=chunk_ids)
     if not hits:
         return []
     owner = {r[0]: r[1] for r in index.sql("SELECT chunk_id, document_id FROM chunks WHERE chunk_id IN "
                                            "(SELECT value FROM json_each(?))", [json.dumps([c for c, _ in hits])])}
     ranked, seen = [], set()
-    for chunk_id, _ in hits:  # best first, so a note's first hit is its best chunk
+    for chunk_id, similarity in hits:  # best first, so a note's first hit is its best chunk
         doc = owner.get(chunk_id)
         if doc is not None and doc not in seen:
             seen.add(doc)
-            ranked.append((doc, chunk_id))
+            ranked.append((doc, chunk_id, similarity))
     return ranked
 
 
-def fuse(bm25: list[tuple[str, int]], vector: list[tuple[str, str]], k: int = RRF_K) -> list[Candidate]:
-    """Merge two rankings of notes by reciprocal rank fusion, best first."""
+def _leg_scores(leg: list[tuple], how: str, k: int) -> dict[str, float]:
+    """Each note's contribution from one leg: 1/(k + rank) for RRF, else its score over the leg's best score."""
+    if how == "rrf":
+        return {hit[0]: 1.0 / (k + rank) for rank, hit in enumerate(leg, start=1)}
+    top = max((hit[2] for hit in leg), default=0.0) or 1.0
+    return {hit[0]: max(hit[2], 0.0) / top for hit in leg}
+
+
+def combine(parts: list[float], how: str) -> float:
+    """One note's fused score from its legs' contributions (0 for a leg that did not find it)."""
+    if how == "rrf":
+        return sum(parts)
+    if how == "max_min":  # the best leg, plus a little for agreement (basic-memory's fusion)
+        ordered = sorted(parts, reverse=True)
+        return ordered[0] + MAX_MIN_BONUS * sum(ordered[1:]) / max(len(ordered) - 1, 1)
+    return sum(w * p for w, p in zip(WEIGHTS[len(parts)], parts))  # "weighted"
+
+
+def fuse(bm25: list[tuple], vector: list[tuple], k: int = RRF_K, how: str = DEFAULT_FUSION,
+         notes: list[tuple] | None = None) -> list[Candidate]:
+    """Merge the legs' rankings of notes (BM25, best chunk by meaning and optionally each note's first chunk),
+    best first, by `how`: reciprocal rank fusion ('rrf'), the best normalised leg plus a little of the others
+    ('max_min') or a weighted sum of normalised scores ('weighted')."""
+    if how not in FUSIONS:
+        raise ValueError(f"unknown fusion {how!r}; one of {', '.join(FUSIONS)}")
+    legs = [bm25, vector] + ([notes] if notes is not None else [])
+    scores = [_leg_scores(leg, how, k) for leg in legs]
     found: dict[str, Candidate] = {}
-    for rank, (doc, rowid) in enumerate(bm25, start=1):
-        found[doc] = Candidate(doc, bm25_rank=rank, bm25_rowid=rowid, score=1.0 / (k + rank))
-    for rank, (doc, chunk_id) in enumerate(vector, start=1):
-        c = found.setdefault(doc, Candidate(doc))
-        c.vector_rank, c.vector_chunk = rank, chunk_id
-        c.score += 1.0 / (k + rank)
-    never = len(bm25) + len(vector) + 1
+    for rank, (doc, rowid, _) in enumerate(bm25, start=1):
+        found[doc] = Candidate(doc, bm25_rank=rank, bm25_rowid=rowid)
+    for leg in legs[1:]:
+        for rank, (doc, chunk_id, _) in enumerate(leg, start=1):
+            c = found.setdefault(doc, Candidate(doc))
+            if c.vector_rank is None or rank < c.vector_rank:
+                c.vector_rank, c.vector_chunk = rank, chunk_id
+    for c in found.values():
+        c.score = combine([s.get(c.document_id, 0.0) for s in scores], how)
+    never = sum(len(leg) for leg in legs) + 1
     return sorted(found.values(), key=lambda c: (-c.score, min(c.bm25_rank or never, c.vector_rank or never),
                                                  c.bm25_rank or never, c.document_id))
 
@@ -232,8 +271,12 @@ def note_results(index: ProjectIndex, document_ids: list[str], include_leading_c
 
 def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, limit: int = 20,
                  snippet_tokens: int = 30, include_leading_callout: bool = False,
-                 reranker: Reranker | None = None) -> dict:
-    """Search one project's notes by text and metadata; the response every surface renders."""
+                 reranker: Reranker | None = None, fusion: str = DEFAULT_FUSION, note_leg: bool = False) -> dict:
+    """Search one project's notes by text and metadata; the response every surface renders.
+
+    fusion and note_leg choose how the legs are merged (see fuse); the defaults are the product's, the others are
+    there for tests/bench to compare on real data.
+    """
     query = check_request(query, limit, snippet_tokens)
     allowed = allowed_documents(index, check_filters(filters))
     empty = {"results": [], "total": 0, "search_mode": "fts", "reranked": False}
@@ -241,14 +284,25 @@ def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, l
         return empty
     fts = parse_query(query)
     bm25 = bm25_leg(index, fts.match, allowed)
-    vector = vector_leg(index, query, allowed)
+    query_vector = None
+    if index.semantic_available:
+        try:
+            query_vector = index.embed_query(query)
+        except EmbeddingsUnavailable:
+            pass
+    vector = vector_leg(index, query_vector, allowed) if query_vector is not None else None
+    notes = vector_leg(index, query_vector, allowed, first_only=True) if note_leg and vector is not None else None
     if vector and len(bm25) < limit and fts.any_match:
         # Keyword-only (fts) answers keep the strict implicit AND. When meaning already contributes notes
         # without every term, notes holding some of the terms follow those holding all of them in the BM25
         # leg, so a long natural-language question still gets a keyword signal (see tests/bench/bench_quality.py).
-        have = {doc for doc, _ in bm25}
-        bm25 += [hit for hit in bm25_leg(index, fts.any_match, allowed) if hit[0] not in have]
-    fused = fuse(bm25, vector or [])
+        have = {hit[0] for hit in bm25}
+        some = [hit for hit in bm25_leg(index, fts.any_match, allowed) if hit[0] not in have]
+        if fusion != "rrf" and bm25:  # by score, a note with some of the words stays under those with all of them
+            floor = min(hit[2] for hit in bm25)
+            some = [(doc, rowid, min(score, floor * 0.999)) for doc, rowid, score in some]
+        bm25 += some
+    fused = fuse(bm25, vector or [], how=fusion, notes=notes)
     mode = "hybrid" if vector else "fts"
     if not fused:
         return {**empty, "search_mode": mode}

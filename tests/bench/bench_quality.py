@@ -16,7 +16,6 @@ import argparse
 import contextlib
 import json
 import math
-import re
 import sqlite3
 import statistics
 import sys
@@ -31,6 +30,7 @@ from indexer.engine import Engine  # noqa: E402
 from indexer.errors import ProjectNotFound  # noqa: E402
 from indexer.home import Home  # noqa: E402
 from indexer.search.fts_query import WORD  # noqa: E402
+from indexer.search.vault import FUSIONS, vault_search  # noqa: E402
 
 PROJECT = "beir"
 TOP = 10
@@ -196,10 +196,19 @@ def evaluate(engine: Engine, index, queries: list[dict], relevant: dict[str, set
         ("semantic (spec-000, sim >= 0.5)", chunk_mode("semantic")),
         ("hybrid (spec-000)", chunk_mode("hybrid")),
     ]
-    if hasattr(Engine, "vault_search"):
-        systems.append(("vault_search (RRF, AND BM25 + vector)", vault))
-    else:
-        print("vault_search: not available")
+    systems.append(("vault_search (RRF, AND BM25 + vector)", vault))
+    # The fusion rules and note scorings vault_search can use, side by side (the product's default is the first).
+    for fusion in FUSIONS:
+        for note_leg in (False, True):
+            if (fusion, note_leg) == ("rrf", False):
+                continue
+            label = f"vault_search {fusion}{' + first-chunk leg' if note_leg else ''}"
+
+            def variant(q: str, fusion=fusion, note_leg=note_leg) -> list[str]:
+                found = vault_search(index, q, limit=TOP, fusion=fusion, note_leg=note_leg)["results"]
+                return [corpus_id(r["path"]) for r in found]
+
+            systems.append((label, variant))
 
     print(f"\n{len(queries)} queries, nDCG@{TOP} (binary qrels, unjudged = not relevant)")
     print(f"{'system':44s} {'nDCG@10':>8s} {'recall@10':>9s} {'empty':>6s} {'ms/query':>9s}")

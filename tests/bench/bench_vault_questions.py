@@ -1,24 +1,31 @@
-"""Graded questions on a real vault: hit@5 and MRR@10 of each search mode, with the real model.
+"""Graded questions on real vaults: hit@5 and MRR@10 of each search mode with the real model, beside a textbook
+BM25 over whole notes computed in the same run.
 
 Run by hand (not part of the test suite):
 
-    .venv/bin/python tests/bench/bench_vault_questions.py ../shared/corpora/logseq-docs \
-        --questions tests/bench/questions/logseq-docs.json
+    .venv/bin/python tests/bench/bench_vault_questions.py tests/bench/questions/*.json
 
-Each question names the note(s) that answer it (paths relative to the vault). The vault is indexed and embedded
-in a temporary data home; then for every mode the documents are ranked by their best chunk and a question is a
-hit@5 when one of its notes is among the first five. Modes: `semantic` (exact cosine, no threshold, so that the
-chunks themselves are judged), `semantic 0.5` (the product's direct threshold), `hybrid` and `vault_search`.
-Also prints chunks and embedding time, so that a change of the index's units is judged on cost and quality at once.
+Each file names its corpus (a folder of ../shared/corpora, or --corpora DIR) and holds `questions` (phrased as a
+person asks, in other words than the note uses) and `exact` (a term the note holds verbatim: an id, a name, a
+number), each with the note(s) that answer it. The vault is indexed and embedded in a temporary data home; then
+for every mode the documents are ranked by their best chunk and a question is a hit@5 when one of its notes is
+among the first five. Modes: `bm25 (notes)` (the baseline: k1 1.2, b 0.75 over each file's whole text, no
+vectors), `semantic` (exact cosine, no threshold, so that the chunks themselves are judged), `semantic 0.5` (the
+product's direct threshold), `hybrid`, `vault_search`, and vault_search with each other fusion rule (`max_min`:
+the best normalised leg plus 0.3 of the other; `weighted`: a weighted sum) with or without a leg of each note's first
+chunk (`+first`, a note-level vector). Figures are printed per set and pooled over every file.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
 import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -27,8 +34,12 @@ from indexer.config import Settings  # noqa: E402
 from indexer.engine import Engine  # noqa: E402
 from indexer.home import Home  # noqa: E402
 from indexer.search.semantic import semantic_search  # noqa: E402
+from indexer.search.vault import FUSIONS, vault_search  # noqa: E402
 
 POOL = 100  # chunks asked of a chunk-level mode, enough for ten distinct documents
+CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
+SUFFIXES = {".md", ".txt", ".canvas", ".base"}
+WORD = re.compile(r"\w+")
 
 
 def documents(paths) -> list[str]:
@@ -40,19 +51,58 @@ def documents(paths) -> list[str]:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("path", type=Path, help="the vault, e.g. ../shared/corpora/logseq-docs")
-    parser.add_argument("--questions", type=Path, required=True, help="JSON: {questions: [{q, relevant: [paths]}]}")
-    parser.add_argument("--show-misses", action="store_true", help="print each question a mode misses at 5")
-    args = parser.parse_args()
-    if not args.path.is_dir():
-        parser.error(f"{args.path} is not a folder")
-    questions = json.loads(args.questions.read_text(encoding="utf-8"))["questions"]
+class TextbookBM25:
+    """Okapi BM25 over whole files (k1 1.2, b 0.75, lowercase word tokens): the baseline a search should beat."""
 
+    def __init__(self, root: Path, k1: float = 1.2, b: float = 0.75):
+        self.k1, self.b = k1, b
+        self.paths, self.terms = [], []
+        for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in SUFFIXES):
+            self.paths.append(path.relative_to(root).as_posix())
+            self.terms.append(Counter(WORD.findall(path.read_text(errors="replace").lower())))
+        self.lengths = [sum(t.values()) for t in self.terms]
+        self.average = statistics.fmean(self.lengths) if self.lengths else 0.0
+        df = Counter(word for t in self.terms for word in t)
+        n = len(self.terms)
+        self.idf = {w: math.log(1 + (n - f + 0.5) / (f + 0.5)) for w, f in df.items()}
+
+    def rank(self, query: str) -> list[str]:
+        words = WORD.findall(query.lower())
+        scores = []
+        for i, (terms, length) in enumerate(zip(self.terms, self.lengths)):
+            score = 0.0
+            for w in words:
+                tf = terms.get(w, 0)
+                if tf:
+                    score += self.idf[w] * tf * (self.k1 + 1) / (tf + self.k1 * (1 - self.b + self.b * length / self.average))
+            if score:
+                scores.append((-score, self.paths[i]))
+        return [path for _, path in sorted(scores)]
+
+
+def score(rank, items) -> tuple[list[bool], list[float], list]:
+    hits, reciprocal, misses = [], [], []
+    for item in items:
+        ranked = rank(item["q"])
+        relevant = set(item["relevant"])
+        first = next((i for i, p in enumerate(ranked[:10]) if p in relevant), None)
+        hits.append(first is not None and first < 5)
+        reciprocal.append(1.0 / (first + 1) if first is not None else 0.0)
+        if not hits[-1]:
+            misses.append((item["q"], ranked[:3]))
+    return hits, reciprocal, misses
+
+
+def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict) -> None:
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    vault = corpora / spec["corpus"]
+    if not vault.is_dir():
+        print(f"{path.name}: skipped, {vault} is not a folder")
+        return
+    sets = {"paraphrased": spec.get("questions", []), "exact terms": spec.get("exact", [])}
     with tempfile.TemporaryDirectory(prefix="skm-bench-questions-") as tmp:
         home = Home(Settings.from_env(tmp))
-        home.add_project(args.path, "vault")
+        home.add_project(vault, "vault")
         engine = Engine(home)
         try:
             started = time.perf_counter()
@@ -64,46 +114,67 @@ def main() -> None:
             project.embed_pending()
             embedded = time.perf_counter() - started
             counts = project.store.counts()
-            print(f"{args.path.name}: {counts['documents']} documents, {counts['chunks']} chunks embedded in "
-                  f"{embedded:.0f} s (keyword-searchable in {synced:.1f} s); {len(questions)} questions")
+            print(f"{spec['corpus']}: {counts['documents']} documents, {counts['chunks']} chunks embedded in "
+                  f"{embedded:.0f} s (keyword-searchable in {synced:.1f} s); "
+                  + ", ".join(f"{len(v)} {k}" for k, v in sets.items()))
+            bm25 = TextbookBM25(vault)
 
             def paths(results):
                 return documents(r["relative_path"] for r in results)
 
             modes = {
+                "bm25 (notes)": bm25.rank,
                 "semantic": lambda q: paths(r for r in _rows(index, semantic_search(index, q, POOL, -1.0))),
                 "semantic 0.5": lambda q: paths(engine.search(q, mode="semantic", project="vault", limit=POOL)["results"]),
                 "hybrid": lambda q: paths(engine.search(q, mode="hybrid", project="vault", limit=POOL)["results"]),
                 "vault_search": lambda q: documents(r["path"] for r in engine.vault_search(q, limit=20, project="vault")["results"]),
             }
-            print(f"  {'mode':14s} {'hit@5':>6s} {'MRR@10':>7s}")
-            for name, rank in modes.items():
-                hits, reciprocal, misses = [], [], []
-                for item in questions:
-                    ranked = rank(item["q"])
-                    relevant = set(item["relevant"])
-                    first = next((i for i, p in enumerate(ranked[:10]) if p in relevant), None)
-                    hits.append(first is not None and first < 5)
-                    reciprocal.append(1.0 / (first + 1) if first is not None else 0.0)
-                    if not hits[-1]:
-                        misses.append((item["q"], ranked[:3]))
-                print(f"  {name:14s} {statistics.fmean(hits):6.3f} {statistics.fmean(reciprocal):7.3f}")
-                if args.show_misses:
-                    for q, top in misses:
-                        print(f"      miss: {q!r} -> {top}")
+            for fusion in FUSIONS:  # the fusion rules and note scorings vault_search can use, side by side
+                for note_leg in (False, True):
+                    if (fusion, note_leg) != ("rrf", False):
+                        modes[f"vs {fusion}{'+first' if note_leg else ''}"] = (
+                            lambda q, f=fusion, n=note_leg: [r["path"] for r in vault_search(
+                                index, q, limit=20, fusion=f, note_leg=n)["results"]])
+            for kind, items in sets.items():
+                if not items:
+                    continue
+                print(f"  {kind}:  {'mode':14s} {'hit@5':>6s} {'MRR@10':>7s}")
+                for name, rank in modes.items():
+                    hits, reciprocal, misses = score(rank, items)
+                    pooled.setdefault((kind, name), ([], []))
+                    pooled[(kind, name)][0].extend(hits)
+                    pooled[(kind, name)][1].extend(reciprocal)
+                    print(f"  {'':{len(kind) + 3}s}{name:14s} {statistics.fmean(hits):6.3f} {statistics.fmean(reciprocal):7.3f}")
+                    if show_misses:
+                        for q, top in misses:
+                            print(f"      miss: {q!r} -> {top}")
         finally:
             engine.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("questions", type=Path, nargs="+",
+                        help="JSON files: {corpus, questions: [{q, relevant: [paths]}], exact: [...]}")
+    parser.add_argument("--corpora", type=Path, default=CORPORA, help=f"where the corpora are (default {CORPORA})")
+    parser.add_argument("--show-misses", action="store_true", help="print each question a mode misses at 5")
+    args = parser.parse_args()
+    pooled: dict = {}
+    for path in args.questions:
+        run_set(path, args.corpora, args.show_misses, pooled)
+    if len(args.questions) > 1:
+        print("all sets pooled:")
+        for (kind, name), (hits, reciprocal) in pooled.items():
+            print(f"  {kind:12s} {name:14s} hit@5 {statistics.fmean(hits):6.3f}  MRR@10 {statistics.fmean(reciprocal):7.3f}"
+                  f"  ({len(hits)} questions)")
 
 
 def _rows(index, scored):
     """(chunk_id, similarity, type) triples as rows with relative_path, without building full results."""
     ids = [cid for cid, _, _ in scored]
-    path_of = {}
-    for start in range(0, len(ids), 500):
-        part = ids[start:start + 500]
-        for r in index.sql(f"SELECT c.chunk_id, d.rel_path FROM chunks c JOIN documents d USING (document_id) "
-                           f"WHERE c.chunk_id IN ({','.join('?' * len(part))})", part):
-            path_of[r[0]] = r[1]
+    path_of = {r[0]: r[1] for r in index.sql_in(
+        "SELECT c.chunk_id, d.rel_path FROM chunks c JOIN documents d USING (document_id) WHERE c.chunk_id IN ({ids})",
+        ids)}
     return [{"relative_path": path_of[cid]} for cid in ids if cid in path_of]
 
 
