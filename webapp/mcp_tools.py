@@ -149,7 +149,7 @@ def register(server: MCPServer, link: ServerLink) -> None:
                      include_leading_callout: Annotated[bool, Field(
                          description="Add each note's leading callout ({type, title, body}) when it has one.")] = False,
                      project: Project = None) -> Annotated[CallToolResult, VaultResponse]:
-        """Find notes by text (BM25 keywords and meaning, fused by reciprocal rank) narrowed by metadata filters.
+        """Find notes by text (BM25 keywords and meaning, fused) narrowed by metadata filters.
 
         The primary discovery tool for content questions with constraints: search by text, narrow by metadata.
         Unquoted terms are ANDed with stemming; "double quotes" match a phrase; vault-cortex style terms match

@@ -30,7 +30,7 @@ from indexer.engine import Engine  # noqa: E402
 from indexer.errors import ProjectNotFound  # noqa: E402
 from indexer.home import Home  # noqa: E402
 from indexer.search.fts_query import WORD  # noqa: E402
-from indexer.search.vault import FUSIONS, vault_search  # noqa: E402
+from indexer.search.vault import DEFAULT_FUSION, DEFAULT_NOTE_LEG, FUSIONS, vault_search  # noqa: E402
 
 PROJECT = "beir"
 TOP = 10
@@ -196,11 +196,11 @@ def evaluate(engine: Engine, index, queries: list[dict], relevant: dict[str, set
         ("semantic (spec-000, sim >= 0.5)", chunk_mode("semantic")),
         ("hybrid (spec-000)", chunk_mode("hybrid")),
     ]
-    systems.append(("vault_search (RRF, AND BM25 + vector)", vault))
-    # The fusion rules and note scorings vault_search can use, side by side (the product's default is the first).
+    systems.append((f"vault_search (default: {DEFAULT_FUSION}{' + first-chunk leg' if DEFAULT_NOTE_LEG else ''})", vault))
+    # The other fusion rules and note scorings vault_search can use, side by side.
     for fusion in FUSIONS:
         for note_leg in (False, True):
-            if (fusion, note_leg) == ("rrf", False):
+            if (fusion, note_leg) == (DEFAULT_FUSION, DEFAULT_NOTE_LEG):
                 continue
             label = f"vault_search {fusion}{' + first-chunk leg' if note_leg else ''}"
 

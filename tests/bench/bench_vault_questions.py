@@ -11,9 +11,10 @@ number), each with the note(s) that answer it. The vault is indexed and embedded
 for every mode the documents are ranked by their best chunk and a question is a hit@5 when one of its notes is
 among the first five. Modes: `bm25 (notes)` (the baseline: k1 1.2, b 0.75 over each file's whole text, no
 vectors), `semantic` (exact cosine, no threshold, so that the chunks themselves are judged), `semantic 0.5` (the
-product's direct threshold), `hybrid`, `vault_search`, and vault_search with each other fusion rule (`max_min`:
-the best normalised leg plus 0.3 of the other; `weighted`: a weighted sum) with or without a leg of each note's first
-chunk (`+first`, a note-level vector). Figures are printed per set and pooled over every file.
+product's direct threshold), `hybrid`, `vault_search` (its default fusion), and vault_search with each other rule
+(`rrf`: reciprocal rank fusion, k 60; `max_min`: the best normalised leg plus 0.3 of the others; `weighted`: a
+weighted sum) with or without a leg of each note's first chunk (`+first`, a note-level vector). Figures are printed
+per set and pooled over every file.
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from indexer.config import Settings  # noqa: E402
 from indexer.engine import Engine  # noqa: E402
 from indexer.home import Home  # noqa: E402
 from indexer.search.semantic import semantic_search  # noqa: E402
-from indexer.search.vault import FUSIONS, vault_search  # noqa: E402
+from indexer.search.vault import DEFAULT_FUSION, DEFAULT_NOTE_LEG, FUSIONS, vault_search  # noqa: E402
 
 POOL = 100  # chunks asked of a chunk-level mode, enough for ten distinct documents
 CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
@@ -131,7 +132,7 @@ def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict) -> None:
             }
             for fusion in FUSIONS:  # the fusion rules and note scorings vault_search can use, side by side
                 for note_leg in (False, True):
-                    if (fusion, note_leg) != ("rrf", False):
+                    if (fusion, note_leg) != (DEFAULT_FUSION, DEFAULT_NOTE_LEG):
                         modes[f"vs {fusion}{'+first' if note_leg else ''}"] = (
                             lambda q, f=fusion, n=note_leg: [r["path"] for r in vault_search(
                                 index, q, limit=20, fusion=f, note_leg=n)["results"]])
