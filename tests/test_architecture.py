@@ -114,3 +114,10 @@ def test_the_graph_sees_every_kind_of_import():
     assert ("indexer.mindmap.mindmaps", False) in g["indexer.engine"]  # a lazy import inside a method
     assert ("webapp.api.search", True) in g["webapp.api"]  # `from . import search`: the module, not the package
     assert ("indexer", False) in g["webapp.cli"]  # absolute, inside a command
+
+
+def test_tests_take_their_helpers_from_support_only():
+    """One import path for test helpers: tests/support.py (conftest holds fixtures, which pytest hands out)."""
+    wrong = sorted({f"{path.name} imports {target}" for path in (REPO / "tests").glob("*.py")
+                    for target, _ in imports(path.stem, path, set()) if target.split(".")[0] in ("conftest", "tests")})
+    assert wrong == [], "import helpers from support: " + ", ".join(wrong)

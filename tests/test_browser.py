@@ -6,8 +6,7 @@ import shutil
 
 import pytest
 
-from tests.conftest import DEMO_NOTES, REPO
-from support import browser_page, chromium, needs_chromium, running_server, sync_playwright_api
+from support import DEMO_NOTES, REPO, browser_page, chromium, needs_chromium, running_server, sync_playwright_api
 
 SHOTS = REPO / "test-output" / "screenshots"
 
