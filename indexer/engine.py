@@ -104,7 +104,7 @@ class Engine:
         """The project's writer: the background indexer's, or this engine's own; for programs that own the data home
         (one-off commands, tests, benchmarks). Never a read-only view."""
         with self._lock:
-            project = self._project(self.home.project(name).name)
+            project = self._project(name)
         if not isinstance(project, Project):
             raise SKMemoryError(f"Project '{name}' is open for reading only here; start `skmemory serve` to change it.")
         return project

@@ -15,11 +15,11 @@ MIN_TOKEN_BUDGET, MAX_TOKEN_BUDGET = 50, 100_000  # the tokens of chunk text tha
 SCOPES = ("project", "all")
 
 
-def check_query(query: str | None, required: bool = False, empty: str = "") -> str:
-    """Return the query when it fits; an empty one is refused only when required (with `empty` as the advice)."""
+def check_query(query: str | None, required: bool = False) -> str:
+    """Return the query when it fits; an empty one is refused only when required."""
     query = query or ""
     if required and not query.strip():
-        raise InvalidQuery("Type something to search for (the query is empty)." + (f" {empty}" if empty else ""))
+        raise InvalidQuery("Type something to search for (the query is empty).")
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidQuery(f"The query is {len(query)} characters long; shorten it to at most {MAX_QUERY_CHARS}.")
     return query

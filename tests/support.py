@@ -1,8 +1,11 @@
 """Helpers the slow tests share: a real `skmemory serve` that has finished embedding, and headless Chromium."""
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+import numpy as np
 import pytest
 
 SKMEMORY = [sys.executable, "-m", "webapp.cli"]
@@ -184,20 +188,14 @@ class WordEmbedder:
     def load(self) -> bool:
         return True
 
-    def _word(self, word: str):
-        import hashlib
-
-        import numpy as np
-
+    @staticmethod
+    @functools.lru_cache(maxsize=None)
+    def _word(word: str) -> np.ndarray:
         seed = int.from_bytes(hashlib.sha256(word.encode()).digest()[:8], "little")
-        vector = np.random.default_rng(seed).standard_normal(self.dimension).astype(np.float32)
+        vector = np.random.default_rng(seed).standard_normal(WordEmbedder.dimension).astype(np.float32)
         return vector / np.linalg.norm(vector)
 
-    def embed(self, texts: list[str], batch_size: int = 32):
-        import re
-
-        import numpy as np
-
+    def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for i, text in enumerate(texts):
             for word in re.findall(r"\w+", text.lower()):

@@ -335,14 +335,10 @@ def search(ctx: click.Context, query: str, mode: str, project: str | None, all_p
 
 def _bold_matches(text: str, highlights: list[list[int]], limit: int) -> str:
     """The snippet cut to limit characters with its matches in bold (plain text when not a terminal)."""
-    out, last = [], 0
-    for start, end in sorted(highlights or []):
-        if start < last or start >= limit:
-            continue
-        out += [text[last:start], click.style(text[start:min(end, limit)], bold=True)]
-        last = min(end, limit)
-    out.append(text[last:limit])
-    return "".join(out)
+    from .highlights import pieces
+
+    return "".join(click.style(piece, bold=True) if marked else piece
+                   for piece, marked in pieces(text, highlights, limit))
 
 
 def _print_results(response: dict) -> None:

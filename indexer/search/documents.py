@@ -65,7 +65,7 @@ def get_document(index: ProjectIndex, document_id: str) -> dict:
             if path[:depth] not in seen:
                 seen.add(path[:depth])
                 outline.append({"heading": path[depth - 1], "level": depth, "line": section["lines"][0]})
-    docs, resolver = project_links(index)
+    docs, row_of, resolver = project_links(index)
     links = index.sql("SELECT target, kind FROM links WHERE document_id = ? ORDER BY target", (document_id,))
     outgoing = []
     for link in links:
@@ -75,24 +75,25 @@ def get_document(index: ProjectIndex, document_id: str) -> dict:
         outgoing.append({"target": link["target"], "kind": link["kind"], **found})
     info.update({
         "frontmatter": json.loads(r["frontmatter"]), "warnings": json.loads(r["warnings"]),
-        "outline": outline, "links": outgoing, "backlinks": backlinks(index, r, docs, resolver),
+        "outline": outline, "links": outgoing, "backlinks": backlinks(index, r, row_of[document_id], resolver),
         "content": "\n\n".join(c["content"] for c in chunks),
     })
     return info
 
 
-def project_links(index: ProjectIndex) -> tuple[list, LinkResolver]:
-    """The project's documents and the resolver over them, built once per change of the index."""
+def project_links(index: ProjectIndex) -> tuple[list, dict[str, int], LinkResolver]:
+    """The project's documents, each one's row, and the resolver over them, built once per change of the index."""
     def build():
         docs = index.sql("SELECT document_id, rel_path, title FROM documents")
-        return docs, LinkResolver([d["rel_path"] for d in docs], [d["title"] for d in docs])
+        return (docs, {d["document_id"]: i for i, d in enumerate(docs)},
+                LinkResolver([d["rel_path"] for d in docs], [d["title"] for d in docs]))
 
     return index.kept("links", build)
 
 
-def backlinks(index: ProjectIndex, r, docs: list, resolver: LinkResolver) -> list[dict]:
-    """The documents whose links resolve to this one, by the same rules as its own links (search/links.py)."""
-    me = next(i for i, d in enumerate(docs) if d["document_id"] == r["document_id"])
+def backlinks(index: ProjectIndex, r, me: int, resolver: LinkResolver) -> list[dict]:
+    """The documents whose links resolve to this one (row `me` of the resolver), by the same rules as its own links
+    (search/links.py)."""
     # Only a link that mentions the file name or the title can name this document; resolve just those.
     words = {file_stem(r["rel_path"]).lower(), r["title"].strip().lower()} - {""}
     if not words:

@@ -103,34 +103,29 @@ def bm25_leg(index: ProjectIndex, match: str, allowed: set[str] | None) -> list[
     return ranked
 
 
-def vector_leg(index: ProjectIndex, query: str | np.ndarray, allowed: set[str] | None,
-               first_only: bool = False) -> list[tuple[str, str, float]] | None:
-    """Rank the allowed notes by their best chunk's similarity (at least 0.3): (document_id, chunk_id, similarity).
-    With first_only, by their first chunk's (a note-level vector: title and opening). None without embeddings.
-    """
-    if not index.semantic_available:
-        return None
-    try:
-        vector = index.embed_query(query) if isinstance(query, str) else query
-    except EmbeddingsUnavailable:
-        return None
+def vector_legs(index: ProjectIndex, vector: np.ndarray, allowed: set[str] | None,
+                note_leg: bool) -> tuple[list[tuple[str, str, float]], list[tuple[str, str, float]] | None]:
+    """Rank the allowed notes by meaning, from one scan of their chunks (similarity at least 0.3): by their best
+    chunk, and with note_leg also by their first chunk alone (a note-level vector: title and opening).
+    Each leg is [(document_id, chunk_id, similarity)], best first."""
     chunk_ids = chunks_of(index, allowed) if allowed is not None else None
-    if first_only:
-        firsts = [r[0] for r in index.kept("first chunks", lambda: index.sql(
-            "SELECT chunk_id FROM chunks WHERE ordinal = 0 AND embed_state = 'embedded'"))]
-        chunk_ids = firsts if chunk_ids is None else list(set(firsts) & set(chunk_ids))
     hits = index.cache.search(vector, HYBRID_THRESHOLD, None, chunk_ids=chunk_ids)
     if not hits:
-        return []
-    owner = {r[0]: r[1] for r in index.sql("SELECT chunk_id, document_id FROM chunks WHERE chunk_id IN "
-                                           "(SELECT value FROM json_each(?))", [json.dumps([c for c, _ in hits])])}
-    ranked, seen = [], set()
+        return [], [] if note_leg else None
+    owner = {r[0]: (r[1], r[2]) for r in index.sql(
+        "SELECT chunk_id, document_id, ordinal FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?))",
+        [json.dumps([c for c, _ in hits])])}
+    best, first, seen = [], [], set()
     for chunk_id, similarity in hits:  # best first, so a note's first hit is its best chunk
-        doc = owner.get(chunk_id)
-        if doc is not None and doc not in seen:
+        doc, ordinal = owner.get(chunk_id, (None, None))
+        if doc is None:
+            continue
+        if doc not in seen:
             seen.add(doc)
-            ranked.append((doc, chunk_id, similarity))
-    return ranked
+            best.append((doc, chunk_id, similarity))
+        if ordinal == 0:
+            first.append((doc, chunk_id, similarity))
+    return best, first if note_leg else None
 
 
 def _leg_scores(leg: list[tuple], how: str, k: int) -> dict[str, float]:
@@ -292,14 +287,12 @@ def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, l
         return empty
     fts = parse_query(query)
     bm25 = bm25_leg(index, fts.match, allowed)
-    query_vector = None
+    vector, notes = None, None
     if index.semantic_available:
         try:
-            query_vector = index.embed_query(query)
+            vector, notes = vector_legs(index, index.embed_query(query), allowed, note_leg)
         except EmbeddingsUnavailable:
             pass
-    vector = vector_leg(index, query_vector, allowed) if query_vector is not None else None
-    notes = vector_leg(index, query_vector, allowed, first_only=True) if note_leg and vector is not None else None
     if vector and len(bm25) < limit and fts.any_match:
         # Keyword-only (fts) answers keep the strict implicit AND. When meaning already contributes notes
         # without every term, notes holding some of the terms follow those holding all of them in the BM25

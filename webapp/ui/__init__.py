@@ -6,6 +6,7 @@ from htmx_flask import Htmx
 from markupsafe import Markup, escape
 
 from ..assets import static_folder
+from ..highlights import pieces
 
 HTMX_JS = "htmx-2.0.4.min.js"
 # The pages load nothing but their own files: no CDN, no remote images, no inline script.
@@ -30,14 +31,8 @@ def similarity_percent(result: dict) -> int:
 
 def marked(text: str, highlights: list[list[int]] | None) -> Markup:
     """A snippet as HTML: the text escaped, each highlighted span (character offsets) wrapped in <mark>."""
-    out, last = [], 0
-    for start, end in sorted(highlights or []):
-        if start < last:  # overlapping spans: the first one wins
-            continue
-        out += [escape(text[last:start]), Markup("<mark>"), escape(text[start:end]), Markup("</mark>")]
-        last = end
-    out.append(escape(text[last:]))
-    return Markup("").join(out)
+    return Markup("").join(Markup("<mark>%s</mark>") % piece if marked else escape(piece)
+                           for piece, marked in pieces(text, highlights))
 
 
 def add_security_headers(response):
