@@ -148,12 +148,20 @@ class Engine:
     # --- search ---------------------------------------------------------------------------------------------
 
     def search(self, query: str, mode: str = "hybrid", project: str | None = None, scope: str = "project",
-               tags_all: list[str] | None = None, tags_any: list[str] | None = None, limit: int = 20) -> dict:
-        """Run one search in one project, or in all of them with scope='all'."""
+               tags_all: list[str] | None = None, tags_any: list[str] | None = None, limit: int = 20,
+               explain: bool = False, explain_document: str | None = None) -> dict:
+        """Run one search in one project, or in all of them with scope='all'.
+
+        explain=True adds to each result why it ranked; explain_document=ID (one project) says where that
+        document ranked in each leg, or which filter, threshold or limit kept it out.
+        """
         indexes = self._scope_indexes(project, scope)
         if scope == "all":
-            return modes.search_all(indexes, query, mode, limit, tags_all, tags_any)
-        return modes.search(indexes[0], query, mode, limit, tags_all, tags_any)
+            if explain_document:
+                raise InvalidQuery("explain_document looks inside one project; give its project instead of "
+                                   "searching all of them.")
+            return modes.search_all(indexes, query, mode, limit, tags_all, tags_any, explain)
+        return modes.search(indexes[0], query, mode, limit, tags_all, tags_any, explain, explain_document)
 
     def memory_search(self, mode: str, query, project: str | None = None) -> dict:
         """Locate documents by frontmatter fields, 1-3 keywords or cross-reference (spec 002), e.g. ("xref", "DEC-42")."""
@@ -173,10 +181,13 @@ class Engine:
             return self._reranker
 
     def vault_search(self, query: str, filters: dict | None = None, limit: int = 20, snippet_tokens: int = 30,
-                     include_leading_callout: bool = False, project: str | None = None) -> dict:
-        """Find notes by text (BM25 and meaning, fused) narrowed by metadata filters (spec 001)."""
+                     include_leading_callout: bool = False, project: str | None = None, explain: bool = False,
+                     explain_document: str | None = None) -> dict:
+        """Find notes by text (BM25 and meaning, fused) narrowed by metadata filters (spec 001); explain and
+        explain_document as for search."""
         index = self.index(project)
-        return vault_search(index, query, filters, limit, snippet_tokens, include_leading_callout, self.reranker)
+        return vault_search(index, query, filters, limit, snippet_tokens, include_leading_callout, self.reranker,
+                            explain=explain, explain_document=explain_document)
 
     def search_by_tag(self, tags: list[str] | str, match: str = "all", filters: dict | None = None,
                       limit: int = 20, project: str | None = None) -> dict:

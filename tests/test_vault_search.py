@@ -201,6 +201,16 @@ def test_a_note_found_by_both_legs_outranks_one_leg(engine):
     assert scores[0] > 1 / 61  # both legs: more than one leg's first place can give
 
 
+def test_a_note_with_only_some_of_the_words_still_shows_where_they_are(engine):
+    # No note holds all three words, so the BM25 leg takes notes holding some of them; each must show its words.
+    response = engine.vault_search("sow tomatoes promoted", limit=10)
+    by_path = {r["path"]: r for r in response["results"]}
+    assert {"Projects/Garden.md", "Journal/2026-06-01.md"} <= set(by_path)
+    assert {"sow", "tomatoes"} <= {w.lower() for w in highlighted(by_path["Projects/Garden.md"])}
+    assert "promoted" in highlighted(by_path["Journal/2026-06-01.md"])
+    assert all(r["snippet"] for r in response["results"])
+
+
 def test_no_match_is_an_empty_result(word_engine):
     assert word_engine.vault_search("xqzvwk") == {"results": [], "total": 0, "search_mode": "fts", "reranked": False}
     none = word_engine.vault_search("tomatoes", filters={"type": "no-such-type"})

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ..errors import EmbeddingsUnavailable, InvalidQuery
 from ..limits import check_number, check_query
-from .hybrid import hybrid_search
+from .explain import Trace, annotate, explain_document, ordinal, tag_reason
+from .hybrid import KEYWORD_POOL, hybrid_search
 from .index import ProjectIndex
 from .keyword import keyword_search, parse_terms
 from .results import envelope, query_words, result_rows
@@ -21,12 +22,13 @@ def check_request(query: str, mode: str, limit: int) -> None:
     check_query(query)
 
 
-def run_mode(index: ProjectIndex, query: str, mode: str, limit: int, tags_all=None, tags_any=None,
-             fallback: bool = False) -> tuple[list[dict], bool]:
+def run_mode(index: ProjectIndex, query: str, mode: str, limit: int | None, tags_all=None, tags_any=None,
+             fallback: bool = False, trace: Trace | None = None) -> tuple[list[dict], bool]:
     """Search one project in one mode; return (results, semantic_available).
 
     Tags, when given, filter every mode. With fallback=True a semantic mode without a model answers with
-    keyword search instead of raising (cross-project search uses this per project).
+    keyword search instead of raising (cross-project search uses this per project). A trace records what each
+    leg found (for explain); limit None ranks everything (for explain_document).
     """
     docs = documents_with_tags(index, tags_all, tags_any)
     if mode == "tag":
@@ -41,43 +43,96 @@ def run_mode(index: ProjectIndex, query: str, mode: str, limit: int, tags_all=No
         return [], index.semantic_available
     chunk_ids = chunks_of(index, docs) if docs is not None else None
     terms = parse_terms(query) if mode in ("keyword", "hybrid") else query_words(query)
+    if trace is not None:
+        trace.terms = terms
     if mode == "keyword":
-        return result_rows(index, keyword_search(index, query, limit, docs), terms), index.semantic_available
+        return result_rows(index, _keyword(index, query, limit, docs, trace), terms), index.semantic_available
     if mode == "hybrid":
-        scored, available = hybrid_search(index, query, limit, docs, chunk_ids)
+        scored, available = hybrid_search(index, query, limit, docs, chunk_ids, trace)
         return result_rows(index, scored, parse_terms(query)), available
     if not index.semantic_available:
         if fallback:
-            return result_rows(index, keyword_search(index, query, limit, docs), parse_terms(query)), False
+            if trace is not None:
+                trace.semantic_error = f"the embedding model is unavailable ({index.embedder.error})"
+            return result_rows(index, _keyword(index, query, limit, docs, trace), parse_terms(query)), False
         raise EmbeddingsUnavailable(
             f"Semantic search needs the embedding model, which is unavailable: {index.embedder.error}. "
             "Use keyword or hybrid search, or fix the model (SKMEMORY_MODEL)."
         )
     if mode == "semantic":
-        scored = semantic_search(index, query, limit, chunk_ids=chunk_ids)
+        scored = semantic_search(index, query, limit, chunk_ids=chunk_ids, trace=trace)
     else:
-        scored = recency_search(index, query, limit, chunk_ids=chunk_ids)
+        scored = recency_search(index, query, limit, chunk_ids=chunk_ids, trace=trace)
     return result_rows(index, scored, terms), True
 
 
-def search(index: ProjectIndex, query: str, mode: str = "hybrid", limit: int = 20, tags_all=None, tags_any=None) -> dict:
-    """Search one project; the response every surface renders."""
+def _keyword(index: ProjectIndex, query: str, limit: int | None, docs, trace: Trace | None):
+    scored = keyword_search(index, query, KEYWORD_POOL if limit is None else limit, docs)
+    if trace is not None:
+        trace.keyword, trace.ranked = [cid for cid, _, _ in scored], scored
+    return scored
+
+
+def search(index: ProjectIndex, query: str, mode: str = "hybrid", limit: int = 20, tags_all=None, tags_any=None,
+           explain: bool = False, explain_document: str | None = None) -> dict:
+    """Search one project; the response every surface renders.
+
+    explain adds to each result why it ranked (explain.py); explain_document=ID says where that document ranked
+    in each leg, or which filter, threshold or limit kept it out.
+    """
     check_request(query, mode, limit)
-    results, available = run_mode(index, query, mode, limit, tags_all, tags_any)
-    return envelope(results, mode, query, available, limit, project=index.name)
+    trace = Trace(mode) if explain else None
+    results, available = run_mode(index, query, mode, limit, tags_all, tags_any, trace=trace)
+    if explain:
+        annotate(trace, results)
+    extra = {}
+    if explain_document:
+        extra["explain_document"] = document_report(index, query, mode, limit, tags_all, tags_any,
+                                                    str(explain_document), results)
+    return envelope(results, mode, query, available, limit, project=index.name, **extra)
+
+
+def document_report(index: ProjectIndex, query: str, mode: str, limit: int, tags_all, tags_any, document_id: str,
+                    results: list[dict]) -> dict:
+    """Run the same search again without a limit and say where one document ranked, or what kept it out."""
+    tag_filter = (tags_all, tags_any) if documents_with_tags(index, tags_all, tags_any) is not None else None
+    if mode == "tag" or not (query or "").strip():
+        return _tag_report(index, document_id, tags_all, tags_any, limit, results)
+    full = Trace(mode)
+    run_mode(index, query, mode, None, tags_all, tags_any, fallback=True, trace=full)
+    return explain_document(index, full, document_id, limit, full, tag_filter)
+
+
+def _tag_report(index: ProjectIndex, document_id: str, tags_all, tags_any, limit: int, results: list[dict]) -> dict:
+    everything = tag_search(index, tags_all, tags_any, 10**9)
+    place = next((i for i, r in enumerate(everything, start=1) if r["document_id"] == document_id), None)
+    if place is None:
+        reason = tag_reason(index, document_id, tags_all, tags_any) or "it is not in this project"
+        return {"document_id": document_id, "found": False, "rank": None, "returned": False, "legs": {},
+                "removed_by": "tags", "verdict": reason[0].upper() + reason[1:] + "."}
+    returned = any(r["document_id"] == document_id for r in results)
+    return {"document_id": document_id, "found": True, "rank": place, "returned": returned, "legs": {},
+            "verdict": f"It has the tags and came {ordinal(place)} of {len(everything)}, newest first"
+                       + ("." if returned else f": past the limit of {limit}, so it was not returned.")}
 
 
 def search_all(indexes: list[ProjectIndex], query: str, mode: str = "hybrid", limit: int = 20,
-               tags_all=None, tags_any=None) -> dict:
+               tags_all=None, tags_any=None, explain: bool = False) -> dict:
     """Search every project, merge by score; a project without a model answers by keyword for itself only."""
     check_request(query, mode, limit)
     merged: list[dict] = []
     unavailable: list[str] = []
     for index in indexes:
-        results, available = run_mode(index, query, mode, limit, tags_all, tags_any, fallback=True)
+        trace = Trace(mode) if explain else None
+        results, available = run_mode(index, query, mode, limit, tags_all, tags_any, fallback=True, trace=trace)
+        if explain:
+            annotate(trace, results)
         if not available and mode != "tag":
             unavailable.append(index.name)
         merged += results
     merged.sort(key=lambda r: -r["similarity"])
+    for place, r in enumerate(merged[:limit], start=1):
+        if explain:
+            r["explain"]["rank"] = place
     return envelope(merged[:limit], mode, query, not unavailable, limit, scope="all",
                     projects=[i.name for i in indexes], keyword_only_projects=unavailable)

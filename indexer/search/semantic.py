@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 
+from .explain import Trace
 from .index import ProjectIndex
 
 DIRECT_THRESHOLD = 0.5  # minimum similarity for semantic search on its own
@@ -15,10 +16,14 @@ RECENCY_WEIGHT = 0.2
 
 
 def semantic_search(index: ProjectIndex, query: str, limit: int = 20, min_similarity: float = DIRECT_THRESHOLD,
-                    chunk_ids: list[str] | None = None, query_vector: np.ndarray | None = None) -> list[tuple[str, float, str]]:
+                    chunk_ids: list[str] | None = None, query_vector: np.ndarray | None = None,
+                    trace: Trace | None = None) -> list[tuple[str, float, str]]:
     """Rank chunks by cosine similarity to the query; raises EmbeddingsUnavailable rather than falling back."""
     vector = index.embed_query(query) if query_vector is None else query_vector
     hits = index.cache.search(vector, min_similarity, limit, chunk_ids=chunk_ids)
+    if trace is not None:
+        trace.semantic, trace.threshold, trace.vector = hits, min_similarity, vector
+        trace.ranked = [(cid, sim, "semantic") for cid, sim in hits]
     return [(cid, sim, "semantic") for cid, sim in hits]
 
 
@@ -31,9 +36,13 @@ def recency_score(similarity: float, age_days: float, half_life_days: float = RE
 
 def recency_search(index: ProjectIndex, query: str, limit: int = 20, min_similarity: float = DIRECT_THRESHOLD,
                    half_life_days: float = RECENCY_HALF_LIFE_DAYS, weight: float = RECENCY_WEIGHT,
-                   chunk_ids: list[str] | None = None, now: float | None = None) -> list[tuple[str, float, str]]:
+                   chunk_ids: list[str] | None = None, now: float | None = None,
+                   trace: Trace | None = None) -> list[tuple[str, float, str]]:
     """Semantic search re-ranked by recency: of two chunks equally similar, the more recently changed wins."""
-    hits = index.cache.search(index.embed_query(query), min_similarity, None, chunk_ids=chunk_ids)
+    vector = index.embed_query(query)
+    hits = index.cache.search(vector, min_similarity, None, chunk_ids=chunk_ids)
+    if trace is not None:
+        trace.semantic, trace.threshold, trace.vector = hits, min_similarity, vector
     if not hits:
         return []
     modified = _modified_of(index, [cid for cid, _ in hits])
@@ -43,6 +52,11 @@ def recency_search(index: ProjectIndex, query: str, limit: int = 20, min_similar
         for cid, sim in hits
     ]
     scored.sort(key=lambda s: -s[1])
+    if trace is not None:
+        trace.ranked = scored
+        for cid, sim in hits:
+            age = max((now - modified.get(cid, now)) / 86400.0, 0.0)
+            trace.recency[cid] = (sim, age, math.pow(0.5, age / half_life_days) if half_life_days > 0 else 0.0)
     return scored[:limit]
 
 

@@ -27,6 +27,7 @@ from ..limits import MAX_SNIPPET_TOKENS, check_number, check_query
 from .filters import allowed_documents, check_filters, created_day
 from .fts_query import parse_query
 from .index import ProjectIndex
+from .explain import VaultTrace, fusion_rule, matched_words, vault_explain, vault_explain_document
 from .rerank import RERANK_CANDIDATES, Reranker, blend
 from .results import iso, marked_text, query_words, snippet
 from .semantic import HYBRID_THRESHOLD
@@ -170,7 +171,8 @@ def fuse(bm25: list[tuple], vector: list[tuple], k: int = RRF_K, how: str = DEFA
                                                  c.bm25_rank or never, c.document_id))
 
 
-def _rerank(index: ProjectIndex, query: str, fused: list[Candidate], reranker: Reranker) -> bool:
+def _rerank(index: ProjectIndex, query: str, fused: list[Candidate], reranker: Reranker,
+            trace: VaultTrace | None = None) -> bool:
     """Reorder fused in place by the position-aware blend; return whether the reranker ran."""
     head = fused[:RERANK_CANDIDATES]
     texts = _best_chunk_texts(index, head)
@@ -184,6 +186,8 @@ def _rerank(index: ProjectIndex, query: str, fused: list[Candidate], reranker: R
         return False
     if len(probabilities) != len(head):
         return False
+    if trace is not None:
+        trace.rerank = {c.document_id: p for c, p in zip(head, probabilities)}
     blended = blend(probabilities + [None] * (len(fused) - len(head)))
     for c, score in zip(fused, blended):
         c.score = score
@@ -274,23 +278,29 @@ def note_results(index: ProjectIndex, document_ids: list[str], include_leading_c
 
 def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, limit: int = 20,
                  snippet_tokens: int = 30, include_leading_callout: bool = False,
-                 reranker: Reranker | None = None, fusion: str = DEFAULT_FUSION, note_leg: bool = DEFAULT_NOTE_LEG) -> dict:
+                 reranker: Reranker | None = None, fusion: str = DEFAULT_FUSION, note_leg: bool = DEFAULT_NOTE_LEG,
+                 explain: bool = False, explain_document: str | None = None) -> dict:
     """Search one project's notes by text and metadata; the response every surface renders.
 
     fusion and note_leg choose how the legs are merged (see fuse); the defaults are the product's, the others are
-    there for tests/bench to compare on real data.
+    there for tests/bench to compare on real data. explain adds to each result why it ranked; explain_document=ID
+    says where that note ranked in each leg, or which filter, threshold or limit kept it out (explain.py).
     """
     query = check_request(query, limit, snippet_tokens)
-    allowed = allowed_documents(index, check_filters(filters))
+    filters = check_filters(filters)
+    allowed = allowed_documents(index, filters)
+    fts = parse_query(query)
+    trace = VaultTrace(fusion, fts.words, {}, 0, {}) if (explain or explain_document) else None
     empty = {"results": [], "total": 0, "search_mode": "fts", "reranked": False}
     if allowed is not None and not allowed:
-        return empty
-    fts = parse_query(query)
+        return _with_report(empty, index, trace, explain_document, limit, filters, allowed, fts.match)
     bm25 = bm25_leg(index, fts.match, allowed)
-    vector, notes = None, None
+    strict = len(bm25)
+    vector, notes, query_vector = None, None, None
     if index.semantic_available:
         try:
-            vector, notes = vector_legs(index, index.embed_query(query), allowed, note_leg)
+            query_vector = index.embed_query(query)
+            vector, notes = vector_legs(index, query_vector, allowed, note_leg)
         except EmbeddingsUnavailable:
             pass
     if vector and len(bm25) < limit and fts.any_match:
@@ -305,12 +315,15 @@ def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, l
         bm25 += some
     fused = fuse(bm25, vector or [], how=fusion, notes=notes)
     mode = "hybrid" if vector else "fts"
+    if trace is not None:
+        _record(trace, index, bm25, strict, vector, notes, fused, query_vector)
     if not fused:
-        return {**empty, "search_mode": mode}
-    reranked = bool(reranker is not None and reranker.available and _rerank(index, query, fused, reranker))
+        return _with_report({**empty, "search_mode": mode}, index, trace, explain_document, limit, filters, allowed,
+                            fts.match)
+    reranked = bool(reranker is not None and reranker.available and _rerank(index, query, fused, reranker, trace))
     top = fused[:limit]
     notes = note_results(index, [c.document_id for c in top], include_leading_callout)
-    vector_texts = _best_chunk_texts(index, [c for c in top if c.bm25_rowid is None])
+    texts = _best_chunk_texts(index, top)
     # Notes found only by meaning are highlighted by substring: skip words too short or common to mean anything.
     words = [w for w in fts.words or query_words(query) if len(w) > 2 and w not in COMMON_WORDS]
     results = []
@@ -319,12 +332,42 @@ def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, l
         if result is None:  # deleted between ranking and fetching
             continue
         text = None
-        if c.bm25_rowid is not None:
-            text = fts_snippet(index, fts.match, c.bm25_rowid, snippet_tokens)
+        if c.bm25_rowid is not None:  # a note with only some of the words does not match the strict expression
+            text = (fts_snippet(index, fts.match, c.bm25_rowid, snippet_tokens)
+                    or (fts_snippet(index, fts.any_match, c.bm25_rowid, snippet_tokens) if fts.any_match else None))
         if text is None:
-            text = snippet(vector_texts.get(c.document_id, ""), words, snippet_tokens * CHARS_PER_TOKEN)
+            text = snippet(texts.get(c.document_id, ""), words, snippet_tokens * CHARS_PER_TOKEN)
         result = {"path": result["path"], "title": result["title"], "snippet": text["snippet"],
                   "score": round(c.score, 6), "highlights": text["highlights"],
                   **{k: v for k, v in result.items() if k not in ("path", "title")}}
+        if explain:
+            shown = [text["snippet"][a:b].lower() for a, b in text["highlights"]]
+            result["explain"] = vault_explain(trace, c, fusion_rule(trace, c.document_id, RRF_K, MAX_MIN_BONUS, WEIGHTS),
+                                              list(dict.fromkeys(shown)) or matched_words(words, text["snippet"]))
         results.append(result)
-    return {"results": results, "total": len(fused), "search_mode": mode, "reranked": reranked}
+    answer = {"results": results, "total": len(fused), "search_mode": mode, "reranked": reranked}
+    return _with_report(answer, index, trace, explain_document, limit, filters, allowed, fts.match)
+
+
+def _record(trace: VaultTrace, index: ProjectIndex, bm25, strict, vector, notes, fused, query_vector) -> None:
+    """Keep what the legs found and what each gave every note, before the reranker reorders anything."""
+    trace.legs = {"bm25": bm25}
+    if vector is not None:
+        trace.legs["meaning"] = vector
+        if notes is not None:
+            trace.legs["first_chunk"] = notes
+    else:
+        trace.semantic_error = f"the embedding model is unavailable ({index.embedder.error})"
+    trace.strict = strict
+    trace.contributions = {leg: _leg_scores(hits, trace.fusion, RRF_K) for leg, hits in trace.legs.items()}
+    trace.fused = fused
+    trace.fused_rank = {c.document_id: rank for rank, c in enumerate(fused, start=1)}
+    trace.vector = query_vector
+
+
+def _with_report(answer: dict, index: ProjectIndex, trace: VaultTrace | None, document_id: str | None, limit: int,
+                 filters: dict, allowed: set[str] | None, match: str) -> dict:
+    if document_id:
+        answer["explain_document"] = vault_explain_document(index, trace, str(document_id), limit, filters, allowed,
+                                                            match)
+    return answer

@@ -1,0 +1,401 @@
+"""Why each result ranked: the legs that found it, its rank and raw score in each, the fused score and its terms.
+
+A search asked to explain keeps what each of its legs found in a Trace while it ranks; the functions here turn
+the trace into each result's `explain` and, for one named document, into `explain_document`: where the document
+ranked in every leg, or which filter, threshold or limit kept it out. Nothing here changes an order: the trace
+is read after the ranking is done.
+
+Every leg is described the same way: {"found": bool, "rank": 1-based place among the documents that leg found
+(None when it did not find it), its raw score, and "why" (a sentence) when it did not}.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .filters import allowed_documents
+from .fts_query import parse_query
+from .index import ProjectIndex
+from .tags import normalise
+
+ORDINAL_SUFFIX = {1: "st", 2: "nd", 3: "rd"}
+
+
+@dataclass
+class Trace:
+    """What one search's legs found, in their own order, recorded while it ranks."""
+
+    mode: str
+    terms: list[str] = field(default_factory=list)
+    keyword: list[str] | None = None  # chunk ids in the keyword leg's order (hybrid and keyword)
+    partial: dict[str, int] = field(default_factory=dict)  # hybrid: chunks holding some of the words, by BM25 rank
+    semantic: list[tuple[str, float]] | None = None  # (chunk id, similarity) at or above the threshold, best first
+    threshold: float | None = None
+    semantic_error: str | None = None  # why the semantic leg did not run
+    vector: np.ndarray | None = None
+    ranked: list[tuple[str, float, str]] = field(default_factory=list)  # the merged order, before the limit
+    recency: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # chunk: (similarity, age days, freshness)
+
+
+def ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else ORDINAL_SUFFIX.get(n % 10, 'th')}"
+
+
+def matched_words(terms: list[str], *texts: str | None) -> list[str]:
+    """The query terms that occur (case-insensitive substring, as keyword search matches) in any of texts; single
+    letters, which occur almost everywhere, are left out."""
+    haystack = "\n".join(t.lower() for t in texts if t)
+    return [t for t in terms if len(t) > 1 and t in haystack]
+
+
+def _document_ranks(chunk_ids: list[str], document_of: dict[str, str]) -> dict[str, tuple[int, str]]:
+    """Each document's 1-based rank among the documents of an ordered chunk list, with its best chunk."""
+    out: dict[str, tuple[int, str]] = {}
+    for cid in chunk_ids:
+        doc = document_of.get(cid)
+        if doc is not None and doc not in out:
+            out[doc] = (len(out) + 1, cid)
+    return out
+
+
+def _documents_of(index: ProjectIndex, chunk_ids) -> dict[str, str]:
+    return {r[0]: r[1] for r in index.sql_in("SELECT chunk_id, document_id FROM chunks WHERE chunk_id IN ({ids})",
+                                             list(dict.fromkeys(chunk_ids)))}
+
+
+# --- spec-000 modes: hybrid, keyword, semantic, recency, tag ----------------------------------------------------
+
+def _chunk_ranks(chunk_ids: list[str]) -> dict[str, int]:
+    return {cid: rank for rank, cid in enumerate(chunk_ids, start=1)}
+
+
+def _rule(search_type: str, similarity: float | None, trace: Trace, recency=None) -> str:
+    if search_type == "hybrid":
+        return f"found by both legs: 1 + similarity = 1 + {similarity:.4f}"
+    if search_type == "keyword":
+        return "found by the keyword leg alone: 1.0 (title matches first, then chunks holding more of the words)"
+    if search_type == "recency" and recency:
+        sim, age, fresh = recency
+        return (f"recency: 0.8 × similarity {sim:.4f} + 0.2 × freshness {fresh:.4f} "
+                f"(changed {age:.0f} days ago, half-life 30 days)")
+    if search_type == "tag":
+        return "tag match: 1.0, newest first"
+    return f"found by meaning alone: its similarity {similarity:.4f} (at least {trace.threshold})"
+
+
+def annotate(trace: Trace, results: list[dict]) -> None:
+    """Give each spec-000 result its `explain`: the legs that found its chunk, their ranks and scores, the rule."""
+    keyword_rank = _chunk_ranks(trace.keyword or [])
+    semantic = {cid: (rank, sim) for rank, (cid, sim) in enumerate(trace.semantic or [], start=1)}
+    for place, r in enumerate(results, start=1):
+        cid = r["chunk_id"]
+        words = matched_words(trace.terms, r.get("content"), r.get("document_title"), r.get("relative_path"))
+        legs = {}
+        if trace.keyword is not None:
+            if cid in keyword_rank:
+                legs["keyword"] = {"found": True, "rank": keyword_rank[cid], "score": 1.0,
+                                   "title": matched_words(trace.terms, r.get("document_title"))}
+            elif cid in trace.partial:
+                legs["keyword"] = {"found": True, "rank": None, "bm25_rank": trace.partial[cid], "score": None,
+                                   "partial": True, "why": f"holds {len(words)} of the {len(trace.terms)} words; "
+                                                           f"{ordinal(trace.partial[cid])} by BM25 among such chunks"}
+            else:
+                missing = [t for t in trace.terms if t not in words and len(t) > 1]
+                legs["keyword"] = {"found": False, "rank": None, "score": None,
+                                   "why": f"its text, title and path lack {_quoted(missing)}" if missing
+                                   else "not among the keyword leg's chunks"}
+        if trace.semantic is not None or trace.semantic_error:
+            if cid in semantic:
+                legs["semantic"] = {"found": True, "rank": semantic[cid][0], "similarity": round(semantic[cid][1], 4),
+                                    "threshold": trace.threshold}
+            else:
+                legs["semantic"] = {"found": False, "rank": None, "similarity": None, "threshold": trace.threshold,
+                                    "why": trace.semantic_error or f"similarity under {trace.threshold}"}
+        sim = semantic[cid][1] if cid in semantic else None
+        r["explain"] = {"mode": trace.mode, "rank": place, "search_type": r["search_type"], "score": r["similarity"],
+                        "legs": legs, "rule": _rule(r["search_type"], sim, trace, trace.recency.get(cid)),
+                        "matched_words": words}
+
+
+def _quoted(words: list[str]) -> str:
+    return ", ".join(f"'{w}'" for w in words)
+
+
+def _document_row(index: ProjectIndex, document_id: str):
+    rows = index.sql("SELECT document_id, title, rel_path, frontmatter FROM documents WHERE document_id = ?",
+                     [document_id])
+    return rows[0] if rows else None
+
+
+def _unknown(index: ProjectIndex, document_id: str) -> dict:
+    return {"document_id": document_id, "found": False, "rank": None, "returned": False, "legs": {},
+            "verdict": f"There is no document '{document_id}' in project '{index.name}'; "
+                       "copy a document_id from a result or from /api/documents."}
+
+
+def _document_chunks(index: ProjectIndex, document_id: str) -> list[tuple[str, int, str, str]]:
+    """(chunk_id, ordinal, content) of a document's chunks."""
+    return [(r[0], r[1], r[2]) for r in index.sql(
+        "SELECT chunk_id, ordinal, content FROM chunks WHERE document_id = ? ORDER BY ordinal", [document_id])]
+
+
+def best_similarity(index: ProjectIndex, vector, chunk_ids: list[str]) -> tuple[str | None, float | None]:
+    """The document chunk most similar to the query vector, and its similarity."""
+    if vector is None or not chunk_ids:
+        return None, None
+    ids, sims = index.cache.similarities(vector, chunk_ids)
+    if not ids:
+        return None, None
+    i = int(np.argmax(sims))
+    return ids[i], float(sims[i])
+
+
+def tag_reason(index: ProjectIndex, document_id: str, tags_all, tags_any) -> str | None:
+    """Why the tag filter leaves a document out (None when it lets it in)."""
+    have = [r[0] for r in index.sql("SELECT tag FROM tags WHERE document_id = ? ORDER BY tag", [document_id])]
+
+    def has(tag: str) -> bool:
+        return any(t == tag or t.startswith(tag + "/") for t in have)
+
+    lacking = [t for t in normalise(tags_all) if not has(t)]
+    wanted_any = normalise(tags_any)
+    tags = f"its tags are {', '.join('#' + t for t in have)}" if have else "it has no tags"
+    if lacking:
+        return f"removed by the tag filter: it lacks {', '.join('#' + t for t in lacking)} ({tags})"
+    if wanted_any and not any(has(t) for t in wanted_any):
+        return f"removed by the tag filter: it has none of {', '.join('#' + t for t in wanted_any)} ({tags})"
+    return None
+
+
+def explain_document(index: ProjectIndex, trace: Trace, document_id: str, limit: int,
+                     full: Trace, tag_filter: tuple | None = None) -> dict:
+    """Where one document ranked in each leg of a spec-000 search, or what kept it out.
+
+    `full` is the same search's trace without a limit (the caller reran it so), so a document past the limit
+    still gets its place.
+    """
+    row = _document_row(index, document_id)
+    if row is None:
+        return _unknown(index, document_id)
+    out = {"document_id": document_id, "title": row["title"], "relative_path": row["rel_path"]}
+    if tag_filter is not None:
+        reason = tag_reason(index, document_id, *tag_filter)
+        if reason:
+            return {**out, "found": False, "rank": None, "returned": False, "legs": {}, "removed_by": "tags",
+                    "verdict": reason[0].upper() + reason[1:] + "."}
+    chunks = _document_chunks(index, document_id)
+    if not chunks:
+        return {**out, "found": False, "rank": None, "returned": False, "legs": {},
+                "verdict": "It has no indexed text (an empty file, or one whose text could not be extracted)."}
+    document_of = {cid: document_id for cid, _, _ in chunks}
+    others = _documents_of(index, [cid for cid, _, _ in full.ranked] + (full.keyword or []) +
+                           [cid for cid, _ in (full.semantic or [])])
+    others.update(document_of)
+    legs = {}
+    if full.keyword is not None:
+        ranks = _document_ranks(full.keyword, others)
+        if document_id in ranks:
+            legs["keyword"] = {"found": True, "rank": ranks[document_id][0], "score": 1.0}
+        else:
+            title_path = f"{row['title']}\n{row['rel_path']}"
+            present = [t for t in trace.terms if any(t in (c + "\n" + title_path).lower() for _, _, c in chunks)]
+            missing = [t for t in trace.terms if t not in present]
+            partial = [cid for cid, _, _ in chunks if cid in full.partial]
+            legs["keyword"] = {"found": False, "rank": None, "score": None,
+                               "why": (f"no chunk holds every word: {_quoted(missing)} "
+                                       f"{'is' if len(missing) == 1 else 'are'} missing from the document") if missing
+                               else "no single chunk holds every word together (they are spread over chunks)"}
+            if partial:
+                legs["keyword"]["partial"] = True
+                legs["keyword"]["bm25_rank"] = min(full.partial[c] for c in partial)
+    if full.semantic is not None or full.semantic_error:
+        ranks = _document_ranks([cid for cid, _ in full.semantic or []], others)
+        if document_id in ranks:
+            rank, cid = ranks[document_id]
+            sim = dict(full.semantic)[cid]
+            legs["semantic"] = {"found": True, "rank": rank, "similarity": round(sim, 4), "threshold": full.threshold}
+        else:
+            _, sim = best_similarity(index, full.vector, list(document_of))
+            legs["semantic"] = {"found": False, "rank": None, "threshold": full.threshold,
+                                "similarity": None if sim is None else round(sim, 4),
+                                "why": full.semantic_error or (
+                                    "its chunks wait for embeddings" if sim is None else
+                                    f"its best chunk's similarity {sim:.4f} is under the threshold {full.threshold}")}
+    ranks = _document_ranks([cid for cid, _, _ in full.ranked], others)
+    if document_id not in ranks:
+        return {**out, "found": False, "rank": None, "returned": False, "legs": legs,
+                "verdict": "No leg found it; see each leg's why."}
+    rank, cid = ranks[document_id]
+    score, search_type = next((s, t) for c, s, t in full.ranked if c == cid)
+    returned = any(c in document_of for c, _, _ in full.ranked[:limit])
+    place = next(i for i, (c, _, _) in enumerate(full.ranked, start=1) if c == cid)
+    verdict = (f"Its best chunk ranked {ordinal(place)} of {len(full.ranked)} (as {search_type}, score "
+               f"{score:.4f}); the document came {ordinal(rank)}")
+    verdict += "." if returned else f": past the limit of {limit} results, so it was not returned."
+    return {**out, "found": True, "rank": rank, "chunk_rank": place, "returned": returned, "chunk_id": cid,
+            "search_type": search_type, "score": round(score, 4), "legs": legs, "verdict": verdict}
+
+
+# --- vault_search ------------------------------------------------------------------------------------------------
+
+LEG_NAMES = ("bm25", "meaning", "first_chunk")
+
+
+@dataclass
+class VaultTrace:
+    """vault_search's legs as it fused them: [(document_id, chunk, raw score)] best first, per leg."""
+
+    fusion: str
+    words: list[str]
+    legs: dict[str, list[tuple]]
+    strict: int  # how many of the BM25 leg's notes hold every word (the rest hold some)
+    contributions: dict[str, dict[str, float]]  # leg: document: its normalised score (or 1/(k + rank) for RRF)
+    fused: list = field(default_factory=list)  # the Candidates, best first, before the limit
+    fused_rank: dict[str, int] = field(default_factory=dict)  # before the reranker
+    rerank: dict[str, float] = field(default_factory=dict)  # document: cross-encoder probability
+    vector: np.ndarray | None = None
+    semantic_error: str | None = None
+
+
+def _leg_entry(trace: VaultTrace, leg: str, document_id: str) -> dict | None:
+    for rank, hit in enumerate(trace.legs.get(leg) or [], start=1):
+        if hit[0] == document_id:
+            key = "score" if leg == "bm25" else "similarity"
+            entry = {"found": True, "rank": rank, key: round(float(hit[2]), 4),
+                     "contribution": round(trace.contributions[leg].get(document_id, 0.0), 6)}
+            if leg == "bm25":
+                entry["matched"] = "every word" if rank <= trace.strict else "some of the words"
+            return entry
+    return None
+
+
+def fusion_rule(trace: VaultTrace, document_id: str, k: int, bonus: float, weights: dict) -> str:
+    """The fused score written out with this note's numbers."""
+    legs = [leg for leg in LEG_NAMES if leg in trace.contributions]
+    parts = [(leg, trace.contributions[leg].get(document_id, 0.0)) for leg in legs]
+    if trace.fusion == "rrf":
+        terms = [f"1/({k} + {_rank_in(trace, leg, document_id)})" for leg, p in parts if p]
+        return f"reciprocal rank fusion: {' + '.join(terms) or '0'} = {sum(p for _, p in parts):.6f}"
+    if trace.fusion == "max_min":
+        ordered = sorted(parts, key=lambda p: -p[1])
+        rest = [p for _, p in ordered[1:]]
+        mean = sum(rest) / max(len(rest), 1)
+        return (f"best leg {ordered[0][1]:.4f} ({ordered[0][0]}) + {bonus} × mean of the others "
+                f"({', '.join(f'{p:.4f}' for p in rest)}) = {ordered[0][1] + bonus * mean:.4f}; "
+                "each leg's score is divided by that leg's best")
+    w = weights[len(parts)]
+    return (f"weighted sum: {' + '.join(f'{wi} × {p:.4f} ({leg})' for wi, (leg, p) in zip(w, parts))} = "
+            f"{sum(wi * p for wi, (_, p) in zip(w, parts)):.4f}")
+
+
+def _rank_in(trace: VaultTrace, leg: str, document_id: str) -> int | None:
+    return next((rank for rank, hit in enumerate(trace.legs.get(leg) or [], start=1) if hit[0] == document_id), None)
+
+
+def vault_explain(trace: VaultTrace, candidate, rule: str, matched: list[str]) -> dict:
+    """One vault_search result's `explain`."""
+    legs = {}
+    for leg in _legs_of(trace):
+        legs[leg] = _leg_entry(trace, leg, candidate.document_id) or {
+            "found": False, "rank": None,
+            "why": trace.semantic_error if leg != "bm25" and trace.semantic_error else _not_found(leg)}
+    out = {"fusion": trace.fusion, "fused_rank": trace.fused_rank.get(candidate.document_id),
+           "legs": legs, "score": round(candidate.score, 6), "rule": rule, "matched_words": matched}
+    if candidate.document_id in trace.rerank:
+        out["reranked"] = {"probability": round(trace.rerank[candidate.document_id], 4),
+                           "rule": "w(r) × 1/r + (1 - w(r)) × probability; w = 0.75 to rank 3, 0.60 to 10, else 0.40"}
+    return out
+
+
+def _legs_of(trace: VaultTrace) -> list[str]:
+    """The legs this search ran, and the meaning leg when the model kept it from running (to say so)."""
+    return [leg for leg in LEG_NAMES if leg in trace.legs or (leg == "meaning" and trace.semantic_error)]
+
+
+def _not_found(leg: str) -> str:
+    return {"bm25": "no chunk holds the words", "meaning": "no chunk reaches similarity 0.3",
+            "first_chunk": "its first chunk does not reach similarity 0.3"}[leg]
+
+
+def filter_reasons(index: ProjectIndex, filters: dict, document_id: str) -> list[str]:
+    """Each filter that leaves this document out, as 'filters.<key> = <value>' with what the note has instead."""
+    row = _document_row(index, document_id)
+    reasons = []
+    for key, value in filters.items():
+        allowed = allowed_documents(index, {key: value})
+        if allowed is None or document_id in allowed:
+            continue
+        has = ""
+        if key == "folder":
+            folder = row["rel_path"].rsplit("/", 1)[0] if "/" in row["rel_path"] else ""
+            has = f"; the note is in '{folder}'" if folder else "; the note is at the top of the project"
+        elif key == "tags":
+            reason = tag_reason(index, document_id, value, None)
+            has = "; " + reason.split(": ", 1)[1] if reason else ""
+        elif key in ("type", "properties", "created"):
+            meta = json.loads(row["frontmatter"] or "{}")
+            field_names = {"type": ["type"], "created": ["created"], "properties": list(value)}[key]
+            shown = {f: meta.get(f) for f in field_names}
+            has = f"; its frontmatter has {json.dumps(shown, default=str)}"
+        reasons.append(f"filters.{key} = {json.dumps(value, default=str)} leaves it out{has}")
+    return reasons
+
+
+def vault_explain_document(index: ProjectIndex, trace: VaultTrace | None, document_id: str, limit: int,
+                           filters: dict, allowed: set[str] | None, fts_match: str) -> dict:
+    """Where one note ranked in each vault_search leg, or which filter, threshold or limit kept it out."""
+    row = _document_row(index, document_id)
+    if row is None:
+        return _unknown(index, document_id)
+    out = {"document_id": document_id, "title": row["title"], "path": row["rel_path"]}
+    if allowed is not None and document_id not in allowed:
+        reasons = filter_reasons(index, filters, document_id)
+        return {**out, "found": False, "rank": None, "returned": False, "legs": {}, "removed_by": reasons,
+                "verdict": "Removed by the filters before any leg ran: " + "; ".join(reasons) + "."}
+    chunks = _document_chunks(index, document_id)
+    legs = {}
+    for leg in _legs_of(trace) if trace is not None else ():
+        entry = _leg_entry(trace, leg, document_id)
+        if entry is None:
+            entry = {"found": False, "rank": None}
+            if leg == "bm25":
+                entry["why"] = _bm25_why(index, trace.words, fts_match, document_id)
+            elif trace.semantic_error:
+                entry["why"] = trace.semantic_error
+            else:
+                ids = [cid for cid, ordinal, _ in chunks if leg == "meaning" or ordinal == 0]
+                _, sim = best_similarity(index, trace.vector, ids)
+                entry["similarity"] = None if sim is None else round(sim, 4)
+                what = "its best chunk's" if leg == "meaning" else "its first chunk's"
+                entry["why"] = ("its chunks wait for embeddings" if sim is None
+                                else f"{what} similarity {sim:.4f} is under 0.3")
+        legs[leg] = entry
+    place = next((i for i, c in enumerate(trace.fused if trace else [], start=1) if c.document_id == document_id), None)
+    if place is None:
+        return {**out, "found": False, "rank": None, "returned": False, "legs": legs,
+                "verdict": "No leg found it; see each leg's why."}
+    score = trace.fused[place - 1].score
+    returned = place <= limit
+    verdict = f"It ranked {ordinal(place)} of {len(trace.fused)} notes (score {score:.4f})"
+    verdict += "." if returned else f": past the limit of {limit}, so it was not returned."
+    return {**out, "found": True, "rank": place, "fused_rank": trace.fused_rank.get(document_id), "returned": returned,
+            "score": round(score, 6), "legs": legs, "verdict": verdict}
+
+
+def _bm25_why(index: ProjectIndex, words: list[str], match: str, document_id: str) -> str:
+    if not match:
+        return "the query has no words to match"
+    missing = []
+    for word in words:
+        q = parse_query(word).match
+        if q and not index.sql("SELECT 1 FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid "
+                               "WHERE chunks_bm25 MATCH ? AND c.document_id = ? LIMIT 1", [q, document_id]):
+            missing.append(word)
+    if missing and len(missing) == len(words):
+        return f"none of its chunks holds any of the words ({_quoted(missing)})"
+    if missing:
+        return (f"no chunk holds every word: {_quoted(missing)} {'is' if len(missing) == 1 else 'are'} missing; "
+                "notes with some of the words only join the leg when meaning found fewer notes than the limit")
+    return "no single chunk holds every word together (they are spread over chunks)"
