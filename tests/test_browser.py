@@ -99,6 +99,29 @@ def test_each_toggle_changes_the_results(page):
     expect(page.locator("#tag-chips .chip")).to_have_count(0)
 
 
+def test_the_why_popover_shows_the_numbers_the_api_gives(page):
+    page.goto("/search?q=tmux")
+    first = page.locator("#results .result").first
+    expect(first.locator(".result-title")).to_have_text("tmux cheatsheet")
+    first.locator(".why-toggle").click()
+    pop = first.locator(".why-pop")
+    expect(pop).to_be_visible()
+    api = page.evaluate("async () => (await fetch('/api/search?q=tmux&explain=true&limit=30')).json()")
+    why = api["results"][0]["explain"]
+    assert api["results"][0]["document_title"] == "tmux cheatsheet"
+    for name in ("keyword", "semantic"):
+        row = pop.locator(f"tr[data-leg={name}]")
+        leg = why["legs"][name]
+        expect(row.locator(".why-rank")).to_have_text(str(leg["rank"]))
+        expect(row.locator(".why-score")).to_have_text(f"{leg.get('similarity') or leg['score']:.4f}")
+    expect(pop.locator(".why-total")).to_have_text(f"{why['score']:.4f}")
+    expect(pop.locator(".why-rule")).to_contain_text(why["rule"])
+    expect(pop.locator(".why-words")).to_have_text("Matched: tmux")
+    shot(page, "why-popover")
+    first.locator(".why-toggle").click()
+    expect(pop).to_be_hidden()
+
+
 def test_all_projects_scope_names_the_project(page):
     page.goto("/search?q=semantic+search")
     page.check("input[name=scope][value=all]")

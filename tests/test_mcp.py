@@ -109,6 +109,14 @@ def test_every_tool_answers_what_the_json_api_answers(live, tmp_path):
             hybrid = check_matches_api(await s.call_tool("hybrid_search", {"query": "garden", "limit": 5}),
                                        api(port, "/api/search", q="garden", mode="hybrid", limit=5))
             assert hybrid["results"][0]["relative_path"] == "Projects/Garden plan.md"
+            why = check_matches_api(
+                await s.call_tool("hybrid_search", {"query": "garden", "limit": 3, "explain": True,
+                                                    "explain_document": hybrid["results"][0]["document_id"]}),
+                api(port, "/api/search", q="garden", mode="hybrid", limit=3, explain="true",
+                    explain_document=hybrid["results"][0]["document_id"]))
+            legs = why["results"][0]["explain"]["legs"]
+            assert legs["keyword"]["rank"] == 1 and legs["semantic"]["found"]
+            assert why["explain_document"]["rank"] == 1 and why["explain_document"]["returned"]
             meaning = "baking bread at home"
             semantic = check_matches_api(await s.call_tool("semantic_search", {"query": meaning}),
                                          api(port, "/api/search", q=meaning, mode="semantic", limit=10))
@@ -129,6 +137,9 @@ def test_every_tool_answers_what_the_json_api_answers(live, tmp_path):
                     "include_leading_callout": True}
             vault = check_matches_api(await s.call_tool("vault_search", body), api(port, "/api/vault_search", body))
             assert vault["results"][0]["path"] == "Projects/Sourdough.md"
+            told = check_matches_api(await s.call_tool("vault_search", {**body, "explain": True}),
+                                     api(port, "/api/vault_search", {**body, "explain": True}))
+            assert told["results"][0]["explain"]["legs"]["bm25"]["rank"] == 1
             check_matches_api(await s.call_tool("vault_search_by_tag", {"tags": ["project"], "match": "any"}),
                               api(port, "/api/vault_search/by_tag", {"tags": ["project"], "match": "any"}))
             folder = check_matches_api(await s.call_tool("vault_search_by_folder", {"folder": "Projects"}),

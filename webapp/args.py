@@ -17,6 +17,19 @@ def int_arg(name: str, default: int, low: int = 1, high: int = MAX_LIMIT) -> int
     return parse_number(name, request.args.get(name), default, low, high)
 
 
+def bool_arg(name: str, default: bool = False) -> bool:
+    """A yes/no query parameter: true/false, 1/0, yes/no; anything else is refused with a sentence naming it."""
+    raw = request.args.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise InvalidQuery(f"{name} must be true or false, not '{raw[:40]}'.")
+
+
 def list_arg(name: str) -> list[str]:
     """A repeated query parameter; comma-separated values are split too."""
     values = []

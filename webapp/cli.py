@@ -314,23 +314,30 @@ def serve(ctx: click.Context, port: int, demo: bool) -> None:
 @click.option("--tag", "tags_all", multiple=True, help="Only documents with this tag (repeat: all of them).")
 @click.option("--any-tag", "tags_any", multiple=True, help="Only documents with one of these tags.")
 @click.option("--limit", type=click.IntRange(1, 100), default=10, show_default=True)
+@click.option("--explain", is_flag=True, help="Say why each result ranked: each leg's rank and score, the rule.")
+@click.option("--explain-document", metavar="DOCUMENT_ID",
+              help="Say where this document ranked in each leg, or what kept it out of the results.")
 @click.option("--json", "as_json", is_flag=True, help="Print the API's JSON response unchanged.")
 @click.option("--port", type=int, envvar="SKMEMORY_PORT",
               help="Where to look for a running server when the data folder records none (env SKMEMORY_PORT).")
 @click.pass_context
 def search(ctx: click.Context, query: str, mode: str, project: str | None, all_projects: bool, tags_all: tuple,
-           tags_any: tuple, limit: int, as_json: bool, port: int | None) -> None:
+           tags_any: tuple, limit: int, explain: bool, explain_document: str | None, as_json: bool,
+           port: int | None) -> None:
     """Search your projects; asks the running server when there is one, else opens the index itself.
 
-    Example: skmemory search "keep a server running after logout" --mode semantic
+    Example: skmemory search "keep a server running after logout" --mode semantic --explain
     """
     response = _engine(ctx, port).search(query, mode=mode, project=project or None,
                                          scope="all" if all_projects else "project", tags_all=list(tags_all),
-                                         tags_any=list(tags_any), limit=limit)
+                                         tags_any=list(tags_any), limit=limit, explain=explain,
+                                         explain_document=explain_document)
     if as_json:
         click.echo(json.dumps(response, indent=2, ensure_ascii=False))
         return
     _print_results(response)
+    if "explain_document" in response:
+        _print_document_report(response["explain_document"])
 
 
 def _bold_matches(text: str, highlights: list[list[int]], limit: int) -> str:
@@ -351,6 +358,34 @@ def _print_results(response: dict) -> None:
         where = f"{r['project']}:" if response.get("scope") == "all" else ""
         click.echo(f"[{r['search_type']} {score}] {r['document_title']}  ({where}{r['relative_path']})")
         click.echo(f"    {_bold_matches(r['snippet'], r.get('highlights', []), 160)}")
+        if "explain" in r:
+            click.echo(f"    why: {_why(r['explain'])}")
+
+
+def _leg_line(name: str, leg: dict) -> str:
+    if not leg.get("found"):
+        return f"{name}: not found ({leg.get('why', '')})"
+    if leg.get("partial"):
+        return f"{name}: some of the words, BM25 {leg['bm25_rank']}"
+    numbers = [f"#{leg['rank']}"] if leg.get("rank") else []
+    numbers += [f"{key} {leg[key]}" for key in ("similarity", "score") if leg.get(key) is not None]
+    return f"{name} {' '.join(numbers)}"
+
+
+def _why(explain: dict) -> str:
+    """One line per result: each leg's rank and score, then the rule that made its score."""
+    parts = [_leg_line(name, leg) for name, leg in explain.get("legs", {}).items()]
+    parts.append(explain.get("rule", ""))
+    if explain.get("matched_words"):
+        parts.append("words: " + ", ".join(explain["matched_words"]))
+    return " · ".join(p for p in parts if p)
+
+
+def _print_document_report(report: dict) -> None:
+    click.echo("")
+    click.echo(f"{report.get('title') or report['document_id']}: {report['verdict']}")
+    for name, leg in report.get("legs", {}).items():
+        click.echo(f"    {_leg_line(name, leg)}")
 
 
 @cli.command("mcp")

@@ -130,9 +130,15 @@ class ServerClient:
         return self.get("/api/status")
 
     def search(self, query: str, mode: str = "hybrid", project: str | None = None, scope: str = "project",
-               tags_all: list[str] | None = None, tags_any: list[str] | None = None, limit: int = 20) -> dict:
-        return self.get("/api/search", {"q": query, "mode": mode, "project": project, "scope": scope,
-                                        "tags_all": tags_all or [], "tags_any": tags_any or [], "limit": limit})
+               tags_all: list[str] | None = None, tags_any: list[str] | None = None, limit: int = 20,
+               explain: bool = False, explain_document: str | None = None) -> dict:
+        params = {"q": query, "mode": mode, "project": project, "scope": scope, "tags_all": tags_all or [],
+                  "tags_any": tags_any or [], "limit": limit}
+        if explain:
+            params["explain"] = "true"
+        if explain_document:
+            params["explain_document"] = explain_document
+        return self.get("/api/search", params)
 
     # --- HTTP ---------------------------------------------------------------------------------------------------
 

@@ -11,6 +11,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 HIGHLIGHTS = "Where the matches are in snippet: [start, end) character offsets, end exclusive."
+EXPLAIN = ("With explain=true: why it ranked. legs: each leg's {found, rank (1-based), raw score or similarity, why "
+           "when not found}; score and rule: the fused score written out; matched_words.")
+EXPLAIN_DOCUMENT = ("With explain_document=ID: where that document ranked in each leg, its final rank and whether it "
+                    "was returned, or which filter, threshold or limit kept it out (verdict: one sentence).")
 
 
 class Shape(BaseModel):
@@ -40,6 +44,7 @@ class SearchResult(Shape):
     chunk_lines: list[int] | None = Field(None, description="First and last line of the whole chunk (content) in the file.")
     snippet: str = Field(description="A plain-text excerpt of the chunk around the first match.")
     highlights: list[list[int]] = Field([], description=HIGHLIGHTS)
+    explain: dict[str, Any] | None = Field(None, description=EXPLAIN)
 
 
 class SearchResponse(Shape):
@@ -55,6 +60,7 @@ class SearchResponse(Shape):
     scope: str | None = Field(None, description="'all' for a search across every project.")
     projects: list[str] | None = Field(None, description="Every project searched (scope 'all').")
     keyword_only_projects: list[str] | None = Field(None, description="Projects that fell back to keyword search.")
+    explain_document: dict[str, Any] | None = Field(None, description=EXPLAIN_DOCUMENT)
 
 
 # --- spec 001: vault_search and the metadata listings --------------------------------------------------------
@@ -84,6 +90,7 @@ class VaultNote(Shape):
     document_id: str
     project: str
     leading_callout: LeadingCallout | None = None
+    explain: dict[str, Any] | None = Field(None, description=EXPLAIN)
 
 
 class VaultResponse(Shape):
@@ -93,6 +100,7 @@ class VaultResponse(Shape):
     total: int = Field(description="How many notes matched before the limit.")
     search_mode: str | None = Field(None, description="vault_search only: 'hybrid', or 'fts' without embeddings.")
     reranked: bool | None = Field(None, description="vault_search only: true when the cross-encoder reordered.")
+    explain_document: dict[str, Any] | None = Field(None, description=EXPLAIN_DOCUMENT)
 
 
 # --- spec 002: memory search ---------------------------------------------------------------------------------

@@ -28,6 +28,10 @@ Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS,
 Project = Annotated[str | None, Field(description="Project name; default: the first project. An unknown name "
                                                   "answers with the list of known projects.")]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Most results to return.")]
+Explain = Annotated[bool, Field(description="Add to each result why it ranked: each leg's rank and score, the "
+                                           "fused score's terms, the matched words.")]
+ExplainDocument = Annotated[str | None, Field(description="A document_id: say where it ranked in each leg, or which "
+                                                          "filter, threshold or limit kept it out.")]
 TagList = Annotated[list[str], Field(description="Tags without '#'; a parent tag matches its sub-tags "
                                                  "('project' matches 'project/garden').")]
 
@@ -73,9 +77,14 @@ def register(server: MCPServer, link: ServerLink) -> None:
     """Add every SK Memory tool to server; each asks the SK Memory server through link."""
 
     def search(query: str, mode: str, project: str | None, tags_all: list[str], tags_any: list[str], limit: int,
-               scope: str = "project") -> CallToolResult:
-        return _answer(link.call("GET", "/api/search", {"q": query, "mode": mode, "project": project, "scope": scope,
-                                                        "tags_all": tags_all, "tags_any": tags_any, "limit": limit}))
+               scope: str = "project", explain: bool = False, explain_document: str | None = None) -> CallToolResult:
+        params = {"q": query, "mode": mode, "project": project, "scope": scope, "tags_all": tags_all,
+                  "tags_any": tags_any, "limit": limit}
+        if explain:
+            params["explain"] = "true"
+        if explain_document:
+            params["explain_document"] = explain_document
+        return _answer(link.call("GET", "/api/search", params))
 
     def vault(path: str, **body: Any) -> CallToolResult:
         return _answer(link.call("POST", path, {k: v for k, v in body.items() if v is not None}))
@@ -88,7 +97,8 @@ def register(server: MCPServer, link: ServerLink) -> None:
 
     @tool
     def hybrid_search(query: Query, project: Project = None, tags_all: TagList = [], tags_any: TagList = [],
-                      limit: Limit = 10) -> Annotated[CallToolResult, SearchResponse]:
+                      limit: Limit = 10, explain: Explain = False,
+                      explain_document: ExplainDocument = None) -> Annotated[CallToolResult, SearchResponse]:
         """Search one project's notes by meaning and by exact words at once; the recommended default.
 
         Chunks found both ways are marked hybrid and rank first; falls back to keyword search when the embedding
@@ -97,14 +107,17 @@ def register(server: MCPServer, link: ServerLink) -> None:
         narrow results to tagged documents.
         Prefer semantic_search for pure meaning, tag_search to list by tags alone, search_all_projects to search
         every project, vault_search for metadata filters (folder, type, dates, properties).
+        explain=true says why each result ranked; explain_document=ID why a document you expected is missing.
         Example: hybrid_search(query="how do I keep a process running after logout", limit=5)
         """
-        return search(query, "hybrid", project, tags_all, tags_any, limit)
+        return search(query, "hybrid", project, tags_all, tags_any, limit, explain=explain,
+                      explain_document=explain_document)
 
     @tool
     def semantic_search(query: Query, project: Project = None, tags_all: TagList = [], tags_any: TagList = [],
                         limit: Limit = 10, recency: Annotated[bool, Field(
                             description="Blend similarity with how recently each document changed.")] = False,
+                        explain: Explain = False, explain_document: ExplainDocument = None,
                         ) -> Annotated[CallToolResult, SearchResponse]:
         """Search one project by meaning only, with the local embedding model (similarity 0-1, at least 0.5).
 
@@ -113,7 +126,8 @@ def register(server: MCPServer, link: ServerLink) -> None:
         similar similarity. Prefer hybrid_search when exact words matter.
         Example: semantic_search(query="career aspirations", recency=true)
         """
-        return search(query, "recency" if recency else "semantic", project, tags_all, tags_any, limit)
+        return search(query, "recency" if recency else "semantic", project, tags_all, tags_any, limit,
+                      explain=explain, explain_document=explain_document)
 
     @tool
     def tag_search(tags_all: TagList = [], tags_any: TagList = [], project: Project = None,
@@ -131,14 +145,14 @@ def register(server: MCPServer, link: ServerLink) -> None:
                                 description="hybrid (default), semantic, recency (semantic weighted to recent "
                                             "changes) or keyword (exact words).")] = "hybrid",
                             tags_all: TagList = [], tags_any: TagList = [],
-                            limit: Limit = 10) -> Annotated[CallToolResult, SearchResponse]:
+                            limit: Limit = 10, explain: Explain = False) -> Annotated[CallToolResult, SearchResponse]:
         """Search every project at once and merge the results by score; each result names its project.
 
         A project without embeddings answers by keyword for itself only (keyword_only_projects lists them).
         Prefer hybrid_search when you know which project holds the answer.
         Example: search_all_projects(query="sourdough starter", mode="keyword")
         """
-        return search(query, mode, None, tags_all, tags_any, limit, scope="all")
+        return search(query, mode, None, tags_all, tags_any, limit, scope="all", explain=explain)
 
     # --- spec 001 ------------------------------------------------------------------------------------------------
 
@@ -148,7 +162,8 @@ def register(server: MCPServer, link: ServerLink) -> None:
                                                           description="Snippet length in tokens.")] = 30,
                      include_leading_callout: Annotated[bool, Field(
                          description="Add each note's leading callout ({type, title, body}) when it has one.")] = False,
-                     project: Project = None) -> Annotated[CallToolResult, VaultResponse]:
+                     project: Project = None, explain: Explain = False,
+                     explain_document: ExplainDocument = None) -> Annotated[CallToolResult, VaultResponse]:
         """Find notes by text (BM25 keywords and meaning, fused) narrowed by metadata filters.
 
         The primary discovery tool for content questions with constraints: search by text, narrow by metadata.
@@ -156,11 +171,14 @@ def register(server: MCPServer, link: ServerLink) -> None:
         as adjacent words. Filters: folder prefix, tags (all), type, related (all), properties, created and
         modified {before, on, after} as YYYY-MM-DD. One result per note: path, title, snippet, score, tags,
         folder, type, kind, created, modified, bytes; search_mode is 'hybrid' or 'fts' (keywords only).
+        explain=true says why each note ranked (each leg's rank and score, the fusion written out);
+        explain_document=ID says where a note ranked in each leg, or which filter, threshold or limit removed it.
         Prefer vault_search_by_tag / _by_folder / _by_property / vault_recent_notes when there is no text query.
         Example: vault_search(query="decision", filters={"folder": "Work", "modified": {"after": "2026-06-30"}})
         """
         return vault("/api/vault_search", query=query, filters=_filters(filters), limit=limit,
-                     snippet_tokens=snippet_tokens, include_leading_callout=include_leading_callout, project=project)
+                     snippet_tokens=snippet_tokens, include_leading_callout=include_leading_callout, project=project,
+                     explain=explain or None, explain_document=explain_document)
 
     @tool
     def vault_search_by_tag(tags: Annotated[list[str], Field(min_length=1, description="Tags without '#'; a parent "

@@ -66,7 +66,7 @@ def run_search(form: SearchRequest) -> dict | None:
     if not form.ready:
         return None
     return get_engine().search("" if form.mode == "tag" else form.q, mode=form.mode, project=form.project or None,
-                               scope=form.scope, limit=RESULT_LIMIT, **form.tag_filter)
+                               scope=form.scope, limit=RESULT_LIMIT, explain=form.mode != "tag", **form.tag_filter)
 
 
 @bp.get("/")
