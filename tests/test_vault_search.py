@@ -376,6 +376,55 @@ def test_index_follows_title_edits_and_deletes(tmp_path):
         engine.close()
 
 
+def test_a_notes_properties_are_words_its_bm25_leg_finds(tmp_path):
+    """A value that sits only in the frontmatter (or Logseq `key:: value` properties) finds its note, and follows
+    edits; a note whose text holds none of it still needs the property."""
+    engine = build(tmp_path, Embedder(tmp_path / "missing-model"))
+    try:
+        assert paths(engine.vault_search("Grace")) == ["Meetings/2026-07-02 Standup.md"]  # attendees: [Ada, Grace]
+        assert paths(engine.vault_search("vc")) == ["Projects/Vault Cortex.md"]  # aliases: [cortex, vc]
+        logseq = tmp_path / "vault/pages/Flashcards.md"
+        logseq.parent.mkdir()
+        logseq.write_text("description:: spaced repetition for memorising\nicon:: 🃏\n\n- Cards are blocks tagged #card.\n")
+        note = tmp_path / "vault/Meetings/2026-07-02 Standup.md"
+        note.write_text(note.read_text().replace("attendees: [Ada, Grace]", "attendees: [Ada, Linus]"))
+        engine.reindex("notes")
+        assert paths(engine.vault_search("spaced repetition")) == ["pages/Flashcards.md"]
+        assert engine.vault_search("Grace")["results"] == []
+        assert paths(engine.vault_search("Linus")) == ["Meetings/2026-07-02 Standup.md"]
+        assert paths(engine.vault_search("Linus deploy")) == ["Meetings/2026-07-02 Standup.md"]  # property + text
+    finally:
+        engine.close()
+
+
+def test_an_index_built_before_properties_gets_them_when_it_opens(tmp_path):
+    engine = build(tmp_path, Embedder(tmp_path / "missing-model"))
+    database = engine.writer("notes").store.path
+    engine.close()
+    import sqlite3
+
+    with sqlite3.connect(database) as conn:  # the BM25 table as the previous version left it: no properties column
+        conn.executescript("""
+            DROP TRIGGER chunks_bm25_ai; DROP TRIGGER chunks_bm25_ad; DROP TRIGGER chunks_bm25_au;
+            DROP TRIGGER documents_bm25_au; DROP TABLE chunks_bm25;
+            CREATE VIRTUAL TABLE chunks_bm25 USING fts5(title, heading_path, content, tokenize='porter unicode61 remove_diacritics 2');
+            INSERT INTO chunks_bm25(rowid, title, heading_path, content)
+                SELECT c.rowid, d.title, c.heading_path, c.content FROM chunks c JOIN documents d USING (document_id);
+            DELETE FROM _migrations WHERE name = 'm008_bm25_with_properties';""")
+    home = Home(Settings(home=tmp_path / "home"), embedder=Embedder(tmp_path / "missing-model"))
+    reopened = Engine(home)
+    try:
+        assert paths(reopened.vault_search("Grace")) == ["Meetings/2026-07-02 Standup.md"]
+        assert paths(reopened.vault_search("tomatoes garden"))[0] == "Projects/Garden.md"  # the text is all still there
+        note = tmp_path / "vault/Projects/Garden.md"  # and edits keep the table current
+        note.write_text(note.read_text().replace("tags: [project/garden, outdoors]", "tags: [project/garden, allotment]"))
+        reopened.reindex("notes")
+        assert paths(reopened.vault_search("allotment")) == ["Projects/Garden.md"]
+        assert paths(reopened.vault_search("drip line")) == ["Projects/Garden.md"]
+    finally:
+        reopened.close()
+
+
 # --- reranking ----------------------------------------------------------------------------------------------------
 
 

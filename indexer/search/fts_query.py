@@ -16,6 +16,9 @@ WORD = re.compile(r"[^\W_]+")
 LEXEME = re.compile(r'(?P<phrase>"[^"]*(?:"|$))|(?P<bare>[^\s"]+)')
 OPERATORS = ("AND", "OR", "NOT")
 MAX_TERMS = 32
+# bm25() weights of the chunks_bm25 columns: title, heading path, chunk text, the note's properties (first chunk).
+BM25_WEIGHTS = (4.0, 2.0, 1.0, 1.0)
+BM25_RANK = f"bm25(chunks_bm25, {', '.join(map(str, BM25_WEIGHTS))})"
 
 
 @dataclass(frozen=True)

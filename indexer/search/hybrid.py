@@ -19,7 +19,7 @@ import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 
 from .explain import Trace
-from .fts_query import parse_query
+from .fts_query import BM25_RANK, parse_query
 from .index import ProjectIndex
 from .keyword import keyword_search, parse_terms
 from .semantic import DIRECT_THRESHOLD, HYBRID_THRESHOLD
@@ -42,7 +42,7 @@ def partial_matches(index: ProjectIndex, query: str, limit: int, document_ids: s
         params.append(json.dumps(sorted(document_ids)))
     try:
         rows = index.sql(f"""SELECT c.chunk_id FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid
-                             WHERE chunks_bm25 MATCH ?{clause} ORDER BY bm25(chunks_bm25, 4.0, 2.0, 1.0), f.rowid
+                             WHERE chunks_bm25 MATCH ?{clause} ORDER BY {BM25_RANK}, f.rowid
                              LIMIT ?""", [*params, limit])
     except sqlite3.OperationalError:  # parse_query only emits valid syntax; a partial leg is never worth a failure
         return []

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import EmbeddingsUnavailable, InvalidQuery
 from ..limits import MAX_SNIPPET_TOKENS, check_number, check_query
 from .filters import allowed_documents, check_filters, created_day
-from .fts_query import parse_query
+from .fts_query import BM25_RANK, parse_query
 from .index import ProjectIndex
 from .explain import VaultTrace, fusion_rule, matched_words, vault_explain, vault_explain_document
 from .rerank import RERANK_CANDIDATES, Reranker, blend
@@ -43,7 +43,6 @@ DEFAULT_FUSION = "max_min"
 DEFAULT_NOTE_LEG = True
 MAX_MIN_BONUS = 0.3
 WEIGHTS = {2: (0.5, 0.5), 3: (0.4, 0.3, 0.3)}  # BM25, best chunk by meaning[, first chunk by meaning]
-BM25_WEIGHTS = (4.0, 2.0, 1.0)  # title, heading path, chunk text
 CHARS_PER_TOKEN = 7  # for snippets cut by characters (notes found only by meaning)
 CALLOUT = re.compile(r"^>\s*\[!([^\]\s]+)\][+-]?[ \t]*(.*)$")
 COMMON_WORDS = frozenset("the and for are but not you all any can had her was one our out has how its who why what "
@@ -88,7 +87,7 @@ def bm25_leg(index: ProjectIndex, match: str, allowed: set[str] | None) -> list[
     clause, params = _in_allowed("c.document_id", allowed)
     try:
         rows = index.sql(
-            f"""SELECT c.document_id, f.rowid, bm25(chunks_bm25, {', '.join(map(str, BM25_WEIGHTS))}) AS score
+            f"""SELECT c.document_id, f.rowid, {BM25_RANK} AS score
                 FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid
                 WHERE chunks_bm25 MATCH ?{clause} ORDER BY score, c.document_id, f.rowid""",
             [match, *params],

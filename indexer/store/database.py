@@ -10,7 +10,7 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from .migrations import migrate
+from .migrations import PROPERTY_TEXT, migrate
 
 SQLITE_NAME = "index.sqlite"
 
@@ -255,6 +255,13 @@ class Store:
                          _sections_json(ch.sections), None if ch.keyword_only else reusable.get(ch.content_hash),
                          int(ch.keyword_only), "embedded" if ch.keyword_only else "pending"),
                     )
+            # The note's properties are BM25 words of its first chunk only (migration m008).
+            c.execute("UPDATE chunks_bm25 SET properties = NULL WHERE rowid IN "
+                      "(SELECT rowid FROM chunks WHERE document_id = ?)", (doc.document_id,))
+            if doc.frontmatter:
+                c.execute(f"UPDATE chunks_bm25 SET properties = {PROPERTY_TEXT} WHERE rowid = "
+                          "(SELECT rowid FROM chunks WHERE document_id = ? ORDER BY ordinal LIMIT 1)",
+                          (json.dumps(doc.frontmatter, default=str), doc.document_id))
             c.execute("DELETE FROM tags WHERE document_id = ?", (doc.document_id,))
             c.executemany("INSERT OR IGNORE INTO tags (document_id, tag) VALUES (?, ?)", [(doc.document_id, t) for t in tags])
             c.execute("DELETE FROM links WHERE document_id = ?", (doc.document_id,))

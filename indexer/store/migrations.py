@@ -202,3 +202,47 @@ def m007_packed_chunks_and_fingerprint(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE chunks ADD COLUMN keyword_only INTEGER NOT NULL DEFAULT 0")
     conn.execute("CREATE TABLE index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     conn.execute("CREATE INDEX chunks_content_hash ON chunks(content_hash)")
+
+
+# A note's frontmatter (or Logseq page properties) as words for BM25: its string and number values, arrays
+# included, keys left out. Bound to one JSON document (`?`); used by the migration below and by save_document.
+PROPERTY_TEXT = "(SELECT group_concat(value, ' ') FROM json_tree(?) WHERE type IN ('text', 'integer', 'real'))"
+
+
+@migration
+def m008_bm25_with_properties(conn: sqlite3.Connection) -> None:
+    # vault_search's BM25 leg also reads the note's properties (a `description::`, an `id:`, an author), which the
+    # chunk text does not hold: they sit in a fourth column of each note's first chunk. The table is rebuilt with
+    # that column; its triggers stay as they were, and save_document fills the column for the first chunk.
+    conn.executescript(
+        """
+        DROP TRIGGER IF EXISTS chunks_bm25_ai;
+        DROP TRIGGER IF EXISTS chunks_bm25_ad;
+        DROP TRIGGER IF EXISTS chunks_bm25_au;
+        DROP TRIGGER IF EXISTS documents_bm25_au;
+        DROP TABLE IF EXISTS chunks_bm25;
+        CREATE VIRTUAL TABLE chunks_bm25 USING fts5(title, heading_path, content, properties,
+                                                    tokenize='porter unicode61 remove_diacritics 2');
+        CREATE TRIGGER chunks_bm25_ai AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_bm25(rowid, title, heading_path, content)
+                VALUES (new.rowid, (SELECT title FROM documents WHERE document_id = new.document_id), new.heading_path, new.content);
+        END;
+        CREATE TRIGGER chunks_bm25_ad AFTER DELETE ON chunks BEGIN
+            DELETE FROM chunks_bm25 WHERE rowid = old.rowid;
+        END;
+        CREATE TRIGGER chunks_bm25_au AFTER UPDATE OF content, heading_path ON chunks BEGIN
+            UPDATE chunks_bm25 SET heading_path = new.heading_path, content = new.content WHERE rowid = old.rowid;
+        END;
+        CREATE TRIGGER documents_bm25_au AFTER UPDATE OF title ON documents WHEN old.title IS NOT new.title BEGIN
+            UPDATE chunks_bm25 SET title = new.title
+                WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = new.document_id);
+        END;
+        """
+    )
+    conn.execute(
+        f"""INSERT INTO chunks_bm25(rowid, title, heading_path, content, properties)
+            SELECT c.rowid, d.title, c.heading_path, c.content,
+                   CASE WHEN c.ordinal = (SELECT min(ordinal) FROM chunks WHERE document_id = c.document_id)
+                        THEN {PROPERTY_TEXT.replace('?', 'd.frontmatter')} END
+            FROM chunks c JOIN documents d USING (document_id)"""
+    )
