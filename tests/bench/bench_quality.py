@@ -4,6 +4,7 @@ Run by hand (not part of the test suite):
 
     .venv/bin/python tests/bench/bench_quality.py ../shared/corpora/scifact --home /tmp/skm-scifact
     .venv/bin/python tests/bench/bench_quality.py ../shared/corpora/scifact --home /tmp/skm-scifact --limit-queries 50
+    .venv/bin/python tests/bench/bench_quality.py --questions tests/bench/questions/*.json  # the graded vault sets
 
 Each abstract becomes one note `<_id>.md` (`# title` then the text) in a folder of its own, which is indexed and
 embedded with the real model (SciFact: about 10 minutes on 2 CPU cores). With --home the notes and the index are
@@ -130,10 +131,22 @@ def index_corpus(engine: Engine, home: Home, notes: Path):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("path", type=Path, help="a BEIR dataset folder, e.g. ../shared/corpora/scifact")
+    parser.add_argument("path", type=Path, nargs="?", help="a BEIR dataset folder, e.g. ../shared/corpora/scifact")
     parser.add_argument("--home", type=Path, help="data home to keep (notes and index) and reuse next time")
     parser.add_argument("--limit-queries", type=int, default=0, help="evaluate only the first N test queries")
+    parser.add_argument("--questions", type=Path, nargs="+", default=[],
+                        help="graded question files (tests/bench/questions/*.json): hit@5 and MRR@10 of every mode "
+                             "beside a textbook BM25, as bench_vault_questions.py prints them")
     args = parser.parse_args()
+    if args.questions:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_vault_questions import CORPORA, report
+
+        report(args.questions, CORPORA)
+    if args.path is None:
+        if not args.questions:
+            parser.error("give a BEIR dataset folder, --questions FILE..., or both")
+        return
     for name in ("corpus.jsonl", "queries.test.jsonl", "qrels/test.tsv"):
         if not (args.path / name).is_file():
             parser.error(f"{args.path / name} is missing; give a BEIR dataset folder")

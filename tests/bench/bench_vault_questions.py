@@ -160,10 +160,15 @@ def main() -> None:
     parser.add_argument("--corpora", type=Path, default=CORPORA, help=f"where the corpora are (default {CORPORA})")
     parser.add_argument("--show-misses", action="store_true", help="print each question a mode misses at 5")
     args = parser.parse_args()
+    report(args.questions, args.corpora, args.show_misses)
+
+
+def report(questions: list[Path], corpora: Path, show_misses: bool = False) -> None:
+    """Score every question file and, for more than one, the pooled figures."""
     pooled: dict = {}
-    for path in args.questions:
-        run_set(path, args.corpora, args.show_misses, pooled)
-    if len(args.questions) > 1:
+    for path in questions:
+        run_set(path, corpora, show_misses, pooled)
+    if len(questions) > 1:
         print("all sets pooled:")
         for (kind, name), (hits, reciprocal) in pooled.items():
             print(f"  {kind:12s} {name:14s} hit@5 {statistics.fmean(hits):6.3f}  MRR@10 {statistics.fmean(reciprocal):7.3f}"
