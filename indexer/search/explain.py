@@ -99,7 +99,8 @@ def annotate(trace: Trace, results: list[dict]) -> None:
                                    "title": matched_words(trace.terms, r.get("document_title"))}
             elif cid in trace.partial:
                 legs["keyword"] = {"found": True, "rank": None, "bm25_rank": trace.partial[cid], "score": None,
-                                   "partial": True, "why": f"holds {len(words)} of the {len(trace.terms)} words; "
+                                   "partial": True, "why": f"holds {len(words)} of the "
+                                                           f"{sum(len(t) > 1 for t in trace.terms)} words; "
                                                            f"{ordinal(trace.partial[cid])} by BM25 among such chunks"}
             else:
                 missing = [t for t in trace.terms if t not in words and len(t) > 1]
@@ -113,7 +114,7 @@ def annotate(trace: Trace, results: list[dict]) -> None:
             else:
                 legs["semantic"] = {"found": False, "rank": None, "similarity": None, "threshold": trace.threshold,
                                     "why": trace.semantic_error or f"similarity under {trace.threshold}"}
-        sim = semantic[cid][1] if cid in semantic else None
+        sim = semantic[cid][1] if cid in semantic else r["similarity"]
         r["explain"] = {"mode": trace.mode, "rank": place, "search_type": r["search_type"], "score": r["similarity"],
                         "legs": legs, "rule": _rule(r["search_type"], sim, trace, trace.recency.get(cid)),
                         "matched_words": words}
@@ -135,7 +136,7 @@ def _unknown(index: ProjectIndex, document_id: str) -> dict:
                        "copy a document_id from a result or from /api/documents."}
 
 
-def _document_chunks(index: ProjectIndex, document_id: str) -> list[tuple[str, int, str, str]]:
+def _document_chunks(index: ProjectIndex, document_id: str) -> list[tuple[str, int, str]]:
     """(chunk_id, ordinal, content) of a document's chunks."""
     return [(r[0], r[1], r[2]) for r in index.sql(
         "SELECT chunk_id, ordinal, content FROM chunks WHERE document_id = ? ORDER BY ordinal", [document_id])]
@@ -169,12 +170,12 @@ def tag_reason(index: ProjectIndex, document_id: str, tags_all, tags_any) -> str
     return None
 
 
-def explain_document(index: ProjectIndex, trace: Trace, document_id: str, limit: int,
-                     full: Trace, tag_filter: tuple | None = None) -> dict:
+def explain_document(index: ProjectIndex, full: Trace, document_id: str, limit: int,
+                     tag_filter: tuple | None = None) -> dict:
     """Where one document ranked in each leg of a spec-000 search, or what kept it out.
 
-    `full` is the same search's trace without a limit (the caller reran it so), so a document past the limit
-    still gets its place.
+    `full` is the trace of the search run without a limit (the caller reran it so), so a document past the
+    limit still gets its place; tag_filter is the search's (tags_all, tags_any) when it had one.
     """
     row = _document_row(index, document_id)
     if row is None:
@@ -200,8 +201,8 @@ def explain_document(index: ProjectIndex, trace: Trace, document_id: str, limit:
             legs["keyword"] = {"found": True, "rank": ranks[document_id][0], "score": 1.0}
         else:
             title_path = f"{row['title']}\n{row['rel_path']}"
-            present = [t for t in trace.terms if any(t in (c + "\n" + title_path).lower() for _, _, c in chunks)]
-            missing = [t for t in trace.terms if t not in present]
+            present = [t for t in full.terms if any(t in (c + "\n" + title_path).lower() for _, _, c in chunks)]
+            missing = [t for t in full.terms if t not in present]
             partial = [cid for cid, _, _ in chunks if cid in full.partial]
             legs["keyword"] = {"found": False, "rank": None, "score": None,
                                "why": (f"no chunk holds every word: {_quoted(missing)} "
@@ -397,5 +398,5 @@ def _bm25_why(index: ProjectIndex, words: list[str], match: str, document_id: st
         return f"none of its chunks holds any of the words ({_quoted(missing)})"
     if missing:
         return (f"no chunk holds every word: {_quoted(missing)} {'is' if len(missing) == 1 else 'are'} missing; "
-                "notes with some of the words only join the leg when meaning found fewer notes than the limit")
+                "notes with only some of the words join this leg when fewer notes than the limit hold them all")
     return "no single chunk holds every word together (they are spread over chunks)"

@@ -100,7 +100,7 @@ def document_report(index: ProjectIndex, query: str, mode: str, limit: int, tags
         return _tag_report(index, document_id, tags_all, tags_any, limit, results)
     full = Trace(mode)
     run_mode(index, query, mode, None, tags_all, tags_any, fallback=True, trace=full)
-    return explain_document(index, full, document_id, limit, full, tag_filter)
+    return explain_document(index, full, document_id, limit, tag_filter)
 
 
 def _tag_report(index: ProjectIndex, document_id: str, tags_all, tags_any, limit: int, results: list[dict]) -> dict:
