@@ -520,6 +520,44 @@ def test_a_first_chunk_leg_counts_as_a_third_ranking():
         fuse(BM25_LEG, VECTOR_LEG, how="median")
 
 
+def test_a_leg_that_cannot_see_a_note_does_not_count_against_it():
+    # "a" has no vector (a hub page that only embeds a base, an empty journal, a note waiting to be embedded):
+    # the meaning leg did not miss it, it could not look. It counts as the mean of the legs that can see it.
+    fused = fuse(BM25_LEG, VECTOR_LEG, how="max_min", blind={1: {"a"}})
+    a = next(c for c in fused if c.document_id == "a")
+    assert a.score == pytest.approx(1.3) and a.blind == [False, True] and a.parts == [1.0, 1.0]
+    assert [c.document_id for c in fused][0] == "a"  # it was third (1.0) when the blind leg counted as a 0
+    for how in ("rrf", "weighted"):
+        seen = {c.document_id: c.score for c in fuse(BM25_LEG, VECTOR_LEG, how=how, blind={1: {"a"}})}
+        unseen = {c.document_id: c.score for c in fuse(BM25_LEG, VECTOR_LEG, how=how)}
+        assert seen["a"] > unseen["a"] and seen["b"] == unseen["b"]
+
+
+def test_a_hub_note_without_text_for_the_model_is_found_by_its_title(tmp_path, real_embedder):
+    """kepano's vault has 62 such notes (Books, Movies, People: a title and `![[X.base]]`); a search for the title
+    gave the template first, because the hub could only score on one leg of three."""
+    vault = tmp_path / "vault"
+    (vault / "Templates").mkdir(parents=True)
+    (vault / "Books.md").write_text("![[Books.base]]\n")
+    (vault / "Templates/Book Template.md").write_text(
+        "---\ncategories: ['[[Books]]']\nauthor: []\ngenre: []\n---\nBooks I read: author, genre, pages and my rating.\n")
+    (vault / "Movies.md").write_text("![[Movies.base]]\n")
+    (vault / "Reading log.md").write_text("# Reading log\n\nThree books this month, all of them novels.\n")
+    home = Home(Settings(home=tmp_path / "home"), embedder=real_embedder)
+    home.add_project(vault, "notes")
+    engine = Engine(home)
+    try:
+        engine.embed_pending("notes")
+        answer = engine.vault_search("Books", explain=True)
+        assert answer["search_mode"] == "hybrid"
+        assert paths(answer)[0] == "Books.md"
+        legs = answer["results"][0]["explain"]["legs"]
+        assert legs["meaning"]["blind"] and legs["first_chunk"]["blind"] and "no vector" in legs["meaning"]["why"]
+        assert paths(engine.vault_search("movies"))[0] == "Movies.md"
+    finally:
+        engine.close()
+
+
 def test_every_fusion_keeps_vault_searchs_answer_shape(word_engine):
     index = word_engine.index("notes")
     for fusion in FUSIONS:

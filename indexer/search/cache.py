@@ -34,6 +34,12 @@ class VectorCache:
         self.ensure_loaded()
         return len(self._ids)
 
+    def __contains__(self, chunk_id: str) -> bool:
+        """Whether this chunk has a vector here (semantic search can see it)."""
+        self.ensure_loaded()
+        with self._lock:
+            return chunk_id in self._row
+
     def ensure_loaded(self) -> None:
         """Load every vector from the store on first use."""
         with self._lock:

@@ -252,7 +252,6 @@ class VaultTrace:
     words: list[str]
     legs: dict[str, list[tuple]]
     strict: int  # how many of the BM25 leg's notes hold every word (the rest hold some)
-    contributions: dict[str, dict[str, float]]  # leg: document: its normalised score (or 1/(k + rank) for RRF)
     fused: list = field(default_factory=list)  # the Candidates, best first, before the limit
     fused_rank: dict[str, int] = field(default_factory=dict)  # before the reranker
     rerank: dict[str, float] = field(default_factory=dict)  # document: cross-encoder probability
@@ -260,24 +259,34 @@ class VaultTrace:
     semantic_error: str | None = None
 
 
-def _leg_entry(trace: VaultTrace, leg: str, document_id: str) -> dict | None:
+def _leg_entry(trace: VaultTrace, leg: str, candidate) -> dict:
+    """What one leg says about a fused note: its rank and raw score there, and what it gave the fused score."""
+    i = LEG_NAMES.index(leg)
+    entry: dict = {"found": False, "rank": None}
     for rank, hit in enumerate(trace.legs.get(leg) or [], start=1):
-        if hit[0] == document_id:
-            key = "score" if leg == "bm25" else "similarity"
-            entry = {"found": True, "rank": rank, key: round(float(hit[2]), 4),
-                     "contribution": round(trace.contributions[leg].get(document_id, 0.0), 6)}
+        if hit[0] == candidate.document_id:
+            entry = {"found": True, "rank": rank, "score" if leg == "bm25" else "similarity": round(float(hit[2]), 4)}
             if leg == "bm25":
                 entry["matched"] = "every word" if rank <= trace.strict else "some of the words"
-            return entry
-    return None
+            break
+    if i < len(candidate.parts):
+        entry["contribution"] = round(candidate.parts[i], 6)
+    if i < len(candidate.blind) and candidate.blind[i]:
+        entry["blind"] = True
+        entry["why"] = ("no vector to compare: the note has no text for the model, or it waits to be embedded; "
+                        "the leg counts as the mean of the others")
+    elif not entry["found"]:
+        entry["why"] = trace.semantic_error if leg != "bm25" and trace.semantic_error else _not_found(leg)
+    return entry
 
 
-def fusion_rule(trace: VaultTrace, document_id: str, k: int, bonus: float, weights: dict) -> str:
+def fusion_rule(trace: VaultTrace, candidate, k: int, bonus: float, weights: dict) -> str:
     """The fused score written out with this note's numbers."""
-    legs = [leg for leg in LEG_NAMES if leg in trace.contributions]
-    parts = [(leg, trace.contributions[leg].get(document_id, 0.0)) for leg in legs]
+    legs = [leg for leg in LEG_NAMES if leg in trace.legs]
+    parts = list(zip(legs, candidate.parts))
     if trace.fusion == "rrf":
-        terms = [f"1/({k} + {_rank_in(trace, leg, document_id)})" for leg, p in parts if p]
+        terms = [f"1/({k} + {_rank_in(trace, leg, candidate.document_id)})" if not blind else f"{p:.6f} (mean)"
+                 for (leg, p), blind in zip(parts, candidate.blind) if p]
         return f"reciprocal rank fusion: {' + '.join(terms) or '0'} = {sum(p for _, p in parts):.6f}"
     if trace.fusion == "max_min":
         ordered = sorted(parts, key=lambda p: -p[1])
@@ -297,11 +306,7 @@ def _rank_in(trace: VaultTrace, leg: str, document_id: str) -> int | None:
 
 def vault_explain(trace: VaultTrace, candidate, rule: str, matched: list[str]) -> dict:
     """One vault_search result's `explain`."""
-    legs = {}
-    for leg in _legs_of(trace):
-        legs[leg] = _leg_entry(trace, leg, candidate.document_id) or {
-            "found": False, "rank": None,
-            "why": trace.semantic_error if leg != "bm25" and trace.semantic_error else _not_found(leg)}
+    legs = {leg: _leg_entry(trace, leg, candidate) for leg in _legs_of(trace)}
     out = {"fusion": trace.fusion, "fused_rank": trace.fused_rank.get(candidate.document_id),
            "legs": legs, "score": round(candidate.score, 6), "rule": rule, "matched_words": matched}
     if candidate.document_id in trace.rerank:
@@ -356,11 +361,13 @@ def vault_explain_document(index: ProjectIndex, trace: VaultTrace | None, docume
         return {**out, "found": False, "rank": None, "returned": False, "legs": {}, "removed_by": reasons,
                 "verdict": "Removed by the filters before any leg ran: " + "; ".join(reasons) + "."}
     chunks = _document_chunks(index, document_id)
+    fused = trace.fused if trace is not None else []
+    place = next((i for i, c in enumerate(fused, start=1) if c.document_id == document_id), None)
+    candidate = fused[place - 1] if place else None
     legs = {}
     for leg in _legs_of(trace) if trace is not None else ():
-        entry = _leg_entry(trace, leg, document_id)
-        if entry is None:
-            entry = {"found": False, "rank": None}
+        entry = _leg_entry(trace, leg, candidate) if candidate else {"found": False, "rank": None}
+        if not entry["found"] and not entry.get("blind"):
             if leg == "bm25":
                 entry["why"] = _bm25_why(index, trace.words, fts_match, document_id)
             elif trace.semantic_error:
@@ -370,19 +377,17 @@ def vault_explain_document(index: ProjectIndex, trace: VaultTrace | None, docume
                 _, sim = best_similarity(index, trace.vector, ids)
                 entry["similarity"] = None if sim is None else round(sim, 4)
                 what = "its best chunk's" if leg == "meaning" else "its first chunk's"
-                entry["why"] = ("its chunks wait for embeddings" if sim is None
-                                else f"{what} similarity {sim:.4f} is under 0.3")
+                entry["why"] = ("it has no vector to compare (no text for the model, or it waits to be embedded)"
+                                if sim is None else f"{what} similarity {sim:.4f} is under 0.3")
         legs[leg] = entry
-    place = next((i for i, c in enumerate(trace.fused if trace else [], start=1) if c.document_id == document_id), None)
-    if place is None:
+    if candidate is None:
         return {**out, "found": False, "rank": None, "returned": False, "legs": legs,
                 "verdict": "No leg found it; see each leg's why."}
-    score = trace.fused[place - 1].score
     returned = place <= limit
-    verdict = f"It ranked {ordinal(place)} of {len(trace.fused)} notes (score {score:.4f})"
+    verdict = f"It ranked {ordinal(place)} of {len(fused)} notes (score {candidate.score:.4f})"
     verdict += "." if returned else f": past the limit of {limit}, so it was not returned."
     return {**out, "found": True, "rank": place, "fused_rank": trace.fused_rank.get(document_id), "returned": returned,
-            "score": round(score, 6), "legs": legs, "verdict": verdict}
+            "score": round(candidate.score, 6), "legs": legs, "verdict": verdict}
 
 
 def _bm25_why(index: ProjectIndex, words: list[str], match: str, document_id: str) -> str:

@@ -18,7 +18,7 @@ import json
 import logging
 import re
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,6 +42,7 @@ FUSIONS = ("rrf", "max_min", "weighted")
 DEFAULT_FUSION = "max_min"
 DEFAULT_NOTE_LEG = True
 MAX_MIN_BONUS = 0.3
+BLIND_CHECK = 30  # how far down each leg blind_legs looks for notes without vectors
 WEIGHTS = {2: (0.5, 0.5), 3: (0.4, 0.3, 0.3)}  # BM25, best chunk by meaning[, first chunk by meaning]
 CHARS_PER_TOKEN = 7  # for snippets cut by characters (notes found only by meaning)
 CALLOUT = re.compile(r"^>\s*\[!([^\]\s]+)\][+-]?[ \t]*(.*)$")
@@ -60,6 +61,8 @@ class Candidate:
     vector_rank: int | None = None
     vector_chunk: str | None = None
     score: float = 0.0
+    parts: list[float] = field(default_factory=list)  # what each leg gave it, as combine used them
+    blind: list[bool] = field(default_factory=list)  # per leg: the leg cannot see this note (no vector)
 
 
 def check_request(query, limit, snippet_tokens) -> str:
@@ -136,6 +139,14 @@ def _leg_scores(leg: list[tuple], how: str, k: int) -> dict[str, float]:
     return {hit[0]: max(hit[2], 0.0) / top for hit in leg}
 
 
+def impute(parts: list[float | None]) -> list[float]:
+    """A leg that cannot see a note (None: a meaning leg, for a note without a vector) counts as the mean of
+    the legs that can, so that it neither helps nor hurts the note against notes it can see."""
+    seen = [p for p in parts if p is not None]
+    mean = sum(seen) / len(seen) if seen else 0.0
+    return [mean if p is None else p for p in parts]
+
+
 def combine(parts: list[float], how: str) -> float:
     """One note's fused score from its legs' contributions (0 for a leg that did not find it)."""
     if how == "rrf":
@@ -147,10 +158,11 @@ def combine(parts: list[float], how: str) -> float:
 
 
 def fuse(bm25: list[tuple], vector: list[tuple], k: int = RRF_K, how: str = DEFAULT_FUSION,
-         notes: list[tuple] | None = None) -> list[Candidate]:
+         notes: list[tuple] | None = None, blind: dict[int, set[str]] | None = None) -> list[Candidate]:
     """Merge the legs' rankings of notes (BM25, best chunk by meaning and optionally each note's first chunk),
     best first, by `how`: reciprocal rank fusion ('rrf'), the best normalised leg plus a little of the others
-    ('max_min') or a weighted sum of normalised scores ('weighted')."""
+    ('max_min') or a weighted sum of normalised scores ('weighted'). blind maps a leg's position (1: meaning,
+    2: first chunk) to the notes it cannot see, which it then does not count against (see impute)."""
     if how not in FUSIONS:
         raise ValueError(f"unknown fusion {how!r}; one of {', '.join(FUSIONS)}")
     legs = [bm25, vector] + ([notes] if notes is not None else [])
@@ -164,10 +176,38 @@ def fuse(bm25: list[tuple], vector: list[tuple], k: int = RRF_K, how: str = DEFA
             if c.vector_rank is None or rank < c.vector_rank:
                 c.vector_rank, c.vector_chunk = rank, chunk_id
     for c in found.values():
-        c.score = combine([s.get(c.document_id, 0.0) for s in scores], how)
+        c.blind = [c.document_id in (blind or {}).get(i, ()) for i in range(len(scores))]
+        c.parts = impute([None if unseen else s.get(c.document_id, 0.0) for unseen, s in zip(c.blind, scores)])
+        c.score = combine(c.parts, how)
     never = sum(len(leg) for leg in legs) + 1
     return sorted(found.values(), key=lambda c: (-c.score, min(c.bm25_rank or never, c.vector_rank or never),
                                                  c.bm25_rank or never, c.document_id))
+
+
+def blind_legs(index: ProjectIndex, bm25: list[tuple], vector: list[tuple], notes: list[tuple] | None
+               ) -> dict[int, set[str]]:
+    """The notes near the top of a leg that a meaning leg cannot see: none of their chunks has a vector (no text
+    for the model, or still waiting to be embedded) or, for the first-chunk leg, their first chunk has none.
+
+    Only the first BLIND_CHECK notes of each leg are looked at: a note further down gains too little to reach the
+    results, and looking costs a query per batch of notes (a common word matches thousands)."""
+    by_meaning = {hit[0] for hit in vector}
+    by_first = {hit[0] for hit in notes} if notes is not None else set()
+    near = {hit[0] for hit in bm25[:BLIND_CHECK]} | {hit[0] for hit in vector[:BLIND_CHECK]}
+    unseen = near - by_first if notes is not None else near - by_meaning
+    if not unseen:
+        return {}
+    rows = index.sql_in("SELECT document_id, chunk_id, ordinal FROM chunks WHERE document_id IN ({ids})", unseen)
+    any_vector, first_vector = set(), set()
+    for doc, chunk_id, ordinal in rows:
+        if chunk_id in index.cache:  # the meaning legs search the cache: what it lacks, they cannot see
+            any_vector.add(doc)
+            if ordinal == 0:
+                first_vector.add(doc)
+    blind = {1: unseen - by_meaning - any_vector}
+    if notes is not None:
+        blind[2] = unseen - first_vector
+    return blind
 
 
 def _rerank(index: ProjectIndex, query: str, fused: list[Candidate], reranker: Reranker,
@@ -289,7 +329,7 @@ def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, l
     filters = check_filters(filters)
     allowed = allowed_documents(index, filters)
     fts = parse_query(query)
-    trace = VaultTrace(fusion, fts.words, {}, 0, {}) if (explain or explain_document) else None
+    trace = VaultTrace(fusion, fts.words, {}, 0) if (explain or explain_document) else None
     empty = {"results": [], "total": 0, "search_mode": "fts", "reranked": False}
     if allowed is not None and not allowed:
         return _with_report(empty, index, trace, explain_document, limit, filters, allowed, fts.match)
@@ -312,7 +352,8 @@ def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, l
             floor = min(hit[2] for hit in bm25)
             some = [(doc, rowid, min(score, floor * 0.999)) for doc, rowid, score in some]
         bm25 += some
-    fused = fuse(bm25, vector or [], how=fusion, notes=notes)
+    blind = blind_legs(index, bm25, vector, notes) if vector is not None else {}
+    fused = fuse(bm25, vector or [], how=fusion, notes=notes, blind=blind)
     mode = "hybrid" if vector else "fts"
     if trace is not None:
         _record(trace, index, bm25, strict, vector, notes, fused, query_vector)
@@ -341,7 +382,7 @@ def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, l
                   **{k: v for k, v in result.items() if k not in ("path", "title")}}
         if explain:
             shown = [text["snippet"][a:b].lower() for a, b in text["highlights"]]
-            result["explain"] = vault_explain(trace, c, fusion_rule(trace, c.document_id, RRF_K, MAX_MIN_BONUS, WEIGHTS),
+            result["explain"] = vault_explain(trace, c, fusion_rule(trace, c, RRF_K, MAX_MIN_BONUS, WEIGHTS),
                                               list(dict.fromkeys(shown)) or matched_words(words, text["snippet"]))
         results.append(result)
     answer = {"results": results, "total": len(fused), "search_mode": mode, "reranked": reranked}
@@ -358,7 +399,6 @@ def _record(trace: VaultTrace, index: ProjectIndex, bm25, strict, vector, notes,
     else:
         trace.semantic_error = f"the embedding model is unavailable ({index.embedder.error})"
     trace.strict = strict
-    trace.contributions = {leg: _leg_scores(hits, trace.fusion, RRF_K) for leg, hits in trace.legs.items()}
     trace.fused = fused
     trace.fused_rank = {c.document_id: rank for rank, c in enumerate(fused, start=1)}
     trace.vector = query_vector

@@ -9,7 +9,8 @@ Each file names its corpus (a folder of ../shared/corpora, or --corpora DIR) and
 person asks, in other words than the note uses) and `exact` (a term the note holds verbatim: an id, a name, a
 number), each with the note(s) that answer it. The vault is indexed and embedded in a temporary data home; then
 for every mode the documents are ranked by their best chunk and a question is a hit@5 when one of its notes is
-among the first five. Modes: `bm25 (notes)` (the baseline: k1 1.2, b 0.75 over each file's whole text, no
+among the first five (hit@1: first). A third set is made from the vault itself: every markdown note's own
+title as the query (titles no other note shares; at most 200), the known-item lookup a person does most. Modes: `bm25 (notes)` (the baseline: k1 1.2, b 0.75 over each file's whole text, no
 vectors), `semantic` (exact cosine, no threshold, so that the chunks themselves are judged), `semantic 0.5` (the
 product's direct threshold), `hybrid`, `vault_search` (its default fusion), and vault_search with each other rule
 (`rrf`: reciprocal rank fusion, k 60; `max_min`: the best normalised leg plus 0.3 of the others; `weighted`: a
@@ -81,17 +82,26 @@ class TextbookBM25:
         return [path for _, path in sorted(scores)]
 
 
-def score(rank, items) -> tuple[list[bool], list[float], list]:
-    hits, reciprocal, misses = [], [], []
+def score(rank, items) -> tuple[list[bool], list[float], list, list[bool]]:
+    hits, reciprocal, misses, firsts = [], [], [], []
     for item in items:
         ranked = rank(item["q"])
         relevant = set(item["relevant"])
         first = next((i for i, p in enumerate(ranked[:10]) if p in relevant), None)
         hits.append(first is not None and first < 5)
+        firsts.append(first == 0)
         reciprocal.append(1.0 / (first + 1) if first is not None else 0.0)
         if not hits[-1]:
             misses.append((item["q"], ranked[:3]))
-    return hits, reciprocal, misses
+    return hits, reciprocal, misses, firsts
+
+
+def title_items(index, limit: int = 200) -> list[dict]:
+    """Known-item questions: each note's own title as the query, for titles no other note shares."""
+    rows = index.sql("SELECT rel_path, title FROM documents ORDER BY rel_path")
+    count = Counter(r[1].strip().lower() for r in rows)
+    return [{"q": r[1], "relevant": [r[0]]} for r in rows
+            if r[0].endswith(".md") and count[r[1].strip().lower()] == 1 and r[1].strip()][:limit]
 
 
 def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict) -> None:
@@ -136,16 +146,19 @@ def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict) -> None:
                         modes[f"vs {fusion}{'+first' if note_leg else ''}"] = (
                             lambda q, f=fusion, n=note_leg: [r["path"] for r in vault_search(
                                 index, q, limit=20, fusion=f, note_leg=n)["results"]])
+            sets["titles"] = title_items(index)  # known items: a note looked up by its own title
             for kind, items in sets.items():
                 if not items:
                     continue
-                print(f"  {kind}:  {'mode':14s} {'hit@5':>6s} {'MRR@10':>7s}")
+                print(f"  {kind}:  {'mode':14s} {'hit@5':>6s} {'MRR@10':>7s} {'hit@1':>6s}")
                 for name, rank in modes.items():
-                    hits, reciprocal, misses = score(rank, items)
-                    pooled.setdefault((kind, name), ([], []))
+                    hits, reciprocal, misses, firsts = score(rank, items)
+                    pooled.setdefault((kind, name), ([], [], []))
                     pooled[(kind, name)][0].extend(hits)
                     pooled[(kind, name)][1].extend(reciprocal)
-                    print(f"  {'':{len(kind) + 3}s}{name:14s} {statistics.fmean(hits):6.3f} {statistics.fmean(reciprocal):7.3f}")
+                    pooled[(kind, name)][2].extend(firsts)
+                    print(f"  {'':{len(kind) + 3}s}{name:14s} {statistics.fmean(hits):6.3f} {statistics.fmean(reciprocal):7.3f}"
+                          f" {statistics.fmean(firsts):6.3f}")
                     if show_misses:
                         for q, top in misses:
                             print(f"      miss: {q!r} -> {top}")
@@ -170,9 +183,9 @@ def report(questions: list[Path], corpora: Path, show_misses: bool = False) -> N
         run_set(path, corpora, show_misses, pooled)
     if len(questions) > 1:
         print("all sets pooled:")
-        for (kind, name), (hits, reciprocal) in pooled.items():
+        for (kind, name), (hits, reciprocal, firsts) in pooled.items():
             print(f"  {kind:12s} {name:14s} hit@5 {statistics.fmean(hits):6.3f}  MRR@10 {statistics.fmean(reciprocal):7.3f}"
-                  f"  ({len(hits)} questions)")
+                  f"  hit@1 {statistics.fmean(firsts):6.3f}  ({len(hits)} questions)")
 
 
 def _rows(index, scored):
