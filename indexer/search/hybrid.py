@@ -8,7 +8,7 @@ questions, tests/bench/bench_quality.py and bench_vault_questions.py):
   that BM25 ranks best for some of the words; such a chunk counts as found by both legs only when meaning found
   it strongly too, as strongly as semantic search alone requires (0.5). It never scores 1.0 on words alone: a
   chunk that merely shares a few words with a question must not outrank one that answers it. (A floor of 0.4
-  gained SciFact another 1.5 points of nDCG@10 but cost the graded vault questions 3 points of MRR.)
+  gained SciFact another 1.5 points of nDCG@10 but cost the graded vault questions a point of MRR.)
 - Chunks found by the keyword leg alone tie at 1.0 and keep that leg's order: titles holding more of the words
   first (spec 000: title matches above content matches), then chunks holding more of them, then newer ones.
 """

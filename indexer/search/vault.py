@@ -1,11 +1,13 @@
 """vault_search: notes ranked by fusing a BM25 leg (FTS5) and vector legs, filters inside each.
 
-The BM25 leg ranks whole notes by their best chunk, the first vector leg by their best chunk's similarity, and
-the second by the similarity of each note's first chunk (its title and opening: a note-level vector, which a long
-index note with hundreds of chunks cannot win by numbers alone). Each leg's scores are divided by that leg's best,
-and a note's fused score is
+The BM25 leg ranks whole notes by their best chunk (its title, headings, text, and for the first chunk the note's
+properties), the first vector leg by their best chunk's similarity, and the second by the similarity of each
+note's first chunk (its title and opening: a note-level vector, which a long index note with hundreds of chunks
+cannot win by numbers alone). Each leg's scores are divided by that leg's best, and a note's fused score is
 
     score = its best leg + 0.3 * the mean of its other legs  (0 for a leg that did not find it)
+
+where a vector leg that cannot see the note (it has no vector) counts as the mean of the legs that can.
 
 (fusion 'max_min'; 'rrf', sum of 1 / (60 + rank), and 'weighted' stay selectable for the benchmarks, which chose
 the default on SciFact and the graded questions). Then an optional cross-encoder reorders the head (rerank.py).
@@ -24,10 +26,10 @@ import numpy as np
 
 from ..errors import EmbeddingsUnavailable, InvalidQuery
 from ..limits import MAX_SNIPPET_TOKENS, check_number, check_query
+from .explain import VaultTrace, fusion_rule, matched_words, vault_explain, vault_explain_document
 from .filters import allowed_documents, check_filters, created_day
 from .fts_query import BM25_RANK, parse_query
 from .index import ProjectIndex
-from .explain import VaultTrace, fusion_rule, matched_words, vault_explain, vault_explain_document
 from .rerank import RERANK_CANDIDATES, Reranker, blend
 from .results import iso, marked_text, query_words, snippet
 from .semantic import HYBRID_THRESHOLD
