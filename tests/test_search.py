@@ -98,6 +98,29 @@ def test_hybrid_finds_by_meaning_what_keywords_miss(engine):
     assert response["results"][0]["search_type"] == "semantic"
 
 
+def test_hybrid_counts_a_strong_partial_match_only_when_no_chunk_has_every_word(home, tmp_path):
+    """Measured on logseq-docs: a journal day's own title ("Sep 14th, 2020", an empty page) came after other days
+    that share "Sep" and "2020" once partial matches could be 'found by both'. They may help only a question whose
+    words no chunk holds together."""
+    vault = tmp_path / "journals"
+    vault.mkdir()
+    (vault / "Sep 14th, 2020.md").write_text("-\n")
+    for day in ("Sep 23rd, 2020", "Sep 2nd, 2020", "Oct 14th, 2021"):
+        (vault / f"{day}.md").write_text(f"- Notes of {day}: tested the sync, wrote about plans for the autumn.\n")
+    home.add_project(vault, "journals")
+    engine = Engine(home)
+    try:
+        engine.embed_pending("journals")
+        asked = engine.search("Sep 14th, 2020", project="journals", explain=True)
+        assert paths(asked)[0] == "Sep 14th, 2020.md"
+        assert all(not r["explain"]["legs"]["keyword"].get("partial") for r in asked["results"])
+        question = engine.search("what did I test on the sync in autumn", project="journals", explain=True)
+        assert question["results"][0]["search_type"] == "hybrid"
+        assert question["results"][0]["explain"]["legs"]["keyword"]["partial"]
+    finally:
+        engine.close()
+
+
 def test_recency_prefers_the_fresher_of_equals(engine, vault):
     old = vault / "Projects/Compost log.md"
     week_ago = time.time() - 7 * 86400

@@ -4,11 +4,13 @@ The scores are spec 000's: found by both legs 1 + similarity, by the keyword leg
 similarity (at least 0.3). Within them, two rules decide the order (chosen on SciFact and the graded vault
 questions, tests/bench/bench_quality.py and bench_vault_questions.py):
 
-- A long question rarely has every word in one chunk, so the keyword leg also takes the PARTIAL_POOL chunks
-  that BM25 ranks best for some of the words; such a chunk counts as found by both legs only when meaning found
-  it strongly too, as strongly as semantic search alone requires (0.5). It never scores 1.0 on words alone: a
-  chunk that merely shares a few words with a question must not outrank one that answers it. (A floor of 0.4
-  gained SciFact another 1.5 points of nDCG@10 but cost the graded vault questions a point of MRR.)
+- A long question rarely has every word in one chunk. When no chunk does, the keyword leg takes the PARTIAL_POOL
+  chunks that BM25 ranks best for some of the words instead; such a chunk counts as found by both legs only when
+  meaning found it strongly too, as strongly as semantic search alone requires (0.5). It never scores 1.0 on
+  words alone: a chunk that merely shares a few words with a question must not outrank one that answers it. And
+  when some chunk does hold every word (a note's own title typed in), partial matches stay out, or "Sep 23rd,
+  2020" would outrank the journal page "Sep 14th, 2020" that was asked for. (A floor of 0.4 gained SciFact
+  another 1.5 points of nDCG@10 but cost the graded vault questions a point of MRR.)
 - Chunks found by the keyword leg alone tie at 1.0 and keep that leg's order: titles holding more of the words
   first (spec 000: title matches above content matches), then chunks holding more of them, then newer ones.
 """
@@ -59,14 +61,14 @@ def hybrid_search(index: ProjectIndex, query: str, limit: int | None = 20, docum
     limit None keeps every chunk (explain_document uses that); a trace records each leg.
     """
     keyword_future = _pool.submit(keyword_search, index, query, KEYWORD_POOL, document_ids)
-    partial_future = _pool.submit(partial_matches, index, query, PARTIAL_POOL, document_ids)
     semantic_hits: list[tuple[str, float]] | None = None
     vector = None
     if index.semantic_available:
         vector = index.embed_query(query)
         semantic_hits = index.cache.search(vector, HYBRID_THRESHOLD, None, chunk_ids=chunk_ids)
     keyword_hits = keyword_future.result()
-    partial = partial_future.result()
+    # Only asked when no chunk holds every word: a common word in a long question would cost a large OR query.
+    partial = partial_matches(index, query, PARTIAL_POOL, document_ids) if semantic_hits and not keyword_hits else []
     if trace is not None:
         trace.terms, trace.threshold, trace.vector = parse_terms(query), HYBRID_THRESHOLD, vector
         trace.keyword, trace.semantic = [cid for cid, _, _ in keyword_hits], semantic_hits
