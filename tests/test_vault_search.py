@@ -525,7 +525,7 @@ def test_a_leg_that_cannot_see_a_note_does_not_count_against_it():
     # the meaning leg did not miss it, it could not look. It counts as the mean of the legs that can see it.
     fused = fuse(BM25_LEG, VECTOR_LEG, how="max_min", blind={1: {"a"}})
     a = next(c for c in fused if c.document_id == "a")
-    assert a.score == pytest.approx(1.3) and a.blind == [False, True] and a.parts == [1.0, 1.0]
+    assert a.score == pytest.approx(1.3) and a.blind == (False, True) and a.parts == (1.0, 1.0)
     assert [c.document_id for c in fused][0] == "a"  # it was third (1.0) when the blind leg counted as a 0
     for how in ("rrf", "weighted"):
         seen = {c.document_id: c.score for c in fuse(BM25_LEG, VECTOR_LEG, how=how, blind={1: {"a"}})}

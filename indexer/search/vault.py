@@ -20,7 +20,7 @@ import json
 import logging
 import re
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -53,7 +53,7 @@ COMMON_WORDS = frozenset("the and for are but not you all any can had her was on
 OPEN, CLOSE = "\x02", "\x03"  # highlight sentinels: FTS5 marks the matches, turned into offsets afterwards
 
 
-@dataclass
+@dataclass(slots=True)
 class Candidate:
     """A note found by one leg or both, with its best chunk in each."""
 
@@ -63,8 +63,8 @@ class Candidate:
     vector_rank: int | None = None
     vector_chunk: str | None = None
     score: float = 0.0
-    parts: list[float] = field(default_factory=list)  # what each leg gave it, as combine used them
-    blind: list[bool] = field(default_factory=list)  # per leg: the leg cannot see this note (no vector)
+    parts: tuple[float, ...] = ()  # what each leg gave it, as combine used them
+    blind: tuple[bool, ...] = ()  # per leg: the leg cannot see this note (no vector); () when every leg can
 
 
 def check_request(query, limit, snippet_tokens) -> str:
@@ -177,9 +177,14 @@ def fuse(bm25: list[tuple], vector: list[tuple], k: int = RRF_K, how: str = DEFA
             c = found.setdefault(doc, Candidate(doc))
             if c.vector_rank is None or rank < c.vector_rank:
                 c.vector_rank, c.vector_chunk = rank, chunk_id
+    unseen_by = [(blind or {}).get(i) or set() for i in range(len(scores))]
     for c in found.values():
-        c.blind = [c.document_id in (blind or {}).get(i, ()) for i in range(len(scores))]
-        c.parts = impute([None if unseen else s.get(c.document_id, 0.0) for unseen, s in zip(c.blind, scores)])
+        parts = [s.get(c.document_id, 0.0) for s in scores]
+        flags = tuple(c.document_id in unseen for unseen in unseen_by)
+        if any(flags):
+            c.blind = flags
+            parts = impute([None if f else p for f, p in zip(flags, parts)])
+        c.parts = tuple(parts)
         c.score = combine(c.parts, how)
     never = sum(len(leg) for leg in legs) + 1
     return sorted(found.values(), key=lambda c: (-c.score, min(c.bm25_rank or never, c.vector_rank or never),
@@ -248,13 +253,15 @@ def _best_chunk_texts(index: ProjectIndex, candidates: list[Candidate]) -> dict[
     return out
 
 
-def fts_snippet(index: ProjectIndex, match: str, rowid: int, tokens: int) -> dict | None:
-    """The best run of `tokens` words of a chunk with the offsets of its (stemmed) matches."""
-    rows = index.sql("SELECT snippet(chunks_bm25, 2, char(2), char(3), '…', ?) FROM chunks_bm25 "
-                     "WHERE chunks_bm25 MATCH ? AND rowid = ?", [tokens, match, rowid])
-    if not rows or rows[0][0] is None:
-        return None
-    return marked_text(" ".join(rows[0][0].split()), OPEN, CLOSE)
+def fts_snippets(index: ProjectIndex, match: str, rowids: list[int], tokens: int) -> dict[int, dict]:
+    """The best run of `tokens` words of each chunk with the offsets of its (stemmed) matches, by chunk rowid:
+    one full-text query for them all (FTS5 evaluates the expression once, not once per chunk)."""
+    if not match or not rowids:
+        return {}
+    rows = index.sql("SELECT rowid, snippet(chunks_bm25, 2, char(2), char(3), '…', ?) FROM chunks_bm25 "
+                     "WHERE chunks_bm25 MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
+                     [tokens, match, json.dumps(rowids)])
+    return {r[0]: marked_text(" ".join(r[1].split()), OPEN, CLOSE) for r in rows if r[1] is not None}
 
 
 def leading_callout(text: str) -> dict | None:
@@ -365,20 +372,19 @@ def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, l
     reranked = bool(reranker is not None and reranker.available and _rerank(index, query, fused, reranker, trace))
     top = fused[:limit]
     notes = note_results(index, [c.document_id for c in top], include_leading_callout)
-    texts = _best_chunk_texts(index, top)
     # Notes found only by meaning are highlighted by substring: skip words too short or common to mean anything.
     words = [w for w in fts.words or query_words(query) if len(w) > 2 and w not in COMMON_WORDS]
+    # A note with only some of the words (past `strict` in the BM25 leg) is marked by the OR of the words.
+    found = [c for c in top if c.bm25_rowid is not None]
+    marked = {**fts_snippets(index, fts.match, [c.bm25_rowid for c in found if c.bm25_rank <= strict], snippet_tokens),
+              **fts_snippets(index, fts.any_match, [c.bm25_rowid for c in found if c.bm25_rank > strict], snippet_tokens)}
+    texts = _best_chunk_texts(index, [c for c in top if marked.get(c.bm25_rowid) is None])
     results = []
     for c in top:
         result = notes.get(c.document_id)
         if result is None:  # deleted between ranking and fetching
             continue
-        text = None
-        if c.bm25_rowid is not None:  # a note with only some of the words does not match the strict expression
-            text = (fts_snippet(index, fts.match, c.bm25_rowid, snippet_tokens)
-                    or (fts_snippet(index, fts.any_match, c.bm25_rowid, snippet_tokens) if fts.any_match else None))
-        if text is None:
-            text = snippet(texts.get(c.document_id, ""), words, snippet_tokens * CHARS_PER_TOKEN)
+        text = marked.get(c.bm25_rowid) or snippet(texts.get(c.document_id, ""), words, snippet_tokens * CHARS_PER_TOKEN)
         result = {"path": result["path"], "title": result["title"], "snippet": text["snippet"],
                   "score": round(c.score, 6), "highlights": text["highlights"],
                   **{k: v for k, v in result.items() if k not in ("path", "title")}}
