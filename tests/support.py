@@ -44,6 +44,20 @@ def corpus(name: str) -> Path:
     return path
 
 
+@contextmanager
+def indexed(home, folder: Path, name: str = "notes"):
+    """An Engine on `folder`, registered in `home` as project `name`, indexed and embedded; closed afterwards."""
+    from indexer.engine import Engine
+
+    home.add_project(folder, name)
+    engine = Engine(home)
+    try:
+        engine.embed_pending(name)
+        yield engine
+    finally:
+        engine.close()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

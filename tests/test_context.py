@@ -8,6 +8,7 @@ from indexer.ingest.embeddings import Embedder
 from indexer.engine import Engine
 from indexer.errors import InvalidQuery
 from indexer.home import Home
+from support import indexed
 
 QUESTION = "how long should the bread bake"
 
@@ -31,11 +32,8 @@ Bread that is gummy inside was cut while still hot; let every loaf cool for an h
 @pytest.fixture
 def engine(home, vault):
     (vault / "Projects/Baking log.md").write_text(BAKING_LOG, encoding="utf-8")
-    home.add_project(vault, "notes")
-    engine = Engine(home)
-    engine.embed_pending("notes")
-    yield engine
-    engine.close()
+    with indexed(home, vault) as engine:
+        yield engine
 
 
 def test_context_packs_the_best_chunks_with_provenance_that_points_at_real_lines(engine, vault):

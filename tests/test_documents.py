@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from indexer.config import Settings
-from indexer.engine import Engine
 from indexer.home import Home
-from support import WordEmbedder
+from support import WordEmbedder, indexed
 
 NOTES = {
     "x.md": "# X\n\nThe note everything points at.\n",
@@ -24,12 +23,8 @@ def engine(data_home, tmp_path):
     for rel, text in NOTES.items():
         (vault / rel).parent.mkdir(parents=True, exist_ok=True)
         (vault / rel).write_text(text)
-    home = Home(Settings.from_env(), embedder=WordEmbedder())
-    home.add_project(vault, "notes")
-    engine = Engine(home)
-    engine.embed_pending("notes")
-    yield engine
-    engine.close()
+    with indexed(Home(Settings.from_env(), embedder=WordEmbedder()), vault) as engine:
+        yield engine
 
 
 def doc_id(engine, path):

@@ -16,7 +16,7 @@ from indexer.errors import InvalidQuery
 from indexer.home import Home
 from indexer.search.vault import MAX_MIN_BONUS
 from webapp import create_app
-from support import DEMO_NOTES, app_client
+from support import DEMO_NOTES, app_client, indexed
 
 BASE = "http://127.0.0.1:8765"
 
@@ -25,12 +25,8 @@ BASE = "http://127.0.0.1:8765"
 def engine(tmp_path_factory, real_embedder):
     base = tmp_path_factory.mktemp("explain")
     shutil.copytree(DEMO_NOTES, base / "notes")
-    home = Home(Settings(home=base / "home"), embedder=real_embedder)
-    home.add_project(base / "notes", "demo")
-    engine = Engine(home)
-    engine.embed_pending("demo")
-    yield engine
-    engine.close()
+    with indexed(Home(Settings(home=base / "home"), embedder=real_embedder), base / "notes", "demo") as engine:
+        yield engine
 
 
 def doc_id(engine: Engine, path: str) -> str:

@@ -13,7 +13,7 @@ from indexer.engine import Engine
 from indexer.errors import EmbeddingsUnavailable, InvalidQuery
 from indexer.home import Home
 from indexer.search.semantic import recency_score, semantic_search
-from support import WordEmbedder, highlighted
+from support import WordEmbedder, highlighted, indexed
 
 
 @pytest.fixture
@@ -107,18 +107,13 @@ def test_hybrid_counts_a_strong_partial_match_only_when_no_chunk_has_every_word(
     (vault / "Sep 14th, 2020.md").write_text("-\n")
     for day in ("Sep 23rd, 2020", "Sep 2nd, 2020", "Oct 14th, 2021"):
         (vault / f"{day}.md").write_text(f"- Notes of {day}: tested the sync, wrote about plans for the autumn.\n")
-    home.add_project(vault, "journals")
-    engine = Engine(home)
-    try:
-        engine.embed_pending("journals")
+    with indexed(home, vault, "journals") as engine:
         asked = engine.search("Sep 14th, 2020", project="journals", explain=True)
         assert paths(asked)[0] == "Sep 14th, 2020.md"
         assert all(not r["explain"]["legs"]["keyword"].get("partial") for r in asked["results"])
         question = engine.search("what did I test on the sync in autumn", project="journals", explain=True)
         assert question["results"][0]["search_type"] == "hybrid"
         assert question["results"][0]["explain"]["legs"]["keyword"]["partial"]
-    finally:
-        engine.close()
 
 
 def test_recency_prefers_the_fresher_of_equals(engine, vault):

@@ -15,7 +15,7 @@ from indexer.errors import InvalidQuery
 from indexer.home import Home
 from indexer.search.rerank import blend, retrieval_weight
 from indexer.search.vault import FUSIONS, fuse, vault_search
-from support import WordEmbedder, highlighted
+from support import WordEmbedder, highlighted, indexed
 
 NOTES = {
     "Projects/Vault Cortex.md": """---
@@ -543,19 +543,13 @@ def test_a_hub_note_without_text_for_the_model_is_found_by_its_title(tmp_path, r
         "---\ncategories: ['[[Books]]']\nauthor: []\ngenre: []\n---\nBooks I read: author, genre, pages and my rating.\n")
     (vault / "Movies.md").write_text("![[Movies.base]]\n")
     (vault / "Reading log.md").write_text("# Reading log\n\nThree books this month, all of them novels.\n")
-    home = Home(Settings(home=tmp_path / "home"), embedder=real_embedder)
-    home.add_project(vault, "notes")
-    engine = Engine(home)
-    try:
-        engine.embed_pending("notes")
+    with indexed(Home(Settings(home=tmp_path / "home"), embedder=real_embedder), vault) as engine:
         answer = engine.vault_search("Books", explain=True)
         assert answer["search_mode"] == "hybrid"
         assert paths(answer)[0] == "Books.md"
         legs = answer["results"][0]["explain"]["legs"]
         assert legs["meaning"]["blind"] and legs["first_chunk"]["blind"] and "no vector" in legs["meaning"]["why"]
         assert paths(engine.vault_search("movies"))[0] == "Movies.md"
-    finally:
-        engine.close()
 
 
 def test_every_fusion_keeps_vault_searchs_answer_shape(word_engine):

@@ -18,7 +18,7 @@ import numpy as np
 from .filters import allowed_documents
 from .fts_query import parse_query
 from .index import ProjectIndex
-from .tags import normalise
+from .tags import documents_with_tags, normalise
 
 ORDINAL_SUFFIX = {1: "st", 2: "nd", 3: "rd"}
 
@@ -37,6 +37,7 @@ class Trace:
     vector: np.ndarray | None = None
     ranked: list[tuple[str, float, str]] = field(default_factory=list)  # the merged order, before the limit
     recency: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # chunk: (similarity, age days, freshness)
+    recency_rule: tuple[float, float] = (0.0, 0.0)  # (weight of freshness, half-life in days) the search used
 
 
 def ordinal(n: int) -> str:
@@ -78,8 +79,9 @@ def _rule(search_type: str, similarity: float | None, trace: Trace, recency=None
         return "found by the keyword leg alone: 1.0 (title matches first, then chunks holding more of the words)"
     if search_type == "recency" and recency:
         sim, age, fresh = recency
-        return (f"recency: 0.8 × similarity {sim:.4f} + 0.2 × freshness {fresh:.4f} "
-                f"(changed {age:.0f} days ago, half-life 30 days)")
+        weight, half_life = trace.recency_rule
+        return (f"recency: {1 - weight:g} × similarity {sim:.4f} + {weight:g} × freshness {fresh:.4f} "
+                f"(changed {age:.0f} days ago, half-life {half_life:g} days)")
     if search_type == "tag":
         return "tag match: 1.0, newest first"
     return f"found by meaning alone: its similarity {similarity:.4f} (at least {trace.threshold})"
@@ -157,8 +159,8 @@ def tag_reason(index: ProjectIndex, document_id: str, tags_all, tags_any) -> str
     """Why the tag filter leaves a document out (None when it lets it in)."""
     have = [r[0] for r in index.sql("SELECT tag FROM tags WHERE document_id = ? ORDER BY tag", [document_id])]
 
-    def has(tag: str) -> bool:
-        return any(t == tag or t.startswith(tag + "/") for t in have)
+    def has(tag: str) -> bool:  # the filter's own rule (a tag matches its sub-tags), asked of the filter itself
+        return document_id in (documents_with_tags(index, [tag], None) or set())
 
     lacking = [t for t in normalise(tags_all) if not has(t)]
     wanted_any = normalise(tags_any)
@@ -257,6 +259,7 @@ class VaultTrace:
     rerank: dict[str, float] = field(default_factory=dict)  # document: cross-encoder probability
     vector: np.ndarray | None = None
     semantic_error: str | None = None
+    threshold: float = 0.0  # the least similarity the meaning legs keep
 
 
 def _leg_entry(trace: VaultTrace, leg: str, candidate) -> dict:
@@ -276,7 +279,8 @@ def _leg_entry(trace: VaultTrace, leg: str, candidate) -> dict:
         entry["why"] = ("no vector to compare: the note has no text for the model, or it waits to be embedded; "
                         "the leg counts as the mean of the others")
     elif not entry["found"]:
-        entry["why"] = trace.semantic_error if leg != "bm25" and trace.semantic_error else _not_found(leg)
+        entry["why"] = (trace.semantic_error if leg != "bm25" and trace.semantic_error
+                        else _not_found(leg, trace.threshold))
     return entry
 
 
@@ -320,9 +324,9 @@ def _legs_of(trace: VaultTrace) -> list[str]:
     return [leg for leg in LEG_NAMES if leg in trace.legs or (leg == "meaning" and trace.semantic_error)]
 
 
-def _not_found(leg: str) -> str:
-    return {"bm25": "no chunk holds the words", "meaning": "no chunk reaches similarity 0.3",
-            "first_chunk": "its first chunk does not reach similarity 0.3"}[leg]
+def _not_found(leg: str, threshold: float) -> str:
+    return {"bm25": "no chunk holds the words", "meaning": f"no chunk reaches similarity {threshold}",
+            "first_chunk": f"its first chunk does not reach similarity {threshold}"}[leg]
 
 
 def filter_reasons(index: ProjectIndex, filters: dict, document_id: str) -> list[str]:
@@ -378,7 +382,7 @@ def vault_explain_document(index: ProjectIndex, trace: VaultTrace | None, docume
                 entry["similarity"] = None if sim is None else round(sim, 4)
                 what = "its best chunk's" if leg == "meaning" else "its first chunk's"
                 entry["why"] = ("it has no vector to compare (no text for the model, or it waits to be embedded)"
-                                if sim is None else f"{what} similarity {sim:.4f} is under 0.3")
+                                if sim is None else f"{what} similarity {sim:.4f} is under {trace.threshold}")
         legs[leg] = entry
     if candidate is None:
         return {**out, "found": False, "rank": None, "returned": False, "legs": legs,

@@ -53,7 +53,7 @@ def recency_search(index: ProjectIndex, query: str, limit: int = 20, min_similar
     ]
     scored.sort(key=lambda s: -s[1])
     if trace is not None:
-        trace.ranked = scored
+        trace.ranked, trace.recency_rule = scored, (weight, half_life_days)
         for cid, sim in hits:
             age = max((now - modified.get(cid, now)) / 86400.0, 0.0)
             trace.recency[cid] = (sim, age, math.pow(0.5, age / half_life_days) if half_life_days > 0 else 0.0)

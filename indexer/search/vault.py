@@ -338,7 +338,7 @@ def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, l
     filters = check_filters(filters)
     allowed = allowed_documents(index, filters)
     fts = parse_query(query)
-    trace = VaultTrace(fusion, fts.words, {}, 0) if (explain or explain_document) else None
+    trace = VaultTrace(fusion, fts.words, {}, 0, threshold=HYBRID_THRESHOLD) if (explain or explain_document) else None
     empty = {"results": [], "total": 0, "search_mode": "fts", "reranked": False}
     if allowed is not None and not allowed:
         return _with_report(empty, index, trace, explain_document, limit, filters, allowed, fts.match)

@@ -137,18 +137,8 @@ def m003_chunk_vectors(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE chunks ADD COLUMN vector BLOB")
 
 
-@migration
-def m004_bm25_with_titles(conn: sqlite3.Connection) -> None:
-    # vault_search ranks notes by BM25 over each chunk's text together with its note's title, so that a query
-    # whose words are split between title and body still matches (implicit AND). The table keeps its own copy
-    # of the text: deleting by rowid then works even when a chunk goes with its document (a cascade), when the
-    # title it was indexed with can no longer be looked up.
-    conn.executescript(
-        """
-        CREATE VIRTUAL TABLE chunks_bm25 USING fts5(title, heading_path, content, tokenize='porter unicode61 remove_diacritics 2');
-        INSERT INTO chunks_bm25(rowid, title, heading_path, content)
-            SELECT c.rowid, d.title, c.heading_path, c.content FROM chunks c JOIN documents d USING (document_id);
-
+# Keep chunks_bm25 beside the chunks: m004 created these triggers, m008 re-creates them on its rebuilt table.
+BM25_TRIGGERS = """
         CREATE TRIGGER chunks_bm25_ai AFTER INSERT ON chunks BEGIN
             INSERT INTO chunks_bm25(rowid, title, heading_path, content)
                 VALUES (new.rowid, (SELECT title FROM documents WHERE document_id = new.document_id), new.heading_path, new.content);
@@ -163,7 +153,22 @@ def m004_bm25_with_titles(conn: sqlite3.Connection) -> None:
             UPDATE chunks_bm25 SET title = new.title
                 WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = new.document_id);
         END;
+"""
+
+
+@migration
+def m004_bm25_with_titles(conn: sqlite3.Connection) -> None:
+    # vault_search ranks notes by BM25 over each chunk's text together with its note's title, so that a query
+    # whose words are split between title and body still matches (implicit AND). The table keeps its own copy
+    # of the text: deleting by rowid then works even when a chunk goes with its document (a cascade), when the
+    # title it was indexed with can no longer be looked up.
+    conn.executescript(
         """
+        CREATE VIRTUAL TABLE chunks_bm25 USING fts5(title, heading_path, content, tokenize='porter unicode61 remove_diacritics 2');
+        INSERT INTO chunks_bm25(rowid, title, heading_path, content)
+            SELECT c.rowid, d.title, c.heading_path, c.content FROM chunks c JOIN documents d USING (document_id);
+        """
+        + BM25_TRIGGERS
     )
 
 
@@ -223,21 +228,8 @@ def m008_bm25_with_properties(conn: sqlite3.Connection) -> None:
         DROP TABLE IF EXISTS chunks_bm25;
         CREATE VIRTUAL TABLE chunks_bm25 USING fts5(title, heading_path, content, properties,
                                                     tokenize='porter unicode61 remove_diacritics 2');
-        CREATE TRIGGER chunks_bm25_ai AFTER INSERT ON chunks BEGIN
-            INSERT INTO chunks_bm25(rowid, title, heading_path, content)
-                VALUES (new.rowid, (SELECT title FROM documents WHERE document_id = new.document_id), new.heading_path, new.content);
-        END;
-        CREATE TRIGGER chunks_bm25_ad AFTER DELETE ON chunks BEGIN
-            DELETE FROM chunks_bm25 WHERE rowid = old.rowid;
-        END;
-        CREATE TRIGGER chunks_bm25_au AFTER UPDATE OF content, heading_path ON chunks BEGIN
-            UPDATE chunks_bm25 SET heading_path = new.heading_path, content = new.content WHERE rowid = old.rowid;
-        END;
-        CREATE TRIGGER documents_bm25_au AFTER UPDATE OF title ON documents WHEN old.title IS NOT new.title BEGIN
-            UPDATE chunks_bm25 SET title = new.title
-                WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = new.document_id);
-        END;
         """
+        + BM25_TRIGGERS
     )
     conn.execute(
         f"""INSERT INTO chunks_bm25(rowid, title, heading_path, content, properties)
