@@ -149,19 +149,20 @@ class Engine:
 
     def search(self, query: str, mode: str = "hybrid", project: str | None = None, scope: str = "project",
                tags_all: list[str] | None = None, tags_any: list[str] | None = None, limit: int = 20,
-               explain: bool = False, explain_document: str | None = None) -> dict:
+               explain: bool = False, explain_document: str | None = None, group: bool = False) -> dict:
         """Run one search in one project, or in all of them with scope='all'.
 
         explain=True adds to each result why it ranked; explain_document=ID (one project) says where that
-        document ranked in each leg, or which filter, threshold or limit kept it out.
+        document ranked in each leg, or which filter, threshold or limit kept it out. group=True returns one
+        result per document, its other matching chunks in more_passages.
         """
         indexes = self._scope_indexes(project, scope)
         if scope == "all":
             if explain_document:
                 raise InvalidQuery("explain_document looks inside one project; give its project instead of "
                                    "searching all of them.")
-            return modes.search_all(indexes, query, mode, limit, tags_all, tags_any, explain)
-        return modes.search(indexes[0], query, mode, limit, tags_all, tags_any, explain, explain_document)
+            return modes.search_all(indexes, query, mode, limit, tags_all, tags_any, explain, group)
+        return modes.search(indexes[0], query, mode, limit, tags_all, tags_any, explain, explain_document, group)
 
     def memory_search(self, mode: str, query, project: str | None = None) -> dict:
         """Locate documents by frontmatter fields, 1-3 keywords or cross-reference (spec 002), e.g. ("xref", "DEC-42")."""
@@ -209,6 +210,7 @@ class Engine:
         return browse.recent_notes(self.index(project), filters, limit)
 
     def tags(self, project: str | None = None, prefix: str = "", limit: int = 50) -> dict:
+        """Tags with their document counts; with prefix, those it names anywhere in a segment, best first."""
         index = self.index(project)
         return {"project": index.name, "tags": tag_counts(index, prefix, limit)}
 

@@ -78,7 +78,7 @@ class Registry:
             if clash is not None:
                 if clash["root"] == str(path):
                     raise ProjectExists(f"{path} is already the project '{clash['name']}'.")
-                raise ProjectExists(f"A project named '{clash['name']}' already exists; choose another name with --name.")
+                raise ProjectExists(f"A project named '{clash['name']}' already exists; give this folder another name.")
             project_id = uuid.uuid4().hex[:12]
             conn.execute("INSERT INTO projects (id, name, root, builtin) VALUES (?, ?, ?, ?)", (project_id, name, str(path), int(builtin)))
         return self.get(name)

@@ -89,10 +89,11 @@ def _ready(state: dict, projects: set[str], wait_embedded: bool) -> bool:
 
 
 @contextmanager
-def running_server(root: Path, vault: Path, *, home: Path | None = None, env: dict | None = None,
+def running_server(root: Path, vault: Path | None, *, home: Path | None = None, env: dict | None = None,
                    projects: set[str] = frozenset({"notes"}), timeout: float = 180,
-                   wait_embedded: bool | None = None) -> Iterator[Server]:
-    """Add VAULT as project "notes", run `skmemory serve` on a free port, and yield once it has indexed.
+                   wait_embedded: bool | None = None, serve_args: tuple[str, ...] = ()) -> Iterator[Server]:
+    """Add VAULT as project "notes" (none when VAULT is None), run `skmemory serve SERVE_ARGS` on a free port,
+    and yield once it has indexed.
 
     The data home is HOME (default ROOT/home); the server logs to ROOT/serve.log. It is ready when every
     listed project has chunks and nothing pending, the PROJECTS are among them, and (unless WAIT_EMBEDDED is
@@ -104,12 +105,13 @@ def running_server(root: Path, vault: Path, *, home: Path | None = None, env: di
     env.pop("SKMEMORY_CHROMA_URL", None)
     if wait_embedded is None:
         wait_embedded = not ("SKMEMORY_MODEL" in env and not Path(env["SKMEMORY_MODEL"]).exists())
-    added = subprocess.run(SKMEMORY + ["add", str(vault), "--name", "notes"], env=env, capture_output=True,
-                           text=True, timeout=300)
-    assert added.returncode == 0, added.stderr
+    if vault is not None:
+        added = subprocess.run(SKMEMORY + ["add", str(vault), "--name", "notes"], env=env, capture_output=True,
+                               text=True, timeout=300)
+        assert added.returncode == 0, added.stderr
     log_path = root / "serve.log"
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(SKMEMORY + ["serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(SKMEMORY + ["serve", *serve_args], env=env, stdout=log, stderr=subprocess.STDOUT)
     server = Server(int(env["SKMEMORY_PORT"]), env, proc, home, log_path)
     try:
         deadline = time.monotonic() + timeout

@@ -7,6 +7,7 @@ import hashlib
 import http.server
 import json
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -17,7 +18,7 @@ import pytest
 
 from webapp.security import EXTENSION_ID
 
-from support import DEMO_NOTES, REPO, free_port, running_server
+from support import DEMO_NOTES, GARDEN, REPO, free_port, running_server
 
 EXTENSION = REPO / "extension"
 CHROMIUM = next((Path(p) for p in ("/usr/lib/chromium/chromium", shutil.which("chromium")) if p and Path(p).exists()),
@@ -55,6 +56,8 @@ def skmemory_port(tmp_path_factory) -> int:
     root = tmp_path_factory.mktemp("extension-server")
     vault = root / "vault"
     shutil.copytree(DEMO_NOTES, vault)
+    (vault / "Maps").mkdir()
+    shutil.copy(GARDEN, vault / "Maps" / "Garden.mmdata")  # one document with many passages about the garden
     with running_server(root, vault) as live:
         yield live.port
 
@@ -237,6 +240,10 @@ def test_a_popup_result_opens_its_document(chromium):
     popup = chromium.extension_page("popup.html")
     popup.fill("#query", "garden")
     result_titles(popup, "Garden plan")
+    titles = popup.locator(".result-title").all_inner_texts()
+    assert len(titles) == len(set(titles)), titles  # one row per document, not per passage
+    the_map = popup.locator(".result", has=popup.locator(".result-title", has_text=re.compile("^Garden$")))
+    assert re.fullmatch(r"\d+ more passages?", the_map.locator(".more-passages").inner_text())
     with chromium.context.expect_page() as opened:
         popup.locator(".result", has_text="Garden plan").first.click()
     window = opened.value

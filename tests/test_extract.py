@@ -115,14 +115,25 @@ def test_markdown_created_accepts_iso_strings_and_date_key_only():
     assert parse("a.md", "no frontmatter").created is None
 
 
+def test_a_template_placeholder_in_frontmatter_is_not_a_warning():
+    # kepano's Templates folder: `created: {{date}}` is not valid YAML, but it is normal in a real vault.
+    doc = parse("Book Template.md", "---\ncategories:\n  - \"[[Books]]\"\ncreated: {{date}}\ntags:\n  - {{tag}}\n"
+                                    "  - books\nlast: <% tp.date.now() %>\n---\nBody\n")
+    assert doc.warnings == []
+    assert doc.frontmatter == {"categories": ["[[Books]]"], "tags": ["books"]}  # the placeholders are left out
+    assert doc.created is None and doc.tags == ["books"]
+    assert targets(doc, "wikilink") == ["Books"]
+    assert "Body" in doc.sections[0].text
+
+
 def test_markdown_invalid_yaml_frontmatter_is_indexed_as_text():
-    doc = parse("Book Template.md", "---\ncategories:\n  - \"[[Books]]\"\ncreated: {{date}}\n---\nBody\n")
+    doc = parse("a.md", "---\ncategories:\n  - \"[[Books]]\"\ntitle: a: b\n---\nBody\n")
     assert doc.warnings == [
-        "Frontmatter is not valid YAML (line 4): found unhashable key; it was indexed as text."
+        "Frontmatter is not valid YAML (line 4): mapping values are not allowed here; it was indexed as text."
     ]
     assert doc.frontmatter == {}
     assert outline(doc) == [([], 1, 6)]
-    assert "created: {{date}}" in doc.sections[0].text
+    assert "title: a: b" in doc.sections[0].text
     assert targets(doc, "wikilink") == ["Books"]
 
 
@@ -465,12 +476,19 @@ def test_kepano_meeting_created_comes_from_date():
     assert doc.frontmatter["loc"] == ["Remote"]
 
 
-def test_kepano_template_with_date_placeholder_is_indexed_as_text():
+def test_kepano_template_with_date_placeholder_is_read_without_a_warning():
     doc = parse_real(vault("kepano-obsidian"), "Templates/Book Template.md")
-    assert doc.warnings == ["Frontmatter is not valid YAML (line 13): found unhashable key; it was indexed as text."]
-    assert doc.title == "Book Template" and doc.frontmatter == {} and doc.tags == []
-    assert doc.sections[0].start_line == 1 and "created: {{date}}" in doc.sections[0].text
+    assert doc.warnings == []
+    assert doc.title == "Book Template" and doc.tags == ["to-read"]
+    assert doc.frontmatter["categories"] == ["[[Books]]"] and "created" not in doc.frontmatter
+    assert not any("{{date}}" in s.text for s in doc.sections)  # metadata, not body text
     assert targets(doc, "wikilink") == ["Books"]
+
+
+def test_no_kepano_template_warns_about_its_placeholders():
+    root = vault("kepano-obsidian")
+    warned = {p.name: parse_real(root, str(p.relative_to(root))).warnings for p in (root / "Templates").glob("*.md")}
+    assert len(warned) > 20 and not {name: w for name, w in warned.items() if w}
 
 
 def test_logseq_flashcards_page():

@@ -179,9 +179,10 @@ def test_help_searches_the_user_docs(client):
     assert "Hybrid scoring and thresholds" in topics
 
 
-def test_status_widget_polls_only_while_work_is_pending(client):
+def test_status_widget_polls_fast_only_while_work_is_pending(client):
     widget = results_of(client, "/status/widget")
-    assert "docs" in widget and "hx-trigger" not in widget  # everything is embedded: no polling
+    # Everything is embedded: a slow poll (the watcher may add files) and a refresh when a project changes.
+    assert "docs" in widget and 'hx-trigger="every 15s, skm-status-changed from:body"' in widget
     page = client.get("/status", base_url=BASE).get_data(as_text=True)
     assert "Files that failed" in page and "notes" in page
 

@@ -119,8 +119,15 @@ def add(ctx: click.Context, path: str, name: str | None) -> None:
     """
     from pathlib import Path
 
+    from indexer.errors import SKMemoryError
+
     folder = str(Path(path).expanduser().absolute())  # the server's working folder is not this shell's
-    info = _engine(ctx).add_project(folder, name)
+    try:
+        info = _engine(ctx).add_project(folder, name)
+    except SKMemoryError as exc:  # the engine's or the running server's (which names no command-line flag)
+        if "give this folder another name" not in str(exc):
+            raise
+        raise SKMemoryError(f"{exc} Choose one with --name, e.g. skmemory add {path} --name notes-2.") from None
     server = _server(ctx)
     if server is not None:
         click.echo(f"Added project '{info['name']}' at {info['root']}; the server at {server.url} is indexing and "

@@ -7,7 +7,7 @@ import signal
 import socket
 import threading
 
-from werkzeug.serving import make_server
+from werkzeug.serving import WSGIRequestHandler, make_server
 
 from indexer import BackgroundIndexer, Engine, Home, ensure_user_docs
 from indexer.errors import SKMemoryError
@@ -17,6 +17,14 @@ from .client import ServerClient, clear_record, write_record
 
 logger = logging.getLogger(__name__)
 HOST = "127.0.0.1"  # never another interface: the index is the user's private data
+
+
+class RequestLog(WSGIRequestHandler):
+    """Each request at debug level (`skmemory -vv serve` shows them): the terminal keeps the line saying where the
+    app is, not one line per keystroke of a search."""
+
+    def log_request(self, code="-", size="-") -> None:
+        logger.debug("%s %s", self.requestline, code)
 
 
 def _check_port_free(port: int) -> None:
@@ -50,7 +58,7 @@ def serve(home: Home, port: int, on_ready=None) -> None:
         ensure_user_docs(home)  # the built-in, read-only help project that F1 searches
     except SKMemoryError as exc:
         logger.warning("The user docs are not available: %s", exc)
-    server = make_server(HOST, port, app, threaded=True)
+    server = make_server(HOST, port, app, threaded=True, request_handler=RequestLog)
     background = BackgroundIndexer(home, role="skmemory serve").start()
     engine = Engine(home, background)
     app.config["ENGINE"] = engine

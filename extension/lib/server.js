@@ -124,12 +124,13 @@ export class ServerProblem extends Error {
   }
 }
 
-/** Search the notes through /api/search; resolves to the API's response, rejects with a ServerProblem. */
-export async function searchNotes(query, { limit = 5, mode = "hybrid" } = {}) {
+/** Search the notes through /api/search, one result per document by default; resolves to the API's response,
+ * rejects with a ServerProblem. */
+export async function searchNotes(query, { limit = 5, mode = "hybrid", group = "document" } = {}) {
   const port = await getPort();
   let response;
   try {
-    response = await fetchJson(await appUrl("/api/search", { q: query, mode, limit }, port), SEARCH_TIMEOUT_MS);
+    response = await fetchJson(await appUrl("/api/search", { q: query, mode, limit, group }, port), SEARCH_TIMEOUT_MS);
   } catch {
     const down = notRunning(port);
     throw new ServerProblem(down.message, down.problem);

@@ -38,24 +38,23 @@ def _lower_priority() -> None:
 
 
 class EmbedRate:
-    """Chunks per second over the last minute, for progress and ETA."""
+    """Chunks per second over the last few batches, timed while they were embedded, for progress and ETA.
 
-    def __init__(self, window: float = 60.0):
-        self.window = window
-        self.samples: deque[tuple[float, int]] = deque()
+    Only the time spent embedding counts: an idle minute between two edits would otherwise make a fast machine
+    look slow (0.3 chunks/s and "531 s left" for work that took 17 s).
+    """
 
-    def add(self, count: int) -> None:
-        now = time.monotonic()
-        self.samples.append((now, count))
-        while self.samples and now - self.samples[0][0] > self.window:
-            self.samples.popleft()
+    def __init__(self, batches: int = 8):
+        self.samples: deque[tuple[int, float]] = deque(maxlen=batches)
+
+    def add(self, count: int, seconds: float) -> None:
+        if count > 0 and seconds > 0:
+            self.samples.append((count, seconds))
 
     @property
     def per_second(self) -> float:
-        if len(self.samples) < 2:
-            return 0.0
-        span = self.samples[-1][0] - self.samples[0][0]
-        return sum(c for _, c in list(self.samples)[1:]) / span if span > 0 else 0.0
+        seconds = sum(s for _, s in self.samples)
+        return sum(c for c, _ in self.samples) / seconds if seconds > 0 else 0.0
 
 
 class BackgroundIndexer:
@@ -293,6 +292,7 @@ class BackgroundIndexer:
                 for project in list(self.projects.values()):
                     if self._stop.is_set():
                         break
+                    started = time.monotonic()
                     try:
                         n = project.embed_pending(stop=self._stop, max_batches=1)
                     except EmbeddingsUnavailable:
@@ -301,7 +301,7 @@ class BackgroundIndexer:
                         logger.exception("Embedding for %s failed", project.name)
                         n = 0
                     if n:
-                        self.rate.add(n)
+                        self.rate.add(n, time.monotonic() - started)
                     worked += n
             self._write_engine_state()
             if not worked:

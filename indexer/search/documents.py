@@ -10,7 +10,7 @@ from ..errors import DocumentNotFound
 from .index import ProjectIndex
 from .keyword import keyword_search
 from .links import LinkResolver, file_stem, link_key
-from .results import chunk_sections, envelope, iso, result_rows
+from .results import chunk_sections, envelope, iso, result_rows, section_texts
 from .semantic import HYBRID_THRESHOLD
 
 
@@ -59,6 +59,13 @@ def get_document(index: ProjectIndex, document_id: str) -> dict:
     chunks = index.sql("SELECT heading_path, content, start_line, end_line, sections FROM chunks "
                        "WHERE document_id = ? ORDER BY ordinal", (document_id,))
     outline, seen = [], set()
+    passages, at = [], 0  # each section's place in "content", the chunks joined by blank lines
+    for c in chunks:
+        for section, text in section_texts(c["content"], chunk_sections(c)):
+            start = at + section["offset"]
+            passages.append({"heading_path": section["heading_path"], "lines": section["lines"],
+                             "start": start, "end": start + len(text)})
+        at += len(c["content"]) + 2
     for section in (s for c in chunks for s in chunk_sections(c)):
         path = tuple(section["heading_path"])
         for depth in range(1, len(path) + 1):
@@ -76,7 +83,7 @@ def get_document(index: ProjectIndex, document_id: str) -> dict:
     info.update({
         "frontmatter": json.loads(r["frontmatter"]), "warnings": json.loads(r["warnings"]),
         "outline": outline, "links": outgoing, "backlinks": backlinks(index, r, row_of[document_id], resolver),
-        "content": "\n\n".join(c["content"] for c in chunks),
+        "content": "\n\n".join(c["content"] for c in chunks), "passages": passages,
     })
     return info
 
@@ -126,10 +133,19 @@ def related(index: ProjectIndex, document_id: str, limit: int = 8) -> dict:
         scored[cid] = (cid, sim, "semantic")
     ranked = sorted(scored.values(), key=lambda s: -s[1])
     results, seen = [], {document_id}
-    for row in result_rows(index, ranked[: limit * 20], []):
+    for row in result_rows(index, ranked[: limit * 20], [r["title"]]):
         if row["document_id"] not in seen:
             seen.add(row["document_id"])
-            results.append(row)
+            results.append({**row, "reason": related_reason(row, r["title"])})
         if len(results) == limit:
             break
     return envelope(results, "hybrid", r["title"], semantic, limit, project=index.name, document_id=document_id)
+
+
+def related_reason(row: dict, title: str) -> str:
+    """Why a document is related, in words: it names this one's title, it is close in meaning, or both."""
+    similarity = row["similarity"] - 1.0 if row["search_type"] == "hybrid" else row["similarity"]
+    meaning = f"close in meaning ({round(similarity * 100)}% similar)"
+    if row["search_type"] == "keyword":
+        return f"mentions “{title}”"
+    return f"mentions “{title}” and is {meaning}" if row["search_type"] == "hybrid" else f"is {meaning}"

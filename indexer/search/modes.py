@@ -7,11 +7,15 @@ from .explain import Trace, annotate, explain_document, ordinal, tag_reason
 from .hybrid import KEYWORD_POOL, hybrid_search
 from .index import ProjectIndex
 from .keyword import keyword_search, parse_terms
-from .results import envelope, query_words, result_rows
-from .semantic import recency_search, semantic_search
+from .results import GROUP_POOL, envelope, group_by_document, query_words, result_rows
+from .semantic import DIRECT_THRESHOLD, recency_search, semantic_search
 from .tags import chunks_of, documents_with_tags, tag_search
 
 MODES = ("hybrid", "semantic", "recency", "keyword", "tag")
+# When nothing reaches semantic search's threshold, the best chunks above this floor are offered apart, as weaker
+# matches (a question worded unlike any note often peaks at 0.3-0.45 with this model; under 0.25 is noise).
+WEAKER_FLOOR = 0.25
+WEAKER_LIMIT = 5
 
 
 def check_request(query: str, mode: str, limit: int) -> None:
@@ -74,22 +78,45 @@ def _keyword(index: ProjectIndex, query: str, limit: int | None, docs, trace: Tr
 
 
 def search(index: ProjectIndex, query: str, mode: str = "hybrid", limit: int = 20, tags_all=None, tags_any=None,
-           explain: bool = False, explain_document: str | None = None) -> dict:
+           explain: bool = False, explain_document: str | None = None, group: bool = False) -> dict:
     """Search one project; the response every surface renders.
 
     explain adds to each result why it ranked (explain.py); explain_document=ID says where that document ranked
-    in each leg, or which filter, threshold or limit kept it out.
+    in each leg, or which filter, threshold or limit kept it out. group=True lists documents rather than
+    chunks (group_by_document). A semantic search that finds nothing at its threshold offers weaker_matches.
     """
     check_request(query, mode, limit)
     trace = Trace(mode) if explain else None
-    results, available = run_mode(index, query, mode, limit, tags_all, tags_any, trace=trace)
+    results, available = run_mode(index, query, mode, _pool(limit, group), tags_all, tags_any, trace=trace)
     if explain:
         annotate(trace, results)
     extra = {}
     if explain_document:
         extra["explain_document"] = document_report(index, query, mode, limit, tags_all, tags_any,
                                                     str(explain_document), results)
+    if group:
+        results, extra["grouped"] = group_by_document(results, limit), "document"
+    else:
+        results = results[:limit]
+    if not results and available and mode in ("semantic", "recency"):
+        extra.update(weaker_matches(index, query, tags_all, tags_any, group))
     return envelope(results, mode, query, available, limit, project=index.name, **extra)
+
+
+def _pool(limit: int, group: bool) -> int:
+    return limit * GROUP_POOL if group else limit
+
+
+def weaker_matches(index: ProjectIndex, query: str, tags_all, tags_any, group: bool) -> dict:
+    """The best chunks under semantic search's threshold (down to WEAKER_FLOOR), kept apart from the results."""
+    docs = documents_with_tags(index, tags_all, tags_any)
+    if docs is not None and not docs:
+        return {}
+    chunk_ids = chunks_of(index, docs) if docs is not None else None
+    scored = semantic_search(index, query, _pool(WEAKER_LIMIT, group), WEAKER_FLOOR, chunk_ids=chunk_ids)
+    rows = result_rows(index, scored, query_words(query))
+    rows = group_by_document(rows, WEAKER_LIMIT) if group else rows[:WEAKER_LIMIT]
+    return {"threshold": DIRECT_THRESHOLD, "weaker_matches": rows}
 
 
 def document_report(index: ProjectIndex, query: str, mode: str, limit: int, tags_all, tags_any, document_id: str,
@@ -117,22 +144,30 @@ def _tag_report(index: ProjectIndex, document_id: str, tags_all, tags_any, limit
 
 
 def search_all(indexes: list[ProjectIndex], query: str, mode: str = "hybrid", limit: int = 20,
-               tags_all=None, tags_any=None, explain: bool = False) -> dict:
+               tags_all=None, tags_any=None, explain: bool = False, group: bool = False) -> dict:
     """Search every project, merge by score; a project without a model answers by keyword for itself only."""
     check_request(query, mode, limit)
     merged: list[dict] = []
     unavailable: list[str] = []
     for index in indexes:
         trace = Trace(mode) if explain else None
-        results, available = run_mode(index, query, mode, limit, tags_all, tags_any, fallback=True, trace=trace)
+        results, available = run_mode(index, query, mode, _pool(limit, group), tags_all, tags_any, fallback=True,
+                                      trace=trace)
         if explain:
             annotate(trace, results)
         if not available and mode != "tag":
             unavailable.append(index.name)
         merged += results
     merged.sort(key=lambda r: -r["similarity"])
-    for place, r in enumerate(merged[:limit], start=1):
+    merged = group_by_document(merged, limit) if group else merged[:limit]
+    for place, r in enumerate(merged, start=1):
         if explain:
             r["explain"]["rank"] = place
-    return envelope(merged[:limit], mode, query, not unavailable, limit, scope="all",
-                    projects=[i.name for i in indexes], keyword_only_projects=unavailable)
+    extra = {"grouped": "document"} if group else {}
+    if not merged and mode in ("semantic", "recency"):
+        weaker = [w for index in indexes if index.semantic_available
+                  for w in weaker_matches(index, query, tags_all, tags_any, group).get("weaker_matches", [])]
+        weaker.sort(key=lambda r: -r["similarity"])
+        extra.update(threshold=DIRECT_THRESHOLD, weaker_matches=weaker[:WEAKER_LIMIT])
+    return envelope(merged, mode, query, not unavailable, limit, scope="all",
+                    projects=[i.name for i in indexes], keyword_only_projects=unavailable, **extra)

@@ -74,13 +74,18 @@ who why will with would you your""".split())
 _HEADING_LINE = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?#{1,6}(?:[ \t]|$)")
 
 
+def section_texts(content: str, sections: list[dict]) -> list[tuple[dict, str]]:
+    """Each section of a chunk with its own text, cut from the chunk's content at the sections' offsets."""
+    return [(s, content[s["offset"]:(sections[i + 1]["offset"] if i + 1 < len(sections) else len(content))])
+            for i, s in enumerate(sections)]
+
+
 def matching_section(content: str, sections: list[dict], terms: Iterable[str]) -> tuple[dict, str]:
     """The part of a chunk a result should point at, with its text: the one matching most query terms.
 
     Without any matching term (a match by meaning alone), the first part with more than a heading line.
     """
-    parts = [(s, content[s["offset"]:(sections[i + 1]["offset"] if i + 1 < len(sections) else len(content))])
-             for i, s in enumerate(sections)]
+    parts = section_texts(content, sections)
     if len(parts) == 1:
         return parts[0]
     words = [w for w in (t.lower() for t in terms if t) if w not in _STOPWORDS]
@@ -139,6 +144,28 @@ def marked_text(text: str, open_mark: str, close_mark: str) -> dict:
             out.append(piece)
             at += len(piece)
     return {"snippet": "".join(out), "highlights": [s for s in spans if s[1] > s[0]]}
+
+
+PASSAGE_FIELDS = ("chunk_id", "heading_path", "lines", "snippet", "highlights", "similarity", "search_type")
+GROUP_POOL = 4  # a grouped search ranks this many chunks per document asked for, then keeps the best of each
+
+
+def group_by_document(results: list[dict], limit: int) -> list[dict]:
+    """One result per document, in the order of its best chunk; the rest of its chunks become more_passages.
+
+    Each kept result gains "passages" (how many of its chunks matched) and "more_passages" (the others, best
+    first, with their heading, lines, snippet and score but not their whole text).
+    """
+    groups: dict[tuple[str, str], dict] = {}
+    for r in results:
+        key = (r["project"], r["document_id"])
+        if key in groups:
+            groups[key]["more_passages"].append({k: r[k] for k in PASSAGE_FIELDS if k in r})
+        elif len(groups) < limit:
+            groups[key] = {**r, "more_passages": []}
+    for g in groups.values():
+        g["passages"] = 1 + len(g["more_passages"])
+    return list(groups.values())
 
 
 def envelope(results: list[dict], mode: str, query: str, semantic_available: bool, limit: int, **extra) -> dict:

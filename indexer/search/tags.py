@@ -63,11 +63,23 @@ def tag_search(index: ProjectIndex, tags_all: list[str] | None = None, tags_any:
     return results
 
 
-def tag_counts(index: ProjectIndex, prefix: str = "", limit: int = 50) -> list[dict]:
-    """Return tags with their document counts, most used first, optionally those starting with prefix."""
-    p = prefix.strip().lstrip("#").lower()
-    rows = index.sql(
-        "SELECT tag, count(*) AS n FROM tags WHERE substr(tag, 1, ?) = ? GROUP BY tag ORDER BY n DESC, tag LIMIT ?",
-        (len(p), p, limit),
-    )
-    return [{"tag": r["tag"], "count": r["n"]} for r in rows]
+def tag_counts(index: ProjectIndex, text: str = "", limit: int = 50) -> list[dict]:
+    """Return tags with their document counts, most used first; with text, the tags it names, best first.
+
+    Text matches anywhere in any segment of a tag ("gar" finds `project/garden`); tags that start with it come
+    first, then tags with a segment that starts with it, then the rest, each most used first.
+    """
+    p = text.strip().lstrip("#").rstrip("/").lower()
+    if not p:
+        rows = index.sql("SELECT tag, count(*) AS n FROM tags GROUP BY tag ORDER BY n DESC, tag LIMIT ?", (limit,))
+        return [{"tag": r["tag"], "count": r["n"]} for r in rows]
+    rows = index.sql("SELECT tag, count(*) AS n FROM tags WHERE instr(tag, ?) > 0 GROUP BY tag", (p,))
+    ranked = sorted(rows, key=lambda r: (_match_rank(r["tag"], p), -r["n"], r["tag"]))
+    return [{"tag": r["tag"], "count": r["n"]} for r in ranked[:limit]]
+
+
+def _match_rank(tag: str, text: str) -> int:
+    """0 when the tag starts with text, 1 when one of its segments does, 2 when text is inside a segment."""
+    if tag.startswith(text):
+        return 0
+    return 1 if any(segment.startswith(text) for segment in tag.split("/")) else 2

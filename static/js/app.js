@@ -75,6 +75,35 @@
     htmx.trigger(searchForm(), "tags-changed");
   }
 
+  function tagText(input) {
+    return input.value.trim().toLowerCase().replace(/^#+/, "").replace(/\/+$/, "");
+  }
+
+  // Enter adds the best real tag for the typed text (never a chip that matches nothing): the shown suggestions
+  // when they are for this text, otherwise the server's best match, asked now rather than after the typing delay.
+  async function pickTag(input) {
+    const text = tagText(input);
+    if (!text) return;
+    const shown = document.querySelector("#tag-suggest .suggestion-set");
+    const first = shown?.querySelector("[data-add-tag]");
+    if (shown && shown.dataset.for === text) {
+      if (first) addTag(first.dataset.addTag);
+      return;
+    }
+    const project = document.getElementById("project-select")?.value || "";
+    const url = "/api/tags?limit=1&prefix=" + encodeURIComponent(text) + "&project=" + encodeURIComponent(project);
+    try {
+      const best = (await (await fetch(url)).json()).tags?.[0];
+      if (best && tagText(input) === text) {
+        addTag(best.tag);
+        return;
+      }
+    } catch (err) {
+      /* the suggestions below say what happened */
+    }
+    htmx.trigger(input, "input");  // shows "No tag matches …" under the box
+  }
+
   function clearSuggestions() {
     const box = document.getElementById("tag-suggest");
     if (box) box.replaceChildren();
@@ -104,6 +133,12 @@
       openStrip();
       return;
     }
+    if (event.key === "Escape" && target.closest?.("#power-strip")) {
+      // A search box's first Esc would only clear its text; in the Power Strip one Esc closes it, as it says.
+      event.preventDefault();
+      document.getElementById("power-strip").close();
+      return;
+    }
     if (event.key === "F1") {
       event.preventDefault();
       openHelp();
@@ -113,8 +148,7 @@
       const first = document.querySelector("#tag-suggest [data-add-tag]");
       if (event.key === "Enter") {
         event.preventDefault();
-        addTag(first && !target.value.includes(" ") && first.dataset.addTag.startsWith(target.value.trim().toLowerCase().replace(/^#+/, ""))
-          ? first.dataset.addTag : target.value);
+        pickTag(target);
       } else if (event.key === "ArrowDown" && first) {
         event.preventDefault();
         first.focus();
@@ -176,7 +210,20 @@
     if (event.target.matches("select[data-autosubmit]")) event.target.form.requestSubmit();
   });
 
+  // A document opened from a result shows its matching passage: scroll the preview to it. On a narrow screen the
+  // panel sits under the results, so bring the panel itself into view first.
+  function showOpenedDocument(panel) {
+    const narrow = window.matchMedia("(max-width: 800px)").matches;
+    if (narrow) panel.scrollIntoView({ block: "start" });
+    const match = panel.querySelector("#match");
+    if (match) {
+      match.scrollIntoView({ block: narrow ? "nearest" : "center" });
+      match.focus({ preventScroll: true });
+    }
+  }
+
   document.addEventListener("htmx:afterSwap", (event) => {
+    if (event.detail.target.id === "doc-panel") showOpenedDocument(event.detail.target);
     if (event.detail.target.id === "tag-suggest") {
       const open = event.detail.target.querySelector("[data-add-tag]") !== null;
       document.getElementById("tag-q")?.setAttribute("aria-expanded", open ? "true" : "false");
@@ -184,6 +231,8 @@
   });
 
   document.addEventListener("DOMContentLoaded", () => {
+    const panel = document.getElementById("doc-panel");
+    if (panel?.querySelector("#match")) showOpenedDocument(panel);
     const shortcut = document.querySelector("#strip-open .shortcut");
     if (shortcut && /Mac|iPhone|iPad/.test(navigator.platform)) shortcut.textContent = "⌘K";
   });

@@ -34,7 +34,15 @@
     const byId = () => new Map(map.nodes.map((n) => [n.id, n]));
     const childrenOf = (id) => map.nodes.filter((n) => (n.parent ?? null) === id);
 
-    function setDirty(dirty) { $("mm-dirty").hidden = !dirty; }
+    let dirty = false;
+    function setDirty(value) { dirty = value; $("mm-dirty").hidden = !value; }
+    // Leaving (a reload, a link, closing the tab) with unsaved changes asks first: the map lives in the file.
+    window.addEventListener("beforeunload", (event) => {
+      if (dirty) {
+        event.preventDefault();
+        event.returnValue = "";
+      }
+    });
     function showError(message) { error.textContent = message; error.hidden = !message; }
 
     function renderTree() {

@@ -31,8 +31,16 @@ def search():
         request.args.get("q", ""), mode=request.args.get("mode", "hybrid"), project=request.args.get("project") or None,
         scope=request.args.get("scope", "project"), tags_all=list_arg("tags_all"), tags_any=list_arg("tags_any"),
         limit=int_arg("limit", 20), explain=bool_arg("explain"),
-        explain_document=request.args.get("explain_document", "").strip()[:200] or None,
+        explain_document=request.args.get("explain_document", "").strip()[:200] or None, group=group_arg(),
     ))
+
+
+def group_arg() -> bool:
+    """group=document lists one result per document; group=chunk (the default) one per chunk."""
+    value = request.args.get("group", "chunk").strip().lower() or "chunk"
+    if value not in ("chunk", "document"):
+        raise InvalidQuery(f"group must be 'chunk' or 'document', not '{value[:40]}'.")
+    return value == "document"
 
 
 @bp.get("/tags")

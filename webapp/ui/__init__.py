@@ -29,6 +29,21 @@ def similarity_percent(result: dict) -> int:
     return round(max(0.0, min(score, 1.0)) * 100)
 
 
+def match_label(result: dict) -> str:
+    """How a result matched, in words: keyword hits are exact matches, not a similarity to weigh against others."""
+    kind = result["search_type"]
+    if kind == "keyword":
+        return "exact match"
+    if kind == "hybrid":
+        return f"exact match · {similarity_percent(result)}% similar"
+    return "" if kind == "tag" else f"{similarity_percent(result)}% similar"
+
+
+def counted(n: int, noun: str) -> str:
+    """'1 document', '2 documents'."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
 def marked(text: str, highlights: list[list[int]] | None) -> Markup:
     """A snippet as HTML: the text escaped, each highlighted span (character offsets) wrapped in <mark>."""
     return Markup("").join(Markup("<mark>%s</mark>") % piece if marked else escape(piece)
@@ -51,6 +66,8 @@ def init_app(app: Flask) -> None:
         app.register_blueprint(module.bp)
     app.add_template_filter(similarity_percent, "percent")
     app.add_template_filter(marked, "marked")
+    app.add_template_filter(match_label, "match_label")
+    app.add_template_filter(counted, "counted")
     app.after_request(add_security_headers)
 
     @app.context_processor

@@ -27,7 +27,9 @@ def change(action, success: str, form: dict | None = None):
         result = action()
     except SKMemoryError as exc:
         return page(error=str(exc), status=400, form=form)
-    return page(message=success.format(**result))
+    response = page(message=success.format(**result))
+    response.headers["HX-Trigger"] = "skm-status-changed"  # the status widget counts the change at once
+    return response
 
 
 @bp.get("/projects")

@@ -28,17 +28,20 @@ class SearchRequest:
     scope: str = "project"
     project: str = ""
 
+    chosen: bool = True  # False when the form was sent with every toggle off
+
     @classmethod
     def from_args(cls) -> "SearchRequest":
         keyword, smart, tag = (request.args.get(k) == "1" for k in ("kw", "smart", "tag"))
-        if not (keyword or smart or tag):  # nothing chosen (a fresh page, or an /search?q= link): the default
-            keyword = smart = True
+        chosen = keyword or smart or tag
+        if not chosen and request.args.get("m") != "1":  # a fresh page, or an /search?q= link: the default
+            keyword = smart = chosen = True
         tags = []
         for raw in request.args.getlist("tags"):
             tags += [t.strip().lstrip("#") for t in raw.split(",") if t.strip().lstrip("#")]
         return cls(arg("q"), keyword, smart, tag, list(dict.fromkeys(tags)),
                    "any" if arg("op") == "any" else "all", "all" if arg("scope") == "all" else "project",
-                   arg("project", max_chars=64))
+                   arg("project", max_chars=64), chosen)
 
     @property
     def mode(self) -> str:
@@ -57,7 +60,9 @@ class SearchRequest:
 
     @property
     def ready(self) -> bool:
-        """Whether there is anything to search for yet."""
+        """Whether there is anything to search for yet (and a mode to search with)."""
+        if not self.chosen:
+            return False
         return bool(self.tags if self.mode == "tag" else self.q or (self.tag and self.tags))
 
 
@@ -66,7 +71,8 @@ def run_search(form: SearchRequest) -> dict | None:
     if not form.ready:
         return None
     return get_engine().search("" if form.mode == "tag" else form.q, mode=form.mode, project=form.project or None,
-                               scope=form.scope, limit=RESULT_LIMIT, explain=form.mode != "tag", **form.tag_filter)
+                               scope=form.scope, limit=RESULT_LIMIT, explain=form.mode != "tag", group=True,
+                               **form.tag_filter)
 
 
 @bp.get("/")
@@ -80,7 +86,7 @@ def search():
 
 @bp.get("/search/tags")
 def tag_suggestions():
-    """Tag chips to offer while typing: tags starting with the text, with their document counts."""
+    """Tag chips to offer while typing: the tags the text names (any part of any segment), with their counts."""
     prefix = arg("tag_q").lstrip("#")
     chosen = set(request.args.getlist("tags"))
     tags = get_engine().tags(arg("project", max_chars=64) or None, prefix, 12)

@@ -20,6 +20,10 @@ MAX_FRONTMATTER_BYTES = 64 * 1024  # stored as JSON with the document; larger bl
 LOGSEQ_PROPERTY = re.compile(r"^([A-Za-z0-9][\w.\-]*)::(?:[ \t]+(.*?))?[ \t]*$")
 LOGSEQ_LIST_KEYS = ("tags", "alias")
 LOGSEQ_PAGE_REF = re.compile(r"#?\[\[([^\[\]\n]+?)\]\]")
+# A template's placeholder as a whole value (`created: {{date}}`, `- {{tag}}`, Templater's `<% tp.date.now() %>`):
+# normal in real vaults' Templates folders, not metadata yet, and `{{date}}` is not even valid YAML.
+TEMPLATE_LINE = re.compile(r"^(\s*(?:-\s+|[^\s#:-][^:]*:\s+))(\{\{[^{}\n]*\}\}|<%[^\n]*%>)\s*$")
+PLACEHOLDER = "\x00template placeholder\x00"
 
 
 @dataclass
@@ -49,9 +53,27 @@ def read_frontmatter(lines: list[str]) -> Frontmatter:
     return Frontmatter()
 
 
+def _without_placeholders(block: list[str]) -> tuple[list[str], bool]:
+    """The block with each template placeholder value replaced by a marker string; whether there were any."""
+    out = [TEMPLATE_LINE.sub(lambda m: m.group(1) + json.dumps(PLACEHOLDER), line) for line in block]
+    return out, out != block
+
+
+def _drop_placeholders(value):
+    """A parsed value with the placeholders taken out: a key or list item that was only a placeholder is gone."""
+    if isinstance(value, dict):
+        return {k: _drop_placeholders(v) for k, v in value.items() if v != PLACEHOLDER}
+    if isinstance(value, list):
+        return [_drop_placeholders(v) for v in value if v != PLACEHOLDER]
+    return value
+
+
 def _yaml_frontmatter(lines: list[str], end: int) -> Frontmatter:
+    block, templated = _without_placeholders(lines[1:end])
     try:
-        data = bounded_yaml.safe_load("\n".join(lines[1:end]))
+        data = bounded_yaml.safe_load("\n".join(block))
+        if templated:
+            data = _drop_placeholders(data)
     except bounded_yaml.TooLarge as exc:
         return Frontmatter(warnings=[f"Frontmatter was not read: {exc}; it was indexed as text."])
     except yaml.YAMLError as exc:
