@@ -100,7 +100,7 @@ def test_smart_alone_says_nothing_is_close_and_offers_the_weaker_matches(page):
     notice.locator("summary").click()
     titles = weaker.all_inner_texts()
     assert titles[:2] == ["tmux cheatsheet", "Running a service with systemd"], titles  # Welcome.md's promise
-    shot(page, "weaker-matches")
+    shot(page, "first-try-weaker-matches")
     api = page.evaluate(f"async () => (await fetch('/api/search?mode=semantic&q={question}')).json()")
     assert api["results"] == [] and api["threshold"] == 0.5
     assert all(w["similarity"] < 0.5 for w in api["weaker_matches"])
@@ -137,7 +137,7 @@ def test_results_are_one_row_per_document_with_more_passages_to_expand(page):
     expect(keyword_only.first.locator(".result-link .similarity")).to_have_text("exact match")
     expect(rows.filter(has=page.locator(".badge-hybrid")).first.locator(".result-link .similarity")).to_have_text(
         re.compile(r"^exact match · \d+% similar$"))
-    shot(page, "search")
+    shot(page, "first-try-one-row-per-document")
     api = page.evaluate("async () => (await fetch('/api/search?q=garden&group=document')).json()")
     assert api["grouped"] == "document" and [r["document_id"] for r in api["results"]] == ids
     assert max(r["passages"] for r in api["results"]) > 1
@@ -168,7 +168,7 @@ def test_at_400_px_nothing_overflows_and_an_opened_result_is_in_view(narrow):
     narrow.click("#results .result-link >> nth=0")
     expect(narrow.locator("#doc-title")).to_have_text("Garden plan")
     expect(narrow.locator("#doc-panel #match")).to_be_in_viewport()  # the panel under the results, scrolled to
-    shot(narrow, "narrow-document")
+    shot(narrow, "first-try-narrow-document")
 
 
 def test_adding_a_folder_updates_the_widget_and_warnings_are_not_errors(page, tmp_path):
@@ -268,4 +268,4 @@ def test_opening_a_result_shows_its_passage_and_related_documents_say_why(page):
     reasons = related.locator(".related-why").all_inner_texts()
     assert reasons and all(re.match(r"^It (mentions “.+”|is close in meaning \(\d+% similar\))", r) or
                            re.match(r"^It mentions “.+” and is close in meaning", r) for r in reasons), reasons
-    shot(page, "document-panel")
+    shot(page, "first-try-open-at-the-match")

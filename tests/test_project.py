@@ -187,3 +187,16 @@ def test_vectors_can_live_on_a_chroma_server(data_home, vault, chroma_server, re
         assert again.count() == 0
     finally:
         again.close()
+
+
+def test_the_embedding_rate_counts_time_spent_embedding_not_idle_time():
+    from indexer.ingest.background import EmbedRate
+
+    rate = EmbedRate(batches=4)
+    assert rate.per_second == 0.0  # nothing measured yet: no rate, no ETA
+    rate.add(64, 1.0)  # an edit's batch, then a minute idle, then a new folder's batches
+    for _ in range(3):
+        rate.add(64, 0.5)
+    assert rate.per_second == pytest.approx(256 / 2.5)
+    rate.add(32, 0.25)  # only the last four batches count
+    assert rate.per_second == pytest.approx((64 * 3 + 32) / 1.75)

@@ -209,3 +209,50 @@ def test_the_word_embedder_for_ranking_tests_is_deterministic_and_word_based():
     a, b, c = words.embed(["tomatoes in the garden", "Garden tomatoes", "sourdough starter"])
     assert np.allclose(words.embed_query("garden tomatoes"), b)  # same words, same vector, every run
     assert float(a @ b) > 0.5 > float(a @ c)  # shared words bring texts together; others stay apart
+
+
+def test_tags_match_any_segment_prefix_first_then_most_used(engine):
+    def tags(text):
+        return [t["tag"] for t in engine.tags("notes", text)["tags"]]
+
+    assert tags("gar") == ["project/garden"]  # a later segment starts with it
+    assert tags("mux") == ["terminal/tmux"]  # inside a segment
+    assert tags("ou") == ["outdoors", "journal"]  # starting with it comes first
+    assert tags("re")[0] == "reference" and {"bread", "start-here"} <= set(tags("re"))
+    assert tags("#TERMINAL/")[0] == "terminal"  # '#', case and a trailing '/' aside
+    assert tags("zzzz") == []
+
+
+def test_group_by_document_keeps_the_best_passage_and_counts_the_rest(engine, vault):
+    long_note = "\n\n".join(f"## Bed {i}\nThe garden bed number {i} grows " + "beans and peas " * 60
+                            for i in range(6))
+    (vault / "Beds.md").write_text("# Garden beds\n\n" + long_note)
+    engine.writer("notes").sync()
+    engine.embed_pending("notes")
+    chunks = engine.search("garden bed", mode="keyword", limit=50)["results"]
+    assert sum(r["relative_path"] == "Beds.md" for r in chunks) > 1
+    grouped = engine.search("garden bed", mode="keyword", limit=50, group=True)
+    assert grouped["grouped"] == "document"
+    docs = [r["document_id"] for r in grouped["results"]]
+    assert len(docs) == len(set(docs)) == len({r["document_id"] for r in chunks})
+    beds = next(r for r in grouped["results"] if r["relative_path"] == "Beds.md")
+    in_chunks = [r["chunk_id"] for r in chunks if r["relative_path"] == "Beds.md"]
+    assert beds["chunk_id"] == in_chunks[0]  # the best passage leads
+    assert [p["chunk_id"] for p in beds["more_passages"]] == in_chunks[1:] and beds["passages"] == len(in_chunks)
+    assert "content" not in beds["more_passages"][0] and beds["more_passages"][0]["snippet"]
+    assert len(engine.search("garden bed", mode="keyword", limit=1, group=True)["results"]) == 1
+
+
+def test_semantic_with_nothing_at_the_threshold_offers_weaker_matches_apart(engine):
+    question = "how do I keep a server running after logout"
+    answer = engine.search(question, mode="semantic")
+    assert answer["results"] == [] and answer["threshold"] == 0.5
+    weaker = answer["weaker_matches"]
+    assert [w["relative_path"] for w in weaker[:2]] == ["Reference/tmux cheatsheet.md", "Reference/systemd services.md"]
+    assert all(0.25 <= w["similarity"] < 0.5 for w in weaker)
+    assert "weaker_matches" not in engine.search("baking bread with a starter", mode="semantic")  # found: none
+    assert "weaker_matches" not in engine.search(question, mode="hybrid")  # hybrid keeps 0.3 and up itself
+    everywhere = engine.search(question, mode="semantic", scope="all")
+    assert everywhere["results"] == [] and everywhere["weaker_matches"][0]["relative_path"] == weaker[0]["relative_path"]
+    tagged = engine.search(question, mode="semantic", tags_all=["project"])  # the tag filter holds for them too
+    assert all("project" in " ".join(w["tags"]) for w in tagged.get("weaker_matches", []))

@@ -241,3 +241,36 @@ def test_a_bad_number_in_a_page_address_is_refused_with_the_same_sentence_as_the
     assert sentence.startswith("offset must be a whole number from 0")
     assert html.escape(sentence) in page.get_data(as_text=True)
     assert client.get("/files?project=notes&offset=400", base_url=BASE).status_code == 200  # a later page
+
+
+def test_a_result_opens_its_document_at_the_matching_passage(client, engine, vault):
+    found = engine.search("drip line", mode="keyword", project="notes", group=True)["results"][0]
+    assert found["heading_path"] == ["Garden plan", "Watering"]
+    page = results_of(client, "/search?q=drip+line&m=1&kw=1")
+    link = f"/documents/{found['document_id']}?project=notes&amp;lines={found['lines'][0]}-{found['lines'][1]}"
+    assert link in page and "› Garden plan › Watering" in page
+    panel = html.unescape(results_of(client, html.unescape(link)))
+    assert f"The match is at lines {found['lines'][0]}–{found['lines'][1]}, under “Garden plan › Watering”" in panel
+    match = panel[panel.index('id="match"'):]
+    assert "<h2>Watering</h2>" in match[:200] and "drip line" in match[:400]
+    assert panel.count('class="passage') > 1 and panel.count('id="match"') == 1
+    plain = results_of(client, f"/documents/{found['document_id']}?project=notes&lines=oops")
+    assert 'id="match"' not in plain and "Watering" in plain  # a bad address still opens the document
+
+    from test_extract import make_pdf
+
+    (vault / "Tides.pdf").write_bytes(make_pdf(["Tidal pools at dawn", "Moon phases and spring tides"]))
+    engine.writer("notes").sync()
+    hit = engine.search("spring tides", mode="keyword", project="notes")["results"][0]
+    pdf = html.unescape(results_of(client, f"/documents/{hit['document_id']}?project=notes&lines=2-2"))
+    assert "The match is on page 2 of the PDF" in pdf
+    assert "Moon phases" in pdf[pdf.index('id="match"'):]
+
+
+def test_related_documents_say_why_they_are_related(client, engine):
+    garden = doc_id(engine, "Garden plan")
+    related = engine.related(garden, "notes")["results"]
+    compost = next(r for r in related if r["document_title"] == "Compost log")
+    assert compost["reason"].startswith(("mentions “Garden plan”", "is close in meaning ("))
+    shown = html.unescape(results_of(client, f"/documents/{garden}/related?project=notes"))
+    assert f"It {compost['reason']}." in shown
