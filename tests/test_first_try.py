@@ -105,6 +105,11 @@ def test_smart_alone_says_nothing_is_close_and_offers_the_weaker_matches(page):
     assert api["results"] == [] and api["threshold"] == 0.5
     assert all(w["similarity"] < 0.5 for w in api["weaker_matches"])
     assert [w["document_title"] for w in api["weaker_matches"][:2]] == titles[:2]
+    page.keyboard.press("Control+k")  # the Power Strip's semantic Doc Search says the same
+    page.check("#power-strip input[value=semantic]")
+    page.fill("#strip-q", WELCOME_QUESTION)
+    expect(page.locator("#strip-results .weaker-notice")).to_contain_text("Nothing reaches 50% similarity")
+    expect(page.locator("#strip-results .strip-item").first).to_contain_text("tmux cheatsheet")
 
 
 def test_the_welcome_notes_other_claims_hold(page):
@@ -154,7 +159,7 @@ def test_with_every_mode_off_it_says_how_to_choose_one(page):
 
 
 def test_at_400_px_nothing_overflows_and_an_opened_result_is_in_view(narrow):
-    for path in ("/", "/projects", "/cluster", "/status", "/mindmap"):
+    for path in ("/", "/files", "/projects", "/cluster", "/status", "/mindmap", "/help"):
         narrow.goto(path)
         narrow.wait_for_load_state("networkidle")
         width = narrow.evaluate("document.documentElement.scrollWidth")

@@ -14,7 +14,8 @@ LIMIT = 12
 
 
 def doc_search(q: str, kind: str, project: str | None) -> dict | None:
-    """One engine search per kind; tag search looks for documents with any tag starting with the text."""
+    """One engine search per kind, one result per document; tag search lists the documents of the tags the text
+    names (as the tag suggestions match)."""
     engine = get_engine()
     if not q:
         return None
@@ -23,18 +24,7 @@ def doc_search(q: str, kind: str, project: str | None) -> dict | None:
         if not tags:
             return {"results": [], "tags": [], "mode": "tag"}
         return {**engine.search("", "tag", project=project, tags_any=tags, limit=LIMIT), "tags": tags}
-    return engine.search(q, kind, project=project, limit=LIMIT)
-
-
-def one_per_document(results: list[dict]) -> list[dict]:
-    """Doc Search lists documents: the best chunk of each."""
-    seen: set[tuple[str, str]] = set()
-    out = []
-    for r in results:
-        if (r["project"], r["document_id"]) not in seen:
-            seen.add((r["project"], r["document_id"]))
-            out.append(r)
-    return out
+    return engine.search(q, kind, project=project, limit=LIMIT, group=True)  # Doc Search lists documents
 
 
 @bp.get("/strip")
@@ -42,6 +32,4 @@ def strip():
     kind = arg("kind") if arg("kind") in KINDS else "keyword"
     q = arg("q")
     found = doc_search(q, kind, arg("project", max_chars=64) or None)
-    if found:
-        found["results"] = one_per_document(found["results"])
     return render("strip/page.html", "strip/_results.html", q=q, kind=kind, found=found)
