@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -133,6 +134,20 @@ def running_server(root: Path, vault: Path | None, *, home: Path | None = None, 
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+SHOTS = REPO / "test-output" / "screenshots"
+README_SHOTS = REPO / "docs" / "screenshots"
+
+
+def shot(page, name: str, readme: str | None = None) -> None:
+    """Save a screenshot to test-output/screenshots/NAME.png; with SKMEMORY_SCREENSHOTS=1 also as the README's
+    docs/screenshots/README.png, so the pictures there show what the tests saw."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"))
+    if readme and os.environ.get("SKMEMORY_SCREENSHOTS"):
+        README_SHOTS.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(SHOTS / f"{name}.png", README_SHOTS / f"{readme}.png")
 
 
 def sync_playwright_api():

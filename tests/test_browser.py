@@ -6,9 +6,8 @@ import shutil
 
 import pytest
 
-from support import DEMO_NOTES, REPO, browser_page, chromium, needs_chromium, running_server, sync_playwright_api
+from support import DEMO_NOTES, browser_page, chromium, needs_chromium, running_server, shot, sync_playwright_api
 
-SHOTS = REPO / "test-output" / "screenshots"
 
 pytestmark = [pytest.mark.slow, needs_chromium]
 sync_api = sync_playwright_api()
@@ -36,10 +35,6 @@ def page(browser, server):
     with browser_page(browser, server) as page:
         yield page
 
-
-def shot(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
 
 
 def search(page, text: str) -> None:
@@ -90,7 +85,7 @@ def test_each_toggle_changes_the_results(page):
     titles = page.locator("#results .result-title")
     expect(titles).to_have_count(2)
     expect(page).to_have_url(re.compile(r"tags=outdoors"))
-    shot(page, "tag-search")
+    shot(page, "tag-search", readme="tag-search")
     page.click("label[for=t-kw]")  # Tag with Keyword: the tag filters keyword search
     page.fill("#q", "compost")
     expect(page.locator("#results .mode-name")).to_have_text("keyword")
@@ -117,7 +112,7 @@ def test_the_why_popover_shows_the_numbers_the_api_gives(page):
     expect(pop.locator(".why-total")).to_have_text(f"{why['score']:.4f}")
     expect(pop.locator(".why-rule")).to_contain_text(why["rule"])
     expect(pop.locator(".why-words")).to_have_text("Matched: tmux")
-    shot(page, "why-popover")
+    shot(page, "why-popover", readme="why-popover")
     first.locator(".why-toggle").click()
     expect(pop).to_be_hidden()
 

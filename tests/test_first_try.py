@@ -9,9 +9,8 @@ import urllib.parse
 
 import pytest
 
-from support import REPO, browser_page, chromium, needs_chromium, running_server, sync_playwright_api
+from support import browser_page, chromium, needs_chromium, running_server, shot, sync_playwright_api
 
-SHOTS = REPO / "test-output" / "screenshots"
 WELCOME_QUESTION = "how do I keep a server running after logout"  # Welcome.md's own example for Smart search
 
 pytestmark = [pytest.mark.slow, needs_chromium]
@@ -50,10 +49,6 @@ def narrow(browser, server):
     context.close()
     assert not errors
 
-
-def shot(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
 
 
 def only(page, *modes: str) -> None:
@@ -100,7 +95,7 @@ def test_smart_alone_says_nothing_is_close_and_offers_the_weaker_matches(page):
     notice.locator("summary").click()
     titles = weaker.all_inner_texts()
     assert titles[:2] == ["tmux cheatsheet", "Running a service with systemd"], titles  # Welcome.md's promise
-    shot(page, "first-try-weaker-matches")
+    shot(page, "first-try-weaker-matches", readme="weaker-matches")
     api = page.evaluate(f"async () => (await fetch('/api/search?mode=semantic&q={question}')).json()")
     assert api["results"] == [] and api["threshold"] == 0.5
     assert all(w["similarity"] < 0.5 for w in api["weaker_matches"])
@@ -173,7 +168,7 @@ def test_at_400_px_nothing_overflows_and_an_opened_result_is_in_view(narrow):
     narrow.click("#results .result-link >> nth=0")
     expect(narrow.locator("#doc-title")).to_have_text("Garden plan")
     expect(narrow.locator("#doc-panel #match")).to_be_in_viewport()  # the panel under the results, scrolled to
-    shot(narrow, "first-try-narrow-document")
+    shot(narrow, "first-try-narrow-document", readme="narrow-window")
 
 
 def test_adding_a_folder_updates_the_widget_and_warnings_are_not_errors(page, tmp_path):
@@ -273,4 +268,4 @@ def test_opening_a_result_shows_its_passage_and_related_documents_say_why(page):
     reasons = related.locator(".related-why").all_inner_texts()
     assert reasons and all(re.match(r"^It (mentions “.+”|is close in meaning \(\d+% similar\))", r) or
                            re.match(r"^It mentions “.+” and is close in meaning", r) for r in reasons), reasons
-    shot(page, "first-try-open-at-the-match")
+    shot(page, "first-try-open-at-the-match", readme="search-window")
