@@ -561,3 +561,19 @@ def test_every_fusion_keeps_vault_searchs_answer_shape(word_engine):
             scores = [r["score"] for r in response["results"]]
             assert scores == sorted(scores, reverse=True), (fusion, note_leg)
             assert "tomato" in NOTES[paths(response)[0]].lower(), (fusion, note_leg)
+
+
+def test_a_question_close_to_no_note_in_meaning_still_finds_the_note_with_some_of_its_words(tmp_path, real_embedder):
+    """kepano's "the 1982 Ridley Scott film I rated": no chunk reaches 0.3 by meaning and no note holds every word,
+    so the answer was empty; it had only worked while template noise lifted some chunk over 0.3."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Blade Runner.md").write_text("---\nyear: 1982\ndirector: '[[Ridley Scott]]'\nrating: 9\n---\n"
+                                           "![[Movies.base]]\n")
+    (vault / "Reading log.md").write_text("# Reading log\n\nThree books this month, all of them novels.\n")
+    with indexed(Home(Settings(home=tmp_path / "home"), embedder=real_embedder), vault) as engine:
+        question = "the 1982 Ridley Scott film I rated"
+        assert engine.search(question, mode="semantic", project="notes")["results"] == []  # nothing close by meaning
+        answer = engine.vault_search(question)
+        assert paths(answer) == ["Blade Runner.md"]  # by its properties' words; no vector contributed
+        assert answer["search_mode"] == "fts"

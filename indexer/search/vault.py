@@ -351,10 +351,11 @@ def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, l
             vector, notes = vector_legs(index, query_vector, allowed, note_leg)
         except EmbeddingsUnavailable:
             pass
-    if vector and len(bm25) < limit and fts.any_match:
-        # Keyword-only (fts) answers keep the strict implicit AND. When meaning already contributes notes
-        # without every term, notes holding some of the terms follow those holding all of them in the BM25
-        # leg, so a long natural-language question still gets a keyword signal (see tests/bench/bench_quality.py).
+    if vector is not None and len(bm25) < limit and fts.any_match:
+        # Keyword-only (fts) answers, without a model, keep the strict implicit AND. When meaning was asked too,
+        # notes holding some of the terms follow those holding all of them in the BM25 leg, so a long
+        # natural-language question still gets a keyword signal (see tests/bench/bench_quality.py), even when
+        # no chunk is close enough in meaning: "the 1982 Ridley Scott film I rated" must still find Blade Runner.
         have = {hit[0] for hit in bm25}
         some = [hit for hit in bm25_leg(index, fts.any_match, allowed) if hit[0] not in have]
         if fusion != "rrf" and bm25:  # by score, a note with some of the words stays under those with all of them
@@ -363,7 +364,7 @@ def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, l
         bm25 += some
     blind = blind_legs(index, bm25, vector, notes) if vector is not None else {}
     fused = fuse(bm25, vector or [], how=fusion, notes=notes, blind=blind)
-    mode = "hybrid" if vector else "fts"
+    mode = "hybrid" if vector else "fts"  # spec 001: "hybrid" when vectors contributed
     if trace is not None:
         _record(trace, index, bm25, strict, vector, notes, fused, query_vector)
     if not fused:

@@ -21,7 +21,8 @@ LOGSEQ_PROPERTY = re.compile(r"^([A-Za-z0-9][\w.\-]*)::(?:[ \t]+(.*?))?[ \t]*$")
 LOGSEQ_LIST_KEYS = ("tags", "alias")
 LOGSEQ_PAGE_REF = re.compile(r"#?\[\[([^\[\]\n]+?)\]\]")
 # A template's placeholder as a whole value (`created: {{date}}`, `- {{tag}}`, Templater's `<% tp.date.now() %>`):
-# normal in real vaults' Templates folders, not metadata yet, and `{{date}}` is not even valid YAML.
+# normal in real vaults' Templates folders, not metadata yet, and `{{date}}` is not even valid YAML. The block is
+# read with the placeholders left out, and kept as text as well (see _yaml_frontmatter).
 TEMPLATE_LINE = re.compile(r"^(\s*(?:-\s+|[^\s#:-][^:]*:\s+))(\{\{[^{}\n]*\}\}|<%[^\n]*%>)\s*$")
 PLACEHOLDER = "\x00template placeholder\x00"
 
@@ -97,7 +98,9 @@ def _yaml_frontmatter(lines: list[str], end: int) -> Frontmatter:
                                      "KB kept as metadata; it was indexed as text."])
     link_texts = [text for key, value in data.items() if key != "related_to" for text in _strings_in(value)]
     meta = _describe(data, wikilinks_in("\n".join(link_texts)))
-    meta.body_start = end + 1
+    # A template's block stays in its text too: its fields are what the template is about ("a template for
+    # logging shares" finds `shares:`, `price:`), and a frontmatter-only template would otherwise have no text.
+    meta.body_start = 0 if templated else end + 1
     return meta
 
 
