@@ -15,7 +15,7 @@ import pytest
 from indexer.config import Settings
 from indexer.ingest.embeddings import Embedder
 from indexer.home import Home
-from support import DEMO_NOTES, free_port
+from support import DEMO_NOTES, chromium, free_port
 
 CHROMA_EXE = Path(sys.executable).parent / "chroma"
 
@@ -97,3 +97,10 @@ def chroma_server(tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium, headless, for one test module's pages (skips when it or Playwright is missing)."""
+    with chromium() as browser:
+        yield browser

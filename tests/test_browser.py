@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from support import DEMO_NOTES, browser_page, chromium, needs_chromium, running_server, shot, sync_playwright_api
+from support import DEMO_NOTES, browser_page, needs_chromium, running_server, shot, sync_playwright_api
 
 
 pytestmark = [pytest.mark.slow, needs_chromium]
@@ -22,12 +22,6 @@ def server(tmp_path_factory):
     shutil.copytree(DEMO_NOTES, vault)
     with running_server(root, vault, projects={"notes", "User Docs"}) as live:
         yield live.url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture

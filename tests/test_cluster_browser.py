@@ -9,8 +9,8 @@ import urllib.request
 
 import pytest
 
-from support import REPO
-from test_browser import SHOTS, browser, expect, page, server, shot  # noqa: F401 (fixtures)
+from support import REPO, SHOTS, shot
+from test_browser import expect, page, server  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.slow
 README_SHOT = REPO / "docs" / "screenshots" / "cluster-view.png"

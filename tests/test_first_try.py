@@ -9,7 +9,7 @@ import urllib.parse
 
 import pytest
 
-from support import browser_page, chromium, needs_chromium, running_server, shot, sync_playwright_api
+from support import browser_page, needs_chromium, running_server, shot, sync_playwright_api
 
 WELCOME_QUESTION = "how do I keep a server running after logout"  # Welcome.md's own example for Smart search
 
@@ -24,12 +24,6 @@ def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("first-try")
     with running_server(root, None, projects={"Demo", "User Docs"}, serve_args=("--demo",)) as live:
         yield live
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture

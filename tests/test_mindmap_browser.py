@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from support import (DEMO_NOTES, GARDEN, REPO, browser_page, chromium, needs_chromium, running_server,
+from support import (DEMO_NOTES, GARDEN, REPO, browser_page, needs_chromium, running_server,
                      sync_playwright_api)
 from test_mcp import api
 
@@ -29,12 +29,6 @@ def server(tmp_path_factory):
     shutil.copy(GARDEN, vault / MAP)
     with running_server(root, vault) as live:
         yield live.port, vault
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture
