@@ -63,6 +63,7 @@ def test_documents_tags_related_projects_status_health(client):
     ("/api/search?q=" + "x" * 1200, 400, "shorten"),
     ("/api/search?q=x&project=ghost", 404, "No project named 'ghost'"),
     ("/api/search?q=x&scope=galaxy", 400, "scope"),
+    ("/api/search?q=x&group=paragraph", 400, "group must be 'chunk' or 'document', not 'paragraph'"),
     ("/api/documents/nope", 404, "No document"),
     ("/api/nothing-here", 404, "no API endpoint"),
 ])
