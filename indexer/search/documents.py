@@ -10,7 +10,7 @@ from ..errors import DocumentNotFound
 from .index import ProjectIndex
 from .keyword import keyword_search
 from .links import LinkResolver, file_stem, link_key
-from .results import chunk_sections, envelope, iso, result_rows, section_texts
+from .results import chunk_sections, envelope, group_by_document, iso, result_rows, section_texts
 from .semantic import HYBRID_THRESHOLD
 
 
@@ -65,13 +65,12 @@ def get_document(index: ProjectIndex, document_id: str) -> dict:
             start = at + section["offset"]
             passages.append({"heading_path": section["heading_path"], "lines": section["lines"],
                              "start": start, "end": start + len(text)})
+            path = tuple(section["heading_path"])
+            for depth in range(1, len(path) + 1):
+                if path[:depth] not in seen:
+                    seen.add(path[:depth])
+                    outline.append({"heading": path[depth - 1], "level": depth, "line": section["lines"][0]})
         at += len(c["content"]) + 2
-    for section in (s for c in chunks for s in chunk_sections(c)):
-        path = tuple(section["heading_path"])
-        for depth in range(1, len(path) + 1):
-            if path[:depth] not in seen:
-                seen.add(path[:depth])
-                outline.append({"heading": path[depth - 1], "level": depth, "line": section["lines"][0]})
     docs, row_of, resolver = project_links(index)
     links = index.sql("SELECT target, kind FROM links WHERE document_id = ? ORDER BY target", (document_id,))
     outgoing = []
@@ -132,13 +131,8 @@ def related(index: ProjectIndex, document_id: str, limit: int = 8) -> dict:
     for cid, sim in sims.items():
         scored[cid] = (cid, sim, "semantic")
     ranked = sorted(scored.values(), key=lambda s: -s[1])
-    results, seen = [], {document_id}
-    for row in result_rows(index, ranked[: limit * 20], [r["title"]]):
-        if row["document_id"] not in seen:
-            seen.add(row["document_id"])
-            results.append({**row, "reason": related_reason(row, r["title"])})
-        if len(results) == limit:
-            break
+    others = [row for row in result_rows(index, ranked[: limit * 20], [r["title"]]) if row["document_id"] != document_id]
+    results = [{**row, "reason": related_reason(row, r["title"])} for row in group_by_document(others, limit)]
     return envelope(results, "hybrid", r["title"], semantic, limit, project=index.name, document_id=document_id)
 
 

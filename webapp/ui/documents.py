@@ -4,7 +4,7 @@ from __future__ import annotations
 from flask import Blueprint
 
 from ..current import get_engine
-from .preview import parse_lines, preview
+from .preview import matching_passage, parse_lines, preview
 from ..args import arg
 from .render import handle_errors, render
 
@@ -18,9 +18,10 @@ def document(document_id: str):
     project = arg("project", max_chars=64) or None
     doc = get_engine().document(document_id, project)
     at_lines = parse_lines(arg("lines", max_chars=40))
-    match = next((p for p in doc["passages"] if tuple(p["lines"]) == at_lines), None) if at_lines else None
-    return render("documents/page.html", "documents/_panel.html", doc=doc, match=match, at_lines=at_lines,
-                  preview=preview(doc["content"], doc["file_type"], doc["passages"], at_lines))
+    match = matching_passage(doc["passages"], at_lines)  # the passage the panel names is the one it highlights
+    return render("documents/page.html", "documents/_panel.html", doc=doc,
+                  match=doc["passages"][match] if match is not None else None,
+                  preview=preview(doc["content"], doc["file_type"], doc["passages"], match))
 
 
 @bp.get("/documents/<document_id>/related")

@@ -14,11 +14,9 @@ PREVIEW_CHARS = 60_000
 MARKDOWN_TYPES = {"md", "txt"}
 
 
-def preview(content: str, file_type: str, passages: list[dict] | None = None,
-            at_lines: tuple[int, int] | None = None) -> Markup:
-    """The document as HTML, one block per passage; the passage spanning at_lines is marked as the match."""
+def preview(content: str, file_type: str, passages: list[dict] | None = None, match: int | None = None) -> Markup:
+    """The document as HTML, one block per passage; passage number `match` is marked as the match."""
     parts = [p for p in passages or [] if p["start"] < PREVIEW_CHARS] or [{"start": 0, "end": len(content)}]
-    match = matching_passage(parts, at_lines)
     html = []
     for i, part in enumerate(parts):
         body = render(content[part["start"]:min(part["end"], PREVIEW_CHARS)], file_type)
