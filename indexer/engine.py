@@ -90,7 +90,11 @@ class Engine:
     def _read_side(project: Project | ProjectReader) -> ProjectIndex:
         """What search may touch of a project: its database file, folder, model, counter and a vector cache that
         the writer keeps current."""
-        cache = VectorCache(project.load_vectors)
+        if isinstance(project, Project):  # the writer keeps the cache's files; a read-only view holds it in memory
+            cache = VectorCache(project.load_vectors, project.vector_folder, project.vector_generation)
+            project.closing.append(cache.close)
+        else:
+            cache = VectorCache(project.load_vectors)
         project.vector_listeners.append(cache.apply)
         return ProjectIndex(project.name, project.root, project.store.path, project.embedder, project.counter, cache)
 

@@ -238,3 +238,26 @@ def m008_bm25_with_properties(conn: sqlite3.Connection) -> None:
                         THEN {PROPERTY_TEXT.replace('?', 'd.frontmatter')} END
             FROM chunks c JOIN documents d USING (document_id)"""
     )
+
+
+@migration
+def m009_vector_generation(conn: sqlite3.Connection) -> None:
+    # The vector cache keeps its rows in files beside the database (search/vector_rows.py), valid only while they
+    # hold exactly the vectors the database holds. `vector_generation` moves with every change to which chunks
+    # have a vector, whoever makes it (the server, `skmemory index`, a repair), in the same transaction; the files
+    # record the generation they match when they are closed, and are rebuilt when the two differ.
+    conn.executescript(
+        """
+        INSERT OR IGNORE INTO index_meta (key, value) VALUES ('vector_generation', '0');
+        CREATE TRIGGER chunks_vector_au AFTER UPDATE OF vector, embed_state, keyword_only ON chunks
+        WHEN old.vector IS NOT new.vector OR old.embed_state IS NOT new.embed_state
+             OR old.keyword_only IS NOT new.keyword_only
+        BEGIN
+            UPDATE index_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vector_generation';
+        END;
+        CREATE TRIGGER chunks_vector_ad AFTER DELETE ON chunks WHEN old.vector IS NOT NULL
+        BEGIN
+            UPDATE index_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vector_generation';
+        END;
+        """
+    )

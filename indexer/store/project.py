@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Iterable
 
 import numpy as np
@@ -57,6 +58,7 @@ class Project:
         # Serialises "vectors in Chroma" with "chunk rows in SQLite" so that neither side gets ahead.
         self._vector_lock = threading.Lock()
         self.vector_listeners: list[VectorListener] = []
+        self.closing: list[Callable[[], None]] = []  # run before the store closes (the vector cache flushes its files)
         try:
             self.rechunk_needed = self._check_fingerprint()
         except Exception:
@@ -70,6 +72,9 @@ class Project:
     def close(self) -> None:
         """Release the store, the vector client and the lock."""
         try:
+            for hook in self.closing:
+                hook()
+            self.closing.clear()
             self.store.close()
             self.vectors.close()
         finally:
@@ -302,6 +307,15 @@ class Project:
             for listener in self.vector_listeners:
                 listener(kept_ids, kept_vectors, [])
         return len(keep)
+
+    @property
+    def vector_folder(self) -> Path:
+        """Where the vector cache keeps its files (search/vector_rows.py)."""
+        return self.info.index_dir / "vectors"
+
+    def vector_generation(self) -> str | None:
+        """Moves with every change to which chunks have vectors (migration m009)."""
+        return self.store.meta("vector_generation")
 
     def load_vectors(self) -> tuple[list[str], np.ndarray]:
         """Every embedded chunk's vector: SQLite's float32 copies, and Chroma for any chunk without one."""
