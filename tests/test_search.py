@@ -12,6 +12,7 @@ from indexer.ingest.embeddings import Embedder
 from indexer.engine import Engine
 from indexer.errors import EmbeddingsUnavailable, InvalidQuery
 from indexer.home import Home
+from indexer.search.keyword import keyword_search
 from indexer.search.semantic import recency_score, semantic_search
 from support import WordEmbedder, highlighted, indexed
 
@@ -256,3 +257,69 @@ def test_semantic_with_nothing_at_the_threshold_offers_weaker_matches_apart(engi
     assert everywhere["results"] == [] and everywhere["weaker_matches"][0]["relative_path"] == weaker[0]["relative_path"]
     tagged = engine.search(question, mode="semantic", tags_all=["project"])  # the tag filter holds for them too
     assert all("project" in " ".join(w["tags"]) for w in tagged.get("weaker_matches", []))
+
+
+def test_the_next_start_maps_the_vector_files_and_a_change_made_without_them_rebuilds_them(home, vault):
+    home.add_project(vault, "notes")
+    engine = Engine(home)
+    try:
+        engine.embed_pending("notes")
+        first = engine.search("bread", mode="semantic")["results"]
+        assert engine.index("notes").cache.loaded_from == "rebuilt"  # the first start writes the files
+    finally:
+        engine.close()
+    engine = Engine(home)
+    try:
+        again = engine.search("bread", mode="semantic")["results"]
+        assert engine.index("notes").cache.loaded_from == "files"  # the next one maps them
+        assert [(r["chunk_id"], round(r["similarity"], 5)) for r in again] == \
+               [(r["chunk_id"], round(r["similarity"], 5)) for r in first]
+    finally:
+        engine.close()
+    # `skmemory index` with no server running: a writer without the cache changes which chunks have vectors.
+    (vault / "Herons.md").write_text("# Herons\n\nA grey heron stands motionless in the shallows, hunting fish.\n")
+    with home.open_project("notes") as project:
+        project.sync()
+        project.embed_pending()
+    engine = Engine(home)
+    try:
+        assert paths(engine.search("a heron hunting fish", mode="semantic"))[0] == "Herons.md"
+        assert engine.index("notes").cache.loaded_from == "rebuilt"
+    finally:
+        engine.close()
+
+
+def test_keyword_ranks_like_its_definition_while_reading_only_what_the_limit_needs(tmp_path, data_home):
+    """Spec 000's order, checked against a plain Python reading of every note: title matches first (more terms in
+    the title first), then chunks holding more terms in their text, then newer notes. The engine asks titles and
+    paths first and then only as many content matches as the limit needs; every limit must agree with this."""
+    import random
+
+    rng = random.Random(4)
+    folder = tmp_path / "words"
+    words = ["amber", "basil", "cedar", "delta", "ember", "fjord"]
+    for n in range(60):
+        sub = folder / ("cedar-box" if n % 7 == 0 else "misc")
+        sub.mkdir(parents=True, exist_ok=True)
+        title = " ".join(rng.sample(words, rng.randint(0, 2))) + f" note {n}"
+        body = "\n\n".join(f"## Part {p}\n\n" + " ".join(rng.choices(words + ["filler"] * 6, k=12)) for p in range(3))
+        path = sub / f"{title.strip()}.md"
+        path.write_text(f"# {title.strip()}\n\n{body}\n", encoding="utf-8")
+        os.utime(path, (1_700_000_000 + n * 60, 1_700_000_000 + n * 60))
+    with indexed(Home(Settings.from_env(), embedder=WordEmbedder()), folder, "words") as engine:
+        index = engine.index("words")
+        rows = index.sql("""SELECT c.chunk_id, c.document_id, c.ordinal, c.content, d.title, d.rel_path, d.modified
+                            FROM chunks c JOIN documents d USING (document_id)""")
+        for query in ["amber", "basil cedar", "ember fjord delta", "cedar", "note 3", "zzz", "am"]:
+            terms = query.split()
+            for limit in (1, 5, 20, 500):
+                for allowed in (None, {r["document_id"] for r in rows[::3]}):
+                    def matches(r):
+                        return all(t in r["content"].lower() or t in r["title"].lower() or t in r["rel_path"].lower()
+                                   for t in terms) and (allowed is None or r["document_id"] in allowed)
+
+                    expected = sorted((r for r in rows if matches(r)), key=lambda r: (
+                        -sum(t in r["title"].lower() for t in terms), -sum(t in r["content"].lower() for t in terms),
+                        -r["modified"], r["document_id"], r["ordinal"]))[:limit]
+                    got = keyword_search(index, query, limit, allowed)
+                    assert [cid for cid, _, _ in got] == [r["chunk_id"] for r in expected], (query, limit)
