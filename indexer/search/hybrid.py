@@ -63,12 +63,18 @@ def hybrid_search(index: ProjectIndex, query: str, limit: int | None = 20, docum
     keyword_future = _pool.submit(keyword_search, index, query, KEYWORD_POOL, document_ids)
     semantic_hits: list[tuple[str, float]] | None = None
     vector = None
+    every = limit is None or trace is not None  # explain wants each leg whole
     if index.semantic_available:
         vector = index.embed_query(query)
-        semantic_hits = index.cache.search(vector, HYBRID_THRESHOLD, None, chunk_ids=chunk_ids)
+        if every:
+            semantic_hits = index.cache.search(vector, HYBRID_THRESHOLD, None, chunk_ids=chunk_ids)
     keyword_hits = keyword_future.result()
+    if vector is not None and not every:
+        semantic_hits = semantic_leg(index, vector, [cid for cid, _, _ in keyword_hits], limit, chunk_ids)
     # Only asked when no chunk holds every word: a common word in a long question would cost a large OR query.
     partial = partial_matches(index, query, PARTIAL_POOL, document_ids) if semantic_hits and not keyword_hits else []
+    if partial and not every:
+        semantic_hits = _with_similarities(index, vector, semantic_hits, partial)
     if trace is not None:
         trace.terms, trace.threshold, trace.vector = parse_terms(query), HYBRID_THRESHOLD, vector
         trace.keyword, trace.semantic = [cid for cid, _, _ in keyword_hits], semantic_hits
@@ -81,6 +87,31 @@ def hybrid_search(index: ProjectIndex, query: str, limit: int | None = 20, docum
     if trace is not None:
         trace.ranked = merged
     return (merged if limit is None else merged[:limit]), semantic_hits is not None
+
+
+def semantic_leg(index: ProjectIndex, vector, keyword_ids: list[str], limit: int, chunk_ids: list[str] | None
+                 ) -> list[tuple[str, float]]:
+    """What the merge needs of the semantic leg (at least 0.3), best first: the similarity of every chunk the keyword
+    leg found, and the best `limit` chunks it did not find. Found by meaning alone, a chunk scores under any keyword
+    match, so no chunk further down could reach the top `limit`; the whole leg is not needed."""
+    found = set(keyword_ids)
+    k = limit + min(len(found), 64)  # most of the keyword leg's chunks are rarely also the closest by meaning
+    while True:
+        top = index.cache.search(vector, HYBRID_THRESHOLD, k, chunk_ids=chunk_ids)
+        others = [hit for hit in top if hit[0] not in found]
+        if len(others) >= limit or len(top) < k:
+            break
+        k *= 4
+    return _with_similarities(index, vector, others[:limit], keyword_ids)
+
+
+def _with_similarities(index: ProjectIndex, vector, hits: list[tuple[str, float]], chunk_ids: list[str]
+                       ) -> list[tuple[str, float]]:
+    """hits, and each of these chunks whose similarity reaches the semantic leg's threshold, best first."""
+    have = {cid for cid, _ in hits}
+    ids, sims = index.cache.similarities(vector, [cid for cid in chunk_ids if cid not in have])
+    extra = [(cid, float(sim)) for cid, sim in zip(ids, sims.tolist()) if sim >= HYBRID_THRESHOLD]
+    return sorted(hits + extra, key=lambda hit: (-hit[1], hit[0]))
 
 
 def _merge(keyword_hits, partial, semantic_hits, trace) -> list[tuple[str, float, str]]:
