@@ -20,6 +20,7 @@ from collections import Counter
 from .index import ProjectIndex
 
 MAX_TERMS = 12
+READ_TEXTS = 2000  # up to this many candidate chunks have their text read and searched in Python
 
 
 def parse_terms(query: str) -> list[str]:
@@ -77,6 +78,8 @@ def keyword_search(index: ProjectIndex, query: str, limit: int = 20,
     if not terms or limit <= 0:
         return []
     named = [_documents_named(index, term) for term in terms]
+    if any(not titled and not pathed and not _anywhere(index, term) for term, (titled, pathed) in zip(terms, named)):
+        return []  # a term in no title, path or text: nothing holds every term
     title_hits = Counter(doc for titled, _ in named for doc in titled
                          if document_ids is None or doc in document_ids)
     found = _titled_matches(index, terms, named, title_hits, limit)
@@ -89,18 +92,38 @@ def _titled_matches(index: ProjectIndex, terms: list[str], named, title_hits: Co
     """The matching chunks of notes whose titles hold some term, best first: those notes' chunks alone are read."""
     if not title_hits:
         return []
-    rows = index.sql("""SELECT c.rowid, c.chunk_id, c.document_id, c.ordinal, d.modified FROM chunks c
-                        JOIN documents d USING (document_id)
-                        WHERE c.document_id IN (SELECT value FROM json_each(?))""", [json.dumps(list(title_hits))])
-    rowids = json.dumps([r[0] for r in rows])
+    # Rowids and notes first (cheap); what ranks them only for the chunks that match every term.
+    rows = index.sql("SELECT rowid, NULL, document_id FROM chunks WHERE document_id IN (SELECT value FROM json_each(?))",
+                     [json.dumps(list(title_hits))])
     content_hits: Counter[int] = Counter()
+    texts: dict[int, str] | None = None
     for term, (titled, pathed) in zip(terms, named):
-        holding = _holding(index, term, rowids)
+        if not rows:  # a term met nowhere: nothing matches every term
+            return []
+        if len(rows) <= READ_TEXTS:  # few chunks: read their text once, rather than ask the index per term
+            if texts is None:
+                texts = {r[0]: r[1].lower() for r in index.sql(
+                    "SELECT rowid, content FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))",
+                    [json.dumps([r[0] for r in rows])])}
+            holding = {r[0] for r in rows if term in texts.get(r[0], "")}
+        else:
+            holding = _holding(index, term, json.dumps([r[0] for r in rows]))
         content_hits.update(holding)
         rows = [r for r in rows if r[0] in holding or r[2] in titled
                 or pathed is EVERYTHING or r[2] in pathed]
+    rows = index.sql("""SELECT c.rowid, c.chunk_id, c.document_id, c.ordinal, d.modified FROM chunks c
+                        JOIN documents d USING (document_id)
+                        WHERE c.rowid IN (SELECT value FROM json_each(?))""", [json.dumps([r[0] for r in rows])])
     rows.sort(key=lambda r: (-title_hits[r[2]], -content_hits[r[0]], -(r[4] or 0), r[2], r[3]))
     return [r[1] for r in rows[:limit]]
+
+
+def _anywhere(index: ProjectIndex, term: str) -> bool:
+    """Whether any chunk's text holds the term (the first match found is enough)."""
+    contains, params = _contains(term)
+    if len(term) >= 3:
+        return bool(index.sql("SELECT 1 FROM chunks_trigram WHERE chunks_trigram MATCH ? LIMIT 1", params))
+    return bool(index.sql(f"SELECT 1 FROM chunks c WHERE {contains} LIMIT 1", params))
 
 
 def _holding(index: ProjectIndex, term: str, rowids_json: str) -> set[int]:
