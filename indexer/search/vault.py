@@ -45,6 +45,11 @@ DEFAULT_FUSION = "max_min"
 DEFAULT_NOTE_LEG = True
 MAX_MIN_BONUS = 0.3
 BLIND_CHECK = 30  # how far down each leg blind_legs looks for notes without vectors
+# How far down each leg is read: the BM25 leg's best notes, and the chunks closest in meaning (explain reads them
+# whole). Reading every match of a common word cost more than the rest of the search; a note further down is
+# scored by the other legs alone. Unchanged at these depths: SciFact and the graded vault questions.
+LEG_NOTES = 1000
+LEG_CHUNKS = 4000
 WEIGHTS = {2: (0.5, 0.5), 3: (0.4, 0.3, 0.3)}  # BM25, best chunk by meaning[, first chunk by meaning]
 CHARS_PER_TOKEN = 7  # for snippets cut by characters (notes found only by meaning)
 CALLOUT = re.compile(r"^>\s*\[!([^\]\s]+)\][+-]?[ \t]*(.*)$")
@@ -84,37 +89,44 @@ def _in_allowed(column: str, allowed: set[str] | None) -> tuple[str, list]:
     return f" AND {column} IN (SELECT value FROM json_each(?))", [json.dumps(sorted(allowed))]
 
 
-def bm25_leg(index: ProjectIndex, match: str, allowed: set[str] | None) -> list[tuple[str, int, float]]:
+def bm25_leg(index: ProjectIndex, match: str, allowed: set[str] | None, notes: int | None = LEG_NOTES
+             ) -> list[tuple[str, int, float]]:
     """Rank the allowed notes matching an FTS5 expression by their best chunk's BM25: (document_id, chunk rowid,
-    score, higher is better)."""
+    score, higher is better), the best `notes` of them (None: all). SQLite ranks the chunks and returns only as
+    many as that takes, so a common word does not bring every chunk that holds it into Python."""
     if not match:
         return []
     clause, params = _in_allowed("c.document_id", allowed)
-    try:
-        rows = index.sql(
-            f"""SELECT c.document_id, f.rowid, {BM25_RANK} AS score
-                FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid
-                WHERE chunks_bm25 MATCH ?{clause} ORDER BY score, c.document_id, f.rowid""",
-            [match, *params],
-        )
-    except sqlite3.OperationalError:  # parse_query only emits valid syntax; this is the last line of defence
-        logger.exception("FTS5 refused %r", match)
-        return []
-    ranked, seen = [], set()
-    for doc, rowid, score in rows:  # best first (BM25 is lower for better), so a note's first row is its best chunk
-        if doc not in seen:
-            seen.add(doc)
-            ranked.append((doc, rowid, -score))
-    return ranked
+    rows_wanted = -1 if notes is None else notes * 4  # LIMIT -1: no limit
+    while True:
+        try:
+            rows = index.sql(
+                f"""SELECT c.document_id, f.rowid, {BM25_RANK} AS score
+                    FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid
+                    WHERE chunks_bm25 MATCH ?{clause} ORDER BY score, c.document_id, f.rowid LIMIT ?""",
+                [match, *params, rows_wanted],
+            )
+        except sqlite3.OperationalError:  # parse_query only emits valid syntax; this is the last line of defence
+            logger.exception("FTS5 refused %r", match)
+            return []
+        ranked, seen = [], set()
+        for doc, rowid, score in rows:  # best first (BM25 is lower for better): a note's first row is its best chunk
+            if doc not in seen:
+                seen.add(doc)
+                ranked.append((doc, rowid, -score))
+        if notes is None or len(ranked) >= notes or len(rows) < rows_wanted:
+            return ranked[:notes]
+        rows_wanted *= 4  # a few notes hold most of the best chunks: read further
 
 
-def vector_legs(index: ProjectIndex, vector: np.ndarray, allowed: set[str] | None,
-                note_leg: bool) -> tuple[list[tuple[str, str, float]], list[tuple[str, str, float]] | None]:
-    """Rank the allowed notes by meaning, from one scan of their chunks (similarity at least 0.3): by their best
-    chunk, and with note_leg also by their first chunk alone (a note-level vector: title and opening).
-    Each leg is [(document_id, chunk_id, similarity)], best first."""
+def vector_legs(index: ProjectIndex, vector: np.ndarray, allowed: set[str] | None, note_leg: bool,
+                chunks: int | None = LEG_CHUNKS
+                ) -> tuple[list[tuple[str, str, float]], list[tuple[str, str, float]] | None]:
+    """Rank the allowed notes by meaning, from one scan of their chunks (the `chunks` closest, None: all, with
+    similarity at least 0.3): by their best chunk, and with note_leg also by their first chunk alone (a note-level
+    vector: title and opening). Each leg is [(document_id, chunk_id, similarity)], best first."""
     chunk_ids = chunks_of(index, allowed) if allowed is not None else None
-    hits = index.cache.search(vector, HYBRID_THRESHOLD, None, chunk_ids=chunk_ids)
+    hits = index.cache.search(vector, HYBRID_THRESHOLD, chunks, chunk_ids=chunk_ids)
     if not hits:
         return [], [] if note_leg else None
     owner = {r[0]: (r[1], r[2]) for r in index.sql(
@@ -206,8 +218,10 @@ def blind_legs(index: ProjectIndex, bm25: list[tuple], vector: list[tuple], note
         return {}
     rows = index.sql_in("SELECT document_id, chunk_id, ordinal FROM chunks WHERE document_id IN ({ids})", unseen)
     any_vector, first_vector = set(), set()
+    # The meaning legs search the cache: what it lacks, they cannot see.
+    have = index.cache.with_vectors([r[1] for r in rows])
     for doc, chunk_id, ordinal in rows:
-        if chunk_id in index.cache:  # the meaning legs search the cache: what it lacks, they cannot see
+        if chunk_id in have:
             any_vector.add(doc)
             if ordinal == 0:
                 first_vector.add(doc)
@@ -342,13 +356,14 @@ def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, l
     empty = {"results": [], "total": 0, "search_mode": "fts", "reranked": False}
     if allowed is not None and not allowed:
         return _with_report(empty, index, trace, explain_document, limit, filters, allowed, fts.match)
-    bm25 = bm25_leg(index, fts.match, allowed)
+    whole = trace is not None  # explain says where a note ranked in each leg, however far down
+    bm25 = bm25_leg(index, fts.match, allowed, None if whole else LEG_NOTES)
     strict = len(bm25)
     vector, notes, query_vector = None, None, None
     if index.semantic_available:
         try:
             query_vector = index.embed_query(query)
-            vector, notes = vector_legs(index, query_vector, allowed, note_leg)
+            vector, notes = vector_legs(index, query_vector, allowed, note_leg, None if whole else LEG_CHUNKS)
         except EmbeddingsUnavailable:
             pass
     if vector is not None and len(bm25) < limit and fts.any_match:
@@ -357,7 +372,8 @@ def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, l
         # natural-language question still gets a keyword signal (see tests/bench/bench_quality.py), even when
         # no chunk is close enough in meaning: "the 1982 Ridley Scott film I rated" must still find Blade Runner.
         have = {hit[0] for hit in bm25}
-        some = [hit for hit in bm25_leg(index, fts.any_match, allowed) if hit[0] not in have]
+        some = [hit for hit in bm25_leg(index, fts.any_match, allowed, None if whole else LEG_NOTES)
+                if hit[0] not in have]
         if fusion != "rrf" and bm25:  # by score, a note with some of the words stays under those with all of them
             floor = min(hit[2] for hit in bm25)
             some = [(doc, rowid, min(score, floor * 0.999)) for doc, rowid, score in some]
