@@ -26,6 +26,7 @@ class Settings:
     reranker_path: str | None = None  # a local sentence-transformers cross-encoder folder; None: no reranking
     model_cache: Path | None = None  # where models exported for fast queries live; None: HOME/models
     query_backend: str = "onnx"  # 'onnx' (one-thread ONNX Runtime copy of the model) or 'torch'
+    vector_search: str = "exact"  # 'exact' (every vector compared, the default) or 'hnsw' (Chroma's approximate index)
 
     @property
     def model_cache_dir(self) -> Path:
@@ -47,6 +48,7 @@ class Settings:
             reranker_path=env.get("SKMEMORY_RERANKER") or None,
             model_cache=Path(env["SKMEMORY_MODEL_CACHE"]).expanduser() if env.get("SKMEMORY_MODEL_CACHE") else None,
             query_backend=_choice_env("SKMEMORY_QUERY_BACKEND", ("onnx", "torch"), "onnx"),
+            vector_search=_choice_env("SKMEMORY_VECTOR_SEARCH", ("exact", "hnsw"), "exact"),
         )
 
 

@@ -17,6 +17,7 @@ from .home import Home
 from .limits import check_scope
 from .search import browse, documents, modes
 from .search.cache import VectorCache
+from .search.hnsw import HnswVectors
 from .search.context import build_context_all
 from .search.index import ProjectIndex
 from .search.memory import memory_search
@@ -89,8 +90,10 @@ class Engine:
     @staticmethod
     def _read_side(project: Project | ProjectReader) -> ProjectIndex:
         """What search may touch of a project: its database file, folder, model, counter and a vector cache that
-        the writer keeps current."""
-        if isinstance(project, Project):  # the writer keeps the cache's files; a read-only view holds it in memory
+        the writer keeps current (or, with SKMEMORY_VECTOR_SEARCH=hnsw, Chroma's approximate index)."""
+        if isinstance(project, Project) and project.settings.vector_search == "hnsw":
+            cache = HnswVectors(project.query_vectors, project.store.path)
+        elif isinstance(project, Project):  # the writer keeps the cache's files; a read-only view holds it in memory
             cache = VectorCache(project.load_vectors, project.vector_folder, project.vector_generation)
             project.closing.append(cache.close)
         else:
@@ -240,7 +243,7 @@ class Engine:
         if self.background is not None:
             return self.background.status()
         return {"projects": [self.home.status(i.name) for i in self.home.projects()],
-                "embeddings": self.home.embedder.state}
+                "embeddings": self.home.embedder.state, "vector_search": self.home.settings.vector_search}
 
     # --- managing projects ----------------------------------------------------------------------------------
 

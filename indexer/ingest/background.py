@@ -12,6 +12,7 @@ from collections import deque
 
 from ..errors import EmbeddingsUnavailable, SKMemoryError
 from ..home import ENGINE_STATE, Home
+from ..store.hnsw import calibrate, calibration_due
 from ..store.project import Project
 from .watcher import Watcher
 
@@ -20,6 +21,7 @@ logger = logging.getLogger(__name__)
 
 
 BACKGROUND_NICENESS = 10
+TUNE_RETRY_SECONDS = 600  # after a failed HNSW measurement (SKMEMORY_VECTOR_SEARCH=hnsw), wait this long
 
 
 def _lower_priority() -> None:
@@ -81,6 +83,7 @@ class BackgroundIndexer:
         self._requested: dict[str, int] = {}
         self._synced: dict[str, int] = {}
         self._progress: dict[str, dict] = {}
+        self._tune_after: dict[str, float] = {}  # project: when to try measuring its HNSW recall again
 
     # --- lifecycle -----------------------------------------------------------------------------------------
 
@@ -305,8 +308,24 @@ class BackgroundIndexer:
                     worked += n
             self._write_engine_state()
             if not worked:
+                self._tune_hnsw()
                 self._embed_wakeup.wait(2.0)
                 self._embed_wakeup.clear()
+
+    def _tune_hnsw(self) -> None:
+        """With SKMEMORY_VECTOR_SEARCH=hnsw, measure each project's recall once nothing waits to be embedded."""
+        if self.home.settings.vector_search != "hnsw":
+            return
+        for project in list(self.projects.values()):
+            if self._stop.is_set() or time.monotonic() < self._tune_after.get(project.name, 0.0):
+                continue
+            try:
+                if calibration_due(project):
+                    calibrate(project, stop=self._stop)
+            except Exception:  # a failed measurement leaves search as it was; it is tried again later
+                logger.exception("Tuning HNSW for %s failed; trying again in %d minutes", project.name,
+                                 TUNE_RETRY_SECONDS // 60)
+                self._tune_after[project.name] = time.monotonic() + TUNE_RETRY_SECONDS
 
     def _write_engine_state(self) -> None:
         embedder = self.home.embedder
@@ -341,5 +360,6 @@ class BackgroundIndexer:
             "embed_rate_per_second": round(rate, 2),
             "indexing": self._busy.is_set() or self._work.unfinished_tasks > 0,
             "watcher": self._watcher.state if self._watcher else None,
+            "vector_search": self.home.settings.vector_search,
             "projects": projects,
         }

@@ -65,6 +65,12 @@ class VectorCache:
         with self._lock:
             return chunk_id in self._row
 
+    def with_vectors(self, chunk_ids: list[str]) -> set[str]:
+        """Which of these chunks have a vector here."""
+        self.ensure_loaded()
+        with self._lock:
+            return {cid for cid in chunk_ids if cid in self._row}
+
     def ensure_loaded(self) -> None:
         """Map the kept files, or load every vector from the store (and keep files of them), on first use."""
         with self._lock:

@@ -1,6 +1,7 @@
 """An open project: the writer of one index, keeping SQLite and ChromaDB consistent with the files on disk."""
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from dataclasses import dataclass
@@ -308,6 +309,10 @@ class Project:
                 listener(kept_ids, kept_vectors, [])
         return len(keep)
 
+    def query_vectors(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """Chroma's approximate nearest k chunks, for SKMEMORY_VECTOR_SEARCH=hnsw (see search/hnsw.py)."""
+        return self.vectors.query(vector, k)
+
     @property
     def vector_folder(self) -> Path:
         """Where the vector cache keeps its files (search/vector_rows.py)."""
@@ -343,6 +348,9 @@ def project_status(info: ProjectInfo, store: Store, embedder: Embedder | None) -
     """Describe a project's index in the shape the CLI and the API print."""
     counts = store.counts()
     status = {"project": info.name, "root": str(info.root), **counts, "errors": store.errors()}
+    calibration = store.meta("hnsw_calibration")
+    if calibration:
+        status["hnsw"] = json.loads(calibration)
     if embedder is not None:
         status["embeddings"] = embedder.state
         status["embeddings_unavailable_reason"] = embedder.error

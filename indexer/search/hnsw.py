@@ -1,0 +1,137 @@
+"""Semantic search through Chroma's HNSW index, for projects too big to hold (SKMEMORY_VECTOR_SEARCH=hnsw).
+
+Opt-in: exact search (cache.py) is the default and the product's promise. Here SK Memory holds none of the vectors.
+Each query asks Chroma for `ef` neighbours (hnswlib explores max(ef_search, neighbours asked), so this is the
+query's ef_search, and unlike the collection's own setting it applies at once, on the embedded client and on a
+Chroma server alike), rescores them exactly from SQLite's float32 copies and keeps the best. `ef` is the smallest
+that finds 98% of the exact top 10 on a sample of the project's own vectors (store/hnsw.py; status shows it).
+Searches among few chunks (a tag filter's) and the similarities of given chunks are exact.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..store.database import connect
+
+Query = Callable[[np.ndarray, int], list[tuple[str, float]]]
+HNSW_POOL = 1000  # neighbours asked when a threshold rather than a count bounds the answer
+DEFAULT_EF = 128  # neighbours asked per query until the project's recall has been measured
+SUBSET_EXACT = 20_000  # a search among at most this many chunks (a filter's) is exact, from SQLite's copies
+BLOCK = 20_000  # rows read at a time when every similarity is asked
+_HAS_VECTOR = "embed_state = 'embedded' AND NOT keyword_only AND vector IS NOT NULL"
+
+
+class HnswVectors:
+    """The vector cache's interface, answered by Chroma's HNSW index and SQLite's vector copies."""
+
+    persistent = False
+    loaded = True
+    loaded_from = "hnsw"
+    scan_backend = "hnsw"
+
+    def __init__(self, query: Query, database: Path):
+        self._query = query
+        self._database = database
+        self._local = threading.local()
+        self.load_seconds = 0.0
+        self.version = 0
+
+    def _sql(self, sql: str, params=()) -> list[sqlite3.Row]:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = connect(self._database, readonly=True)
+        return conn.execute(sql, tuple(params)).fetchall()
+
+    def ensure_loaded(self) -> None:
+        """Nothing to load: Chroma holds the index."""
+
+    def close(self) -> None:
+        """Nothing to flush."""
+
+    def apply(self, added_ids, added, removed_ids) -> None:
+        self.version += 1  # Chroma and SQLite already hold the change; what was built from the vectors is stale
+
+    def __len__(self) -> int:
+        return self._sql(f"SELECT count(*) FROM chunks WHERE {_HAS_VECTOR}")[0][0]
+
+    def __contains__(self, chunk_id: str) -> bool:
+        return bool(self._sql(f"SELECT 1 FROM chunks WHERE chunk_id = ? AND {_HAS_VECTOR}", [chunk_id]))
+
+    def with_vectors(self, chunk_ids: list[str]) -> set[str]:
+        """Which of these chunks have a vector."""
+        return {r[0] for r in self._sql(f"SELECT chunk_id FROM chunks WHERE chunk_id IN "
+                                        f"(SELECT value FROM json_each(?)) AND {_HAS_VECTOR}", [json.dumps(chunk_ids)])}
+
+    def vectors(self, chunk_ids: list[str]) -> tuple[list[str], np.ndarray]:
+        rows = self._sql(f"SELECT chunk_id, vector FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?)) "
+                         f"AND {_HAS_VECTOR}", [json.dumps(list(chunk_ids))])
+        return _matrix(rows)
+
+    def vector(self, chunk_id: str) -> np.ndarray | None:
+        ids, matrix = self.vectors([chunk_id])
+        return matrix[0] if ids else None
+
+    def similarities(self, query: np.ndarray, chunk_ids: list[str] | None = None) -> tuple[list[str], np.ndarray]:
+        """Exact similarities of the given chunks (from SQLite's copies), or of every chunk, read in blocks."""
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        if chunk_ids is not None:
+            ids, matrix = self.vectors(chunk_ids)
+            return ids, (matrix @ q if len(ids) else np.zeros(0, dtype=np.float32))
+        ids: list[str] = []
+        parts: list[np.ndarray] = []
+        last = 0
+        while True:
+            rows = self._sql(f"SELECT rowid, chunk_id, vector FROM chunks WHERE rowid > ? AND {_HAS_VECTOR} "
+                             "ORDER BY rowid LIMIT ?", [last, BLOCK])
+            if not rows:
+                break
+            last = rows[-1][0]
+            block_ids, matrix = _matrix([(r[1], r[2]) for r in rows])
+            ids += block_ids
+            parts.append(matrix @ q)
+        return ids, (np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32))
+
+    def search(self, query: np.ndarray, min_similarity: float, limit: int | None = None,
+               chunk_ids: list[str] | None = None) -> list[tuple[str, float]]:
+        """The nearest chunks at or above min_similarity, best first: Chroma's HNSW, or exact among few chunks."""
+        if chunk_ids is not None and len(chunk_ids) <= SUBSET_EXACT:
+            ids, sims = self.similarities(query, chunk_ids)
+            hits = [(cid, float(s)) for cid, s in zip(ids, sims.tolist()) if s >= min_similarity]
+        else:
+            allowed = set(chunk_ids) if chunk_ids is not None else None
+            want = limit if limit is not None else HNSW_POOL
+            ask = max(want if allowed is None else want * 4, self.ef)
+            while True:
+                found = [cid for cid, _ in self._query(np.asarray(query, dtype=np.float32), ask)]
+                ids, sims = self.similarities(query, [c for c in found if allowed is None or c in allowed])
+                hits = [(cid, float(s)) for cid, s in zip(ids, sims.tolist()) if s >= min_similarity]
+                # Chroma answers nearest first: with every chunk given, or past the threshold, there is no more.
+                if len(hits) >= want or len(found) < ask or len(hits) < len(ids):
+                    break
+                ask *= 4
+        hits.sort(key=lambda hit: (-hit[1], hit[0]))
+        return hits if limit is None else hits[:limit]
+
+    @property
+    def ef(self) -> int:
+        """Neighbours asked of Chroma per query: what the project's measurement chose, else DEFAULT_EF."""
+        rows = self._sql("SELECT value FROM index_meta WHERE key = 'hnsw_calibration'")
+        try:
+            return int(json.loads(rows[0][0])["ef_search"]) if rows else DEFAULT_EF
+        except (ValueError, KeyError, TypeError):
+            return DEFAULT_EF
+
+
+def _matrix(rows) -> tuple[list[str], np.ndarray]:
+    rows = [r for r in rows if r[1] is not None]
+    if not rows:
+        return [], np.zeros((0, 0), dtype=np.float32)
+    dim = len(rows[0][1]) // 4
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+    return [r[0] for r in rows], matrix

@@ -1,0 +1,81 @@
+"""SKMEMORY_VECTOR_SEARCH=hnsw: semantic search through Chroma's HNSW index (embedded, and on a real `chroma run`),
+its recall measured against exact search and shown in status; exact search stays the default."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from indexer.config import Settings
+from indexer.engine import Engine
+from indexer.errors import SKMemoryError
+from indexer.home import Home
+from indexer.ingest.background import BackgroundIndexer
+from indexer.search.hnsw import HnswVectors
+from indexer.store.hnsw import calibrate
+
+
+def chunks(response):
+    return [(r["chunk_id"], round(r["similarity"], 4)) for r in response["results"]]
+
+
+@pytest.fixture(params=["embedded", "server"])
+def chroma_url(request):
+    return request.getfixturevalue("chroma_server") if request.param == "server" else None
+
+
+def test_hnsw_answers_as_exact_search_does_and_says_how_well(data_home, vault, real_embedder, monkeypatch,
+                                                             chroma_url):
+    if chroma_url:
+        monkeypatch.setenv("SKMEMORY_CHROMA_URL", chroma_url)
+    exact_home = Home(Settings.from_env(), embedder=real_embedder)
+    exact_home.add_project(vault, "notes")
+    engine = Engine(exact_home)
+    try:
+        engine.embed_pending("notes")
+        questions = ["bread", "how do I keep a server running after logout", "what to plant in spring"]
+        expected = {q: chunks(engine.search(q, mode="semantic", limit=5)) for q in questions}
+        tagged = chunks(engine.search("green", mode="semantic", tags_all=["outdoors"]))
+    finally:
+        engine.close()
+
+    monkeypatch.setenv("SKMEMORY_VECTOR_SEARCH", "hnsw")
+    home = Home(Settings.from_env(), embedder=real_embedder)
+    engine = Engine(home)
+    try:
+        index = engine.index("notes")
+        assert isinstance(index.cache, HnswVectors)  # nothing of the vectors held here
+        measured = calibrate(engine.writer("notes"))
+        assert measured["recall_at_10"] >= 0.98 and measured["vectors"] == len(index.cache)
+        assert measured["ladder"][-1] == [measured["ef_search"], measured["recall_at_10"]]
+        for q in questions:  # a demo-sized project: HNSW finds the exact answer, rescored to the exact scores
+            assert chunks(engine.search(q, mode="semantic", limit=5)) == expected[q]
+        assert chunks(engine.search("green", mode="semantic", tags_all=["outdoors"])) == tagged
+        status = engine.status()
+        assert status["vector_search"] == "hnsw"
+        assert status["projects"][0]["hnsw"]["ef_search"] == measured["ef_search"]
+    finally:
+        engine.close()
+
+
+def test_the_server_measures_recall_once_nothing_waits(data_home, vault, real_embedder, monkeypatch):
+    monkeypatch.setenv("SKMEMORY_VECTOR_SEARCH", "hnsw")
+    home = Home(Settings.from_env(), embedder=real_embedder)
+    home.add_project(vault, "notes")
+    service = BackgroundIndexer(home, role="test").start()
+    try:
+        assert service.wait_idle(timeout=120, embeddings=True)
+        deadline = time.monotonic() + 60
+        while "hnsw" not in service.status()["projects"][0] and time.monotonic() < deadline:
+            time.sleep(0.5)
+        project = service.status()["projects"][0]
+        assert project["hnsw"]["recall_at_10"] >= 0.98 and project["hnsw"]["vectors"] == project["embedded"]
+    finally:
+        service.stop()
+
+
+def test_exact_stays_the_default_and_a_wrong_mode_says_what_to_write(data_home, monkeypatch):
+    assert Settings.from_env().vector_search == "exact"
+    monkeypatch.setenv("SKMEMORY_VECTOR_SEARCH", "approximate")
+    with pytest.raises(SKMemoryError, match="SKMEMORY_VECTOR_SEARCH must be one of exact, hnsw"):
+        Settings.from_env()
