@@ -289,12 +289,17 @@ def test_the_next_start_maps_the_vector_files_and_a_change_made_without_them_reb
         engine.close()
 
 
-def test_keyword_ranks_like_its_definition_while_reading_only_what_the_limit_needs(tmp_path, data_home):
+@pytest.mark.parametrize("dense", [2000, 3], ids=["sorted", "walked newest first"])
+def test_keyword_ranks_like_its_definition_while_reading_only_what_the_limit_needs(tmp_path, data_home, dense,
+                                                                                   monkeypatch):
     """Spec 000's order, checked against a plain Python reading of every note: title matches first (more terms in
     the title first), then chunks holding more terms in their text, then newer notes. The engine asks titles and
     paths first and then only as many content matches as the limit needs; every limit must agree with this."""
     import random
 
+    from indexer.search import keyword
+
+    monkeypatch.setattr(keyword, "DENSE", dense)  # how many matches make a word common enough to walk for
     rng = random.Random(4)
     folder = tmp_path / "words"
     words = ["amber", "basil", "cedar", "delta", "ember", "fjord"]

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from .explain import Trace
 from .fts_query import BM25_RANK, parse_query
 from .index import ProjectIndex
-from .keyword import keyword_search, parse_terms
+from .keyword import keyword_matching, keyword_search, parse_terms
 from .semantic import DIRECT_THRESHOLD, HYBRID_THRESHOLD
 
 # The keyword leg is uncapped up to this many chunks so that overlap with the semantic leg is seen in full.
@@ -60,21 +60,17 @@ def hybrid_search(index: ProjectIndex, query: str, limit: int | None = 20, docum
     Semantic only: 'semantic', its similarity (at least 0.3). Without embeddings: keyword alone.
     limit None keeps every chunk (explain_document uses that); a trace records each leg.
     """
+    if limit is not None and trace is None and index.semantic_available:
+        return top_hybrid(index, query, limit, document_ids, chunk_ids), True
     keyword_future = _pool.submit(keyword_search, index, query, KEYWORD_POOL, document_ids)
     semantic_hits: list[tuple[str, float]] | None = None
     vector = None
-    every = limit is None or trace is not None  # explain wants each leg whole
     if index.semantic_available:
         vector = index.embed_query(query)
-        if every:
-            semantic_hits = index.cache.search(vector, HYBRID_THRESHOLD, None, chunk_ids=chunk_ids)
+        semantic_hits = index.cache.search(vector, HYBRID_THRESHOLD, None, chunk_ids=chunk_ids)
     keyword_hits = keyword_future.result()
-    if vector is not None and not every:
-        semantic_hits = semantic_leg(index, vector, [cid for cid, _, _ in keyword_hits], limit, chunk_ids)
     # Only asked when no chunk holds every word: a common word in a long question would cost a large OR query.
     partial = partial_matches(index, query, PARTIAL_POOL, document_ids) if semantic_hits and not keyword_hits else []
-    if partial and not every:
-        semantic_hits = _with_similarities(index, vector, semantic_hits, partial)
     if trace is not None:
         trace.terms, trace.threshold, trace.vector = parse_terms(query), HYBRID_THRESHOLD, vector
         trace.keyword, trace.semantic = [cid for cid, _, _ in keyword_hits], semantic_hits
@@ -89,29 +85,39 @@ def hybrid_search(index: ProjectIndex, query: str, limit: int | None = 20, docum
     return (merged if limit is None else merged[:limit]), semantic_hits is not None
 
 
-def semantic_leg(index: ProjectIndex, vector, keyword_ids: list[str], limit: int, chunk_ids: list[str] | None
-                 ) -> list[tuple[str, float]]:
-    """What the merge needs of the semantic leg (at least 0.3), best first: the similarity of every chunk the keyword
-    leg found, and the best `limit` chunks it did not find. Found by meaning alone, a chunk scores under any keyword
-    match, so no chunk further down could reach the top `limit`; the whole leg is not needed."""
-    found = set(keyword_ids)
-    k = limit + min(len(found), 64)  # most of the keyword leg's chunks are rarely also the closest by meaning
+def top_hybrid(index: ProjectIndex, query: str, limit: int, document_ids: set[str] | None,
+               chunk_ids: list[str] | None) -> list[tuple[str, float, str]]:
+    """The first `limit` chunks of the merge, each leg read only as far as they need.
+
+    A chunk found by both legs scores 1 + similarity, above any other: so the semantic leg is read best first, and
+    each stretch of it asked which of its chunks keyword search would find, until `limit` are found or the leg ends
+    (under 0.3). Only then are the keyword leg's other chunks needed (1.0, in its order, as many as are missing),
+    and the rest of the semantic leg. A common word thus costs what the limit needs, not every chunk holding it.
+    """
+    vector = index.embed_query(query)
+    k = max(4 * limit, 64)
     while True:
         top = index.cache.search(vector, HYBRID_THRESHOLD, k, chunk_ids=chunk_ids)
-        others = [hit for hit in top if hit[0] not in found]
-        if len(others) >= limit or len(top) < k:
+        matched = keyword_matching(index, query, [cid for cid, _ in top])
+        both = [(cid, sim) for cid, sim in top if cid in matched]
+        if len(both) >= limit or len(top) < k:
             break
         k *= 4
-    return _with_similarities(index, vector, others[:limit], keyword_ids)
-
-
-def _with_similarities(index: ProjectIndex, vector, hits: list[tuple[str, float]], chunk_ids: list[str]
-                       ) -> list[tuple[str, float]]:
-    """hits, and each of these chunks whose similarity reaches the semantic leg's threshold, best first."""
-    have = {cid for cid, _ in hits}
-    ids, sims = index.cache.similarities(vector, [cid for cid in chunk_ids if cid not in have])
-    extra = [(cid, float(sim)) for cid, sim in zip(ids, sims.tolist()) if sim >= HYBRID_THRESHOLD]
-    return sorted(hits + extra, key=lambda hit: (-hit[1], hit[0]))
+    merged = [(cid, 1.0 + sim, "hybrid") for cid, sim in both]
+    if len(merged) >= limit:
+        return merged[:limit]
+    # The semantic leg was read to its end: every other chunk keyword search finds is under 0.3 by meaning.
+    found = {cid for cid, _ in both}
+    keyword_hits = keyword_search(index, query, limit + len(found), document_ids)
+    merged += [(cid, 1.0, "keyword") for cid, _, _ in keyword_hits if cid not in found]
+    sims = {cid: sim for cid, sim in top if cid not in matched}
+    if top and not keyword_hits:
+        for cid in partial_matches(index, query, PARTIAL_POOL, document_ids):
+            if sims.get(cid, 0.0) >= PARTIAL_MIN_SIMILARITY:
+                merged.append((cid, 1.0 + sims.pop(cid), "hybrid"))
+    merged += [(cid, sim, "semantic") for cid, sim in sims.items()]
+    merged.sort(key=lambda s: -s[1])  # stable: keyword-only ties keep the keyword leg's order (titles first)
+    return merged[:limit]
 
 
 def _merge(keyword_hits, partial, semantic_hits, trace) -> list[tuple[str, float, str]]:

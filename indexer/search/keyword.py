@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from collections import Counter
 
 from .index import ProjectIndex
 
 MAX_TERMS = 12
 READ_TEXTS = 2000  # up to this many candidate chunks have their text read and searched in Python
+DENSE = 2000  # a word matching this many chunks is ranked by walking the notes newest first
 
 
 def parse_terms(query: str) -> list[str]:
@@ -88,6 +90,17 @@ def keyword_search(index: ProjectIndex, query: str, limit: int = 20,
     return [(chunk_id, 1.0, "keyword") for chunk_id in found]
 
 
+def keyword_matching(index: ProjectIndex, query: str, chunk_ids: list[str]) -> set[str]:
+    """Which of these chunks keyword search would find: every term in the text, the title or the path."""
+    terms = parse_terms(query)
+    if not terms or not chunk_ids:
+        return set()
+    named = [_documents_named(index, term) for term in terms]
+    rows = index.sql("SELECT rowid, chunk_id, document_id FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?))",
+                     [json.dumps(list(chunk_ids))])
+    return {r[1] for r in _narrow(index, terms, named, rows)[0]}
+
+
 def _titled_matches(index: ProjectIndex, terms: list[str], named, title_hits: Counter, limit: int) -> list[str]:
     """The matching chunks of notes whose titles hold some term, best first: those notes' chunks alone are read."""
     if not title_hits:
@@ -95,11 +108,23 @@ def _titled_matches(index: ProjectIndex, terms: list[str], named, title_hits: Co
     # Rowids and notes first (cheap); what ranks them only for the chunks that match every term.
     rows = index.sql("SELECT rowid, NULL, document_id FROM chunks WHERE document_id IN (SELECT value FROM json_each(?))",
                      [json.dumps(list(title_hits))])
+    rows, content_hits = _narrow(index, terms, named, rows)
+    if not rows:
+        return []
+    rows = index.sql("""SELECT c.rowid, c.chunk_id, c.document_id, c.ordinal, d.modified FROM chunks c
+                        JOIN documents d USING (document_id)
+                        WHERE c.rowid IN (SELECT value FROM json_each(?))""", [json.dumps([r[0] for r in rows])])
+    rows.sort(key=lambda r: (-title_hits[r[2]], -content_hits[r[0]], -(r[4] or 0), r[2], r[3]))
+    return [r[1] for r in rows[:limit]]
+
+
+def _narrow(index: ProjectIndex, terms: list[str], named, rows: list) -> tuple[list, Counter]:
+    """Keep the rows (rowid, chunk id, document id) that match every term; count the terms each holds in its text."""
     content_hits: Counter[int] = Counter()
     texts: dict[int, str] | None = None
     for term, (titled, pathed) in zip(terms, named):
         if not rows:  # a term met nowhere: nothing matches every term
-            return []
+            break
         if len(rows) <= READ_TEXTS:  # few chunks: read their text once, rather than ask the index per term
             if texts is None:
                 texts = {r[0]: r[1].lower() for r in index.sql(
@@ -111,11 +136,7 @@ def _titled_matches(index: ProjectIndex, terms: list[str], named, title_hits: Co
         content_hits.update(holding)
         rows = [r for r in rows if r[0] in holding or r[2] in titled
                 or pathed is EVERYTHING or r[2] in pathed]
-    rows = index.sql("""SELECT c.rowid, c.chunk_id, c.document_id, c.ordinal, d.modified FROM chunks c
-                        JOIN documents d USING (document_id)
-                        WHERE c.rowid IN (SELECT value FROM json_each(?))""", [json.dumps([r[0] for r in rows])])
-    rows.sort(key=lambda r: (-title_hits[r[2]], -content_hits[r[0]], -(r[4] or 0), r[2], r[3]))
-    return [r[1] for r in rows[:limit]]
+    return rows, content_hits
 
 
 def _anywhere(index: ProjectIndex, term: str) -> bool:
@@ -168,9 +189,29 @@ def _other_matches(index: ProjectIndex, terms: list[str], named, titled: set[str
         where.append(("c.document_id NOT IN (SELECT value FROM json_each(?))", [json.dumps(sorted(titled))]))
     if document_ids is not None:
         where.append(("c.document_id IN (SELECT value FROM json_each(?))", [json.dumps(sorted(document_ids))]))
+    filters = [p for _, ps in where for p in ps]
+    if not any(pathed for _, pathed in named) and all(t.isascii() for t in terms) and (
+            not plain or _dense(index, params[0])):
+        # Every term must be in the text, so every match ranks alike, and there are thousands: walk the notes newest
+        # first (index documents_newest) and stop at the `need`-th match, rather than sort every match by date.
+        # ASCII terms only: SQLite's lower() folds no other letters (the trigram index folds them all).
+        sql = ("SELECT c.chunk_id FROM documents d INDEXED BY documents_newest CROSS JOIN chunks c "
+               "ON c.document_id = d.document_id WHERE "
+               + " AND ".join(["instr(lower(c.content), ?) > 0"] * len(terms) + [sql for sql, _ in where])
+               + " ORDER BY d.modified DESC, d.document_id, c.ordinal LIMIT ?")
+        try:
+            return [r[0] for r in index.sql(sql, [*terms, *filters, need])]
+        except sqlite3.OperationalError:  # an index read before migration m010 added documents_newest: sort instead
+            pass
     hits = " + ".join(sql for sql, _ in counted) or "0"
     sql = (f"SELECT c.chunk_id, {hits} AS hits FROM {source} JOIN documents d USING (document_id)"
            + (" WHERE " + " AND ".join(sql for sql, _ in where) if where else "")
-           + " ORDER BY hits DESC, COALESCE(d.modified, 0) DESC, c.document_id, c.ordinal LIMIT ?")
-    bound = [p for _, ps in counted for p in ps] + params + [p for _, ps in where for p in ps]  # in the SQL's order
+           + " ORDER BY hits DESC, d.modified DESC, c.document_id, c.ordinal LIMIT ?")
+    bound = [p for _, ps in counted for p in ps] + params + filters  # in the SQL's order
     return [r[0] for r in index.sql(sql, [*bound, need])]
+
+
+def _dense(index: ProjectIndex, match: str) -> bool:
+    """Whether a trigram expression matches at least DENSE chunks (counted no further than that)."""
+    return index.sql("SELECT count(*) FROM (SELECT rowid FROM chunks_trigram WHERE chunks_trigram MATCH ? LIMIT ?)",
+                     [match, DENSE])[0][0] >= DENSE
