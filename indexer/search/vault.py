@@ -100,12 +100,23 @@ def bm25_leg(index: ProjectIndex, match: str, allowed: set[str] | None, notes: i
     rows_wanted = -1 if notes is None else notes * 4  # LIMIT -1: no limit
     while True:
         try:
-            rows = index.sql(
-                f"""SELECT c.document_id, f.rowid, {BM25_RANK} AS score
-                    FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid
-                    WHERE chunks_bm25 MATCH ?{clause} ORDER BY score, c.document_id, f.rowid LIMIT ?""",
-                [match, *params, rows_wanted],
-            )
+            if allowed is None and notes is not None:
+                # The best chunks first, from the full-text index alone; their notes only for those (joining every
+                # match to its note before cutting cost more than the ranking).
+                best = index.sql(f"SELECT f.rowid, {BM25_RANK} AS score FROM chunks_bm25 f WHERE chunks_bm25 MATCH ? "
+                                 "ORDER BY score, f.rowid LIMIT ?", [match, rows_wanted])
+                owner = {r[0]: r[1] for r in index.sql(
+                    "SELECT rowid, document_id FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))",
+                    [json.dumps([r[0] for r in best])])}
+                rows = sorted(((owner[r[0]], r[0], r[1]) for r in best if r[0] in owner),
+                              key=lambda r: (r[2], r[0], r[1]))
+            else:
+                rows = index.sql(
+                    f"""SELECT c.document_id, f.rowid, {BM25_RANK} AS score
+                        FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid
+                        WHERE chunks_bm25 MATCH ?{clause} ORDER BY score, c.document_id, f.rowid LIMIT ?""",
+                    [match, *params, rows_wanted],
+                )
         except sqlite3.OperationalError:  # parse_query only emits valid syntax; this is the last line of defence
             logger.exception("FTS5 refused %r", match)
             return []
