@@ -190,8 +190,16 @@ def _other_matches(index: ProjectIndex, terms: list[str], named, titled: set[str
     if document_ids is not None:
         where.append(("c.document_id IN (SELECT value FROM json_each(?))", [json.dumps(sorted(document_ids))]))
     filters = [p for _, ps in where for p in ps]
-    if not any(pathed for _, pathed in named) and all(t.isascii() for t in terms) and (
-            not plain or _dense(index, params[0])):
+    few = None  # the trigram index's matches, when there are no more than DENSE of them
+    if plain:
+        found = [r[0] for r in index.sql("SELECT rowid FROM chunks_trigram WHERE chunks_trigram MATCH ? LIMIT ?",
+                                         [params[0], DENSE + 1])]
+        if len(found) <= DENSE:
+            few = found
+            source, params = "chunks c", []
+            where.insert(0, ("c.rowid IN (SELECT value FROM json_each(?))", [json.dumps(few)]))
+            filters = [p for _, ps in where for p in ps]
+    if few is None and not any(pathed for _, pathed in named) and all(t.isascii() for t in terms):
         # Every term must be in the text, so every match ranks alike, and there are thousands: walk the notes newest
         # first (index documents_newest) and stop at the `need`-th match, rather than sort every match by date.
         # ASCII terms only: SQLite's lower() folds no other letters (the trigram index folds them all).
@@ -209,9 +217,3 @@ def _other_matches(index: ProjectIndex, terms: list[str], named, titled: set[str
            + " ORDER BY hits DESC, d.modified DESC, c.document_id, c.ordinal LIMIT ?")
     bound = [p for _, ps in counted for p in ps] + params + filters  # in the SQL's order
     return [r[0] for r in index.sql(sql, [*bound, need])]
-
-
-def _dense(index: ProjectIndex, match: str) -> bool:
-    """Whether a trigram expression matches at least DENSE chunks (counted no further than that)."""
-    return index.sql("SELECT count(*) FROM (SELECT rowid FROM chunks_trigram WHERE chunks_trigram MATCH ? LIMIT ?)",
-                     [match, DENSE])[0][0] >= DENSE
