@@ -45,10 +45,9 @@ DEFAULT_FUSION = "max_min"
 DEFAULT_NOTE_LEG = True
 MAX_MIN_BONUS = 0.3
 BLIND_CHECK = 30  # how far down each leg blind_legs looks for notes without vectors
-# How far down each leg is read: the BM25 leg's best notes, and the chunks closest in meaning (explain reads them
-# whole). Reading every match of a common word cost more than the rest of the search; a note further down is
-# scored by the other legs alone. Unchanged at these depths: SciFact and the graded vault questions.
-LEG_NOTES = 1000
+# How far down each leg is read: the notes of the best chunks by BM25 and of the chunks closest in meaning (explain
+# reads them whole). Reading every match of a common word cost more than the rest of the search; a note further
+# down is scored by the other legs alone. Unchanged at this depth: SciFact and the graded vault questions.
 LEG_CHUNKS = 4000
 WEIGHTS = {2: (0.5, 0.5), 3: (0.4, 0.3, 0.3)}  # BM25, best chunk by meaning[, first chunk by meaning]
 CHARS_PER_TOKEN = 7  # for snippets cut by characters (notes found only by meaning)
@@ -89,45 +88,40 @@ def _in_allowed(column: str, allowed: set[str] | None) -> tuple[str, list]:
     return f" AND {column} IN (SELECT value FROM json_each(?))", [json.dumps(sorted(allowed))]
 
 
-def bm25_leg(index: ProjectIndex, match: str, allowed: set[str] | None, notes: int | None = LEG_NOTES
+def bm25_leg(index: ProjectIndex, match: str, allowed: set[str] | None, chunks: int | None = LEG_CHUNKS
              ) -> list[tuple[str, int, float]]:
     """Rank the allowed notes matching an FTS5 expression by their best chunk's BM25: (document_id, chunk rowid,
-    score, higher is better), the best `notes` of them (None: all). SQLite ranks the chunks and returns only as
-    many as that takes, so a common word does not bring every chunk that holds it into Python."""
+    score, higher is better), the notes of the best `chunks` chunks (None: all). SQLite ranks the chunks and
+    returns only those, so a common word does not bring every chunk that holds it into Python."""
     if not match:
         return []
     clause, params = _in_allowed("c.document_id", allowed)
-    rows_wanted = -1 if notes is None else notes * 4  # LIMIT -1: no limit
-    while True:
-        try:
-            if allowed is None and notes is not None:
-                # The best chunks first, from the full-text index alone; their notes only for those (joining every
-                # match to its note before cutting cost more than the ranking).
-                best = index.sql(f"SELECT f.rowid, {BM25_RANK} AS score FROM chunks_bm25 f WHERE chunks_bm25 MATCH ? "
-                                 "ORDER BY score, f.rowid LIMIT ?", [match, rows_wanted])
-                owner = {r[0]: r[1] for r in index.sql(
-                    "SELECT rowid, document_id FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))",
-                    [json.dumps([r[0] for r in best])])}
-                rows = sorted(((owner[r[0]], r[0], r[1]) for r in best if r[0] in owner),
-                              key=lambda r: (r[2], r[0], r[1]))
-            else:
-                rows = index.sql(
-                    f"""SELECT c.document_id, f.rowid, {BM25_RANK} AS score
-                        FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid
-                        WHERE chunks_bm25 MATCH ?{clause} ORDER BY score, c.document_id, f.rowid LIMIT ?""",
-                    [match, *params, rows_wanted],
-                )
-        except sqlite3.OperationalError:  # parse_query only emits valid syntax; this is the last line of defence
-            logger.exception("FTS5 refused %r", match)
-            return []
-        ranked, seen = [], set()
-        for doc, rowid, score in rows:  # best first (BM25 is lower for better): a note's first row is its best chunk
-            if doc not in seen:
-                seen.add(doc)
-                ranked.append((doc, rowid, -score))
-        if notes is None or len(ranked) >= notes or len(rows) < rows_wanted:
-            return ranked[:notes]
-        rows_wanted *= 4  # a few notes hold most of the best chunks: read further
+    try:
+        if allowed is None and chunks is not None:
+            # The best chunks first, from the full-text index alone; their notes only for those (joining every
+            # match to its note before cutting cost more than the ranking).
+            best = index.sql(f"SELECT f.rowid, {BM25_RANK} AS score FROM chunks_bm25 f WHERE chunks_bm25 MATCH ? "
+                             "ORDER BY score, f.rowid LIMIT ?", [match, chunks])
+            owner = {r[0]: r[1] for r in index.sql(
+                "SELECT rowid, document_id FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))",
+                [json.dumps([r[0] for r in best])])}
+            rows = sorted(((owner[r[0]], r[0], r[1]) for r in best if r[0] in owner), key=lambda r: (r[2], r[0], r[1]))
+        else:
+            rows = index.sql(
+                f"""SELECT c.document_id, f.rowid, {BM25_RANK} AS score
+                    FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid
+                    WHERE chunks_bm25 MATCH ?{clause} ORDER BY score, c.document_id, f.rowid LIMIT ?""",
+                [match, *params, -1 if chunks is None else chunks],  # LIMIT -1: no limit
+            )
+    except sqlite3.OperationalError:  # parse_query only emits valid syntax; this is the last line of defence
+        logger.exception("FTS5 refused %r", match)
+        return []
+    ranked, seen = [], set()
+    for doc, rowid, score in rows:  # best first (BM25 is lower for better), so a note's first row is its best chunk
+        if doc not in seen:
+            seen.add(doc)
+            ranked.append((doc, rowid, -score))
+    return ranked
 
 
 def vector_legs(index: ProjectIndex, vector: np.ndarray, allowed: set[str] | None, note_leg: bool,
@@ -368,7 +362,7 @@ def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, l
     if allowed is not None and not allowed:
         return _with_report(empty, index, trace, explain_document, limit, filters, allowed, fts.match)
     whole = trace is not None  # explain says where a note ranked in each leg, however far down
-    bm25 = bm25_leg(index, fts.match, allowed, None if whole else LEG_NOTES)
+    bm25 = bm25_leg(index, fts.match, allowed, None if whole else LEG_CHUNKS)
     strict = len(bm25)
     vector, notes, query_vector = None, None, None
     if index.semantic_available:
@@ -383,7 +377,7 @@ def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, l
         # natural-language question still gets a keyword signal (see tests/bench/bench_quality.py), even when
         # no chunk is close enough in meaning: "the 1982 Ridley Scott film I rated" must still find Blade Runner.
         have = {hit[0] for hit in bm25}
-        some = [hit for hit in bm25_leg(index, fts.any_match, allowed, None if whole else LEG_NOTES)
+        some = [hit for hit in bm25_leg(index, fts.any_match, allowed, None if whole else LEG_CHUNKS)
                 if hit[0] not in have]
         if fusion != "rrf" and bm25:  # by score, a note with some of the words stays under those with all of them
             floor = min(hit[2] for hit in bm25)
