@@ -25,6 +25,9 @@ DEFAULT_EF = 128  # neighbours asked per query until the project's recall has be
 SUBSET_EXACT = 20_000  # a search among at most this many chunks (a filter's) is exact, from SQLite's copies
 BLOCK = 20_000  # rows read at a time when every similarity is asked
 _HAS_VECTOR = "embed_state = 'embedded' AND NOT keyword_only AND vector IS NOT NULL"
+# Chunks looked up by id: the ids drive the query (with embed_state's index, SQLite would walk every chunk).
+_BY_ID = ("FROM json_each(?) j CROSS JOIN chunks c ON c.chunk_id = j.value "
+          "WHERE c.embed_state = 'embedded' AND NOT c.keyword_only AND c.vector IS NOT NULL")
 
 
 class HnswVectors:
@@ -65,12 +68,10 @@ class HnswVectors:
 
     def with_vectors(self, chunk_ids: list[str]) -> set[str]:
         """Which of these chunks have a vector."""
-        return {r[0] for r in self._sql(f"SELECT chunk_id FROM chunks WHERE chunk_id IN "
-                                        f"(SELECT value FROM json_each(?)) AND {_HAS_VECTOR}", [json.dumps(chunk_ids)])}
+        return {r[0] for r in self._sql(f"SELECT c.chunk_id {_BY_ID}", [json.dumps(list(chunk_ids))])}
 
     def vectors(self, chunk_ids: list[str]) -> tuple[list[str], np.ndarray]:
-        rows = self._sql(f"SELECT chunk_id, vector FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?)) "
-                         f"AND {_HAS_VECTOR}", [json.dumps(list(chunk_ids))])
+        rows = self._sql(f"SELECT c.chunk_id, c.vector {_BY_ID}", [json.dumps(list(chunk_ids))])
         return _matrix(rows)
 
     def vector(self, chunk_id: str) -> np.ndarray | None:

@@ -73,8 +73,9 @@ def calibrate(project, sample: int = SAMPLE, target: float = TARGET_RECALL, seed
 def _rescored_top(project, query: np.ndarray, ef: int) -> list[str]:
     """What search/hnsw.py answers: ef neighbours from Chroma, rescored exactly, the best 10."""
     found = [cid for cid, _ in project.query_vectors(query, ef)]
-    rows = project.store.query(f"SELECT chunk_id, vector FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?)) "
-                               f"AND {_HAS_VECTOR}", (json.dumps(found),))
+    rows = project.store.query("SELECT c.chunk_id, c.vector FROM json_each(?) j CROSS JOIN chunks c "
+                               "ON c.chunk_id = j.value WHERE c.embed_state = 'embedded' AND NOT c.keyword_only "
+                               "AND c.vector IS NOT NULL", (json.dumps(found),))
     if not rows:
         return []
     sims = np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1) @ query
