@@ -264,6 +264,11 @@ def status(ctx: click.Context, name: str | None, as_json: bool) -> None:
             click.echo(f"  embeddings: available ({s.get('model')})")
         else:
             click.echo(f"  embeddings: unavailable: {s.get('embeddings_unavailable_reason')}")
+        if s.get("hnsw"):
+            h = s["hnsw"]
+            click.echo(f"  HNSW (SKMEMORY_VECTOR_SEARCH=hnsw): ef_search {h['ef_search']} finds "
+                       f"{100 * h['recall_at_10']:.1f}% of the exact top 10 ({h['queries']} queries, {h['vectors']} "
+                       f"vectors, {h['measured_at']})")
         if s.get("owner"):
             where = f" at {s['owner']['url']}" if s["owner"].get("url") else ""
             click.echo(f"  owned by: {s['owner'].get('role')} (pid {s['owner'].get('pid')}){where}")

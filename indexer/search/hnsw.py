@@ -20,7 +20,7 @@ import numpy as np
 from ..store.database import connect
 
 Query = Callable[[np.ndarray, int], list[tuple[str, float]]]
-HNSW_POOL = 1000  # neighbours asked when a threshold rather than a count bounds the answer
+HNSW_POOL = 1000  # the most neighbours a search answers with (a threshold alone, or a deeper leg, asks no more)
 DEFAULT_EF = 128  # neighbours asked per query until the project's recall has been measured
 SUBSET_EXACT = 20_000  # a search among at most this many chunks (a filter's) is exact, from SQLite's copies
 BLOCK = 20_000  # rows read at a time when every similarity is asked
@@ -106,7 +106,7 @@ class HnswVectors:
             hits = [(cid, float(s)) for cid, s in zip(ids, sims.tolist()) if s >= min_similarity]
         else:
             allowed = set(chunk_ids) if chunk_ids is not None else None
-            want = limit if limit is not None else HNSW_POOL
+            want = min(limit, HNSW_POOL) if limit is not None else HNSW_POOL  # an approximate list ends sooner
             ask = max(want if allowed is None else want * 4, self.ef)
             while True:
                 found = [cid for cid, _ in self._query(np.asarray(query, dtype=np.float32), ask)]
