@@ -44,10 +44,12 @@ from indexer.engine import Engine  # noqa: E402
 from indexer.errors import ProjectNotFound  # noqa: E402
 from indexer.home import Home  # noqa: E402
 from indexer.search.hybrid import KEYWORD_POOL  # noqa: E402
+from indexer.search.cache import VectorCache  # noqa: E402
 from indexer.search.keyword import keyword_search, parse_terms  # noqa: E402
+from indexer.store.hnsw import calibrate  # noqa: E402
 
 SECTIONS_PER_NOTE = 10
-WORDS_PER_CHUNK = 50
+WORDS_PER_CHUNK = 130  # over half the model window (256 tokens): the chunker packs no two sections together
 TOPIC_WORDS = 30
 TOPIC_SHARE = 0.3  # share of a chunk's words drawn from its topic, the rest from the whole vocabulary
 CHUNK_NOISE = 1.0  # a chunk's cosine to its centroid is about 1 / sqrt(1 + noise**2) = 0.71
@@ -164,21 +166,39 @@ def timed(fn, *args):
     return time.perf_counter() - started, out
 
 
+SCAN_LIMIT = 200_000  # the Python substring scan (keyword's baseline) runs up to this many chunks
+
+
 def measure(engine: Engine, corpus: Corpus, size: int, queries: int, seed: int) -> None:
     name = f"synthetic-{size}"
     index = engine.index(name)
     project = engine.writer(name)
     rng = np.random.default_rng(seed)
+    hnsw = home_settings(engine).vector_search == "hnsw"
 
-    # Loading: our cache's load path (SQLite float32 copies) against Chroma's own paged `get`.
-    loads = {"ours": [], "chroma": []}
-    for _ in range(3):
-        loads["ours"].append(timed(project.load_vectors)[0])
-        loads["chroma"].append(timed(project.vectors.load_all)[0])
-    ours, chroma = statistics.median(loads["ours"]), statistics.median(loads["chroma"])
-    index.cache.ensure_loaded()
-    print(f"  load {len(index.cache):,} vectors: load_vectors (SQLite) {ours:.2f} s, Chroma load_all {chroma:.2f} s, "
-          f"Chroma / ours {chroma / ours:.1f}x (median of 3)", flush=True)
+    # Loading: the cache's files mapped (every start after the first), the first start's build of them from SQLite's
+    # float32 copies, and Chroma's own paged `get`.
+    ids, matrix = project.load_vectors()  # also the plain numpy scan's matrix
+    if not hnsw:
+        index.cache.ensure_loaded()
+        index.cache.close()  # flushed and marked current, as when the server stops
+        maps = []
+        for _ in range(3):
+            mapped = VectorCache(project.load_vectors, project.vector_folder, project.vector_generation)
+            maps.append(timed(mapped.ensure_loaded)[0])
+            assert mapped.loaded_from == "files", mapped.loaded_from
+            mapped.close()
+        (project.vector_folder / "state.json").unlink()  # as after a crash, or at the first start
+        first = VectorCache(project.load_vectors, project.vector_folder, project.vector_generation)
+        rebuild = timed(first.ensure_loaded)[0]
+        first.close()
+        chroma = timed(project.vectors.load_all)[0] if size <= 500_000 else None
+        per = 100_000 / size
+        print(f"  load {len(ids):,} vectors: files mapped {statistics.median(maps):.2f} s "
+              f"({statistics.median(maps) * per:.2f} s per 100k, median of 3); first start (SQLite copies -> files) "
+              f"{rebuild:.1f} s" + (f"; Chroma load_all {chroma:.1f} s" if chroma else ""), flush=True)
+    else:
+        print(f"  HNSW mode: {calibrate(project)}", flush=True)
 
     # Queries: two words of one topic, or one frequent word; each with a perturbed centroid as its vector.
     used = min(len(corpus.topic_words), -(-size // SECTIONS_PER_NOTE))  # topics that have notes
@@ -190,64 +210,139 @@ def measure(engine: Engine, corpus: Corpus, size: int, queries: int, seed: int) 
     by_text = dict(zip(texts, qvectors))
     index.embed_query = by_text.__getitem__  # precomputed: the model's time is measured on its own
 
-    contents = [r[0].lower() for r in index.sql("SELECT content FROM chunks")]
+    contents = [r[0].lower() for r in index.sql("SELECT content FROM chunks")] if size <= SCAN_LIMIT else None
 
-    def scan(q: str) -> list[int]:
+    def substring_scan(q: str) -> list[int]:
         terms = parse_terms(q)
         return [i for i, text in enumerate(contents) if all(t in text for t in terms)]
+
+    def numpy_scan(q: str) -> list[str]:
+        sims = matrix @ by_text[q]
+        top = np.argpartition(-sims, LIMIT)[:LIMIT]
+        return [ids[i] for i in top[np.argsort(-sims[top])]]
 
     def chroma_query(q: str):
         return project.vectors.query(by_text[q], LIMIT)
 
-    scanned, chroma, both = "substring scan (Python)", "Chroma HNSW query", "scan + Chroma query"
+    scanned, numpy_, chroma_, both = ("substring scan (Python)", "numpy float32 scan", "Chroma HNSW query",
+                                      "substring + numpy scans")
     methods = {  # name: (search, the baseline it is compared with)
         "keyword (engine.search)": (lambda q: engine.search(q, mode="keyword", project=name, limit=LIMIT), scanned),
         f"keyword leg, pool {KEYWORD_POOL}": (lambda q: keyword_search(index, q, KEYWORD_POOL), scanned),
-        scanned: (scan, None),
-        "semantic (engine.search)": (lambda q: engine.search(q, mode="semantic", project=name, limit=LIMIT), chroma),
-        "semantic, cache.search only": (lambda q: index.cache.search(by_text[q], 0.5, LIMIT), chroma),
-        chroma: (chroma_query, None),
+        "semantic (engine.search)": (lambda q: engine.search(q, mode="semantic", project=name, limit=LIMIT), numpy_),
+        "semantic, cache.search only": (lambda q: index.cache.search(by_text[q], 0.5, LIMIT), numpy_),
         "hybrid (engine.search)": (lambda q: engine.search(q, mode="hybrid", project=name, limit=LIMIT), both),
-        both: (lambda q: (scan(q), chroma_query(q)), None),
+        "vault_search": (lambda q: engine.vault_search(q, limit=LIMIT, project=name), both),
+        numpy_: (numpy_scan, None),
+        chroma_: (chroma_query, None),
     }
+    if contents is not None:
+        methods[scanned] = (substring_scan, None)
+        methods[both] = (lambda q: (substring_scan(q), numpy_scan(q)), None)
     if not index.semantic_available:
         methods = {m: v for m, v in methods.items() if m.startswith(("keyword", "substring"))}
-    elif hasattr(Engine, "vault_search"):
-        methods["vault_search (RRF)"] = (lambda q: engine.vault_search(q, limit=LIMIT, project=name), both)
-    else:
-        print("  vault_search: not available")
 
     for q in texts[:3]:  # warm every path once
         for fn, _ in methods.values():
             fn(q)
     seconds = {(m, k): [] for m in methods for k in ("topic", "common")}
     matches = {"topic": [], "common": []}
-    recalls = []
+    recalls: dict[str, list[float]] = {"ours": [], "chroma": []}
     for q, kind in zip(texts, kinds):
         for m, (fn, _) in methods.items():  # interleaved, so noise from other work hits every method alike
             s, out = timed(fn, q)
             seconds[(m, kind)].append(s)
-            if m == scanned:
+            if m == f"keyword leg, pool {KEYWORD_POOL}":
                 matches[kind].append(len(out))
         if not index.semantic_available:
             continue
-        exact = {cid for cid, _ in index.cache.search(by_text[q], -1.0, 10)}
-        recalls.append(len(exact & {cid for cid, _ in project.vectors.query(by_text[q], 10)}) / 10)
+        exact = set(numpy_scan(q)[:10])
+        recalls["ours"].append(len(exact & {cid for cid, _ in index.cache.search(by_text[q], -1.0, 10)}) / 10)
+        recalls["chroma"].append(len(exact & {cid for cid, _ in project.vectors.query(by_text[q], 10)}) / 10)
 
-    print(f"  matches per query (substring scan, median): topic {statistics.median(matches['topic']):,.0f}, "
+    print(f"  keyword matches per query (median, up to {KEYWORD_POOL}): topic {statistics.median(matches['topic']):,.0f}, "
           f"common {statistics.median(matches['common']):,.0f}")
     print(f"  {'per query, ms':30s} {'topic p50':>9s} {'p95':>8s} {'ratio':>6s}   "
           f"{'common p50':>10s} {'p95':>8s} {'ratio':>6s}   baseline")
     for m, (_, base) in methods.items():
         line = f"  {m:30s}"
+        base = base if base in methods else None
         for kind in ("topic", "common"):
             p50, p95 = percentiles(seconds[(m, kind)])
             ratio = f"{p50 / percentiles(seconds[(base, kind)])[0]:6.2f}" if base else f"{'':6s}"
             line += f" {p50:9.1f} {p95:8.1f} {ratio}  " if kind == "topic" else f" {p50:10.1f} {p95:8.1f} {ratio}"
         print(line + (f"   {base}" if base else ""))
-    if recalls:
-        print(f"  Chroma HNSW recall@10 against exact search: mean {statistics.fmean(recalls):.3f}, "
-              f"min {min(recalls):.1f} over {len(recalls)} queries", flush=True)
+    if recalls["ours"]:
+        print(f"  recall@10 against the numpy float32 scan, over {len(recalls['ours'])} queries: ours mean "
+              f"{statistics.fmean(recalls['ours']):.3f} (min {min(recalls['ours']):.1f}); Chroma HNSW mean "
+              f"{statistics.fmean(recalls['chroma']):.3f} (min {min(recalls['chroma']):.1f})", flush=True)
+    if not hnsw:
+        print(f"  scan: {index.cache.scan_backend}; cache rows {'in files' if index.cache.persistent else 'in memory'}")
+
+
+def home_settings(engine: Engine):
+    return engine.home.settings
+
+
+def server_memory(data: Path, sizes: list[int], corpus: Corpus, queries: int) -> None:
+    """Start `skmemory serve` on the bench's data home, search through its API, and read its resident memory."""
+    import json
+    import os
+    import subprocess
+    import urllib.parse
+    import urllib.request
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from support import free_port
+    from webapp.client import CLIENT_HEADER
+
+    port = free_port()
+    exe = Path(sys.executable).with_name("skmemory")
+    env = {**os.environ, "SKMEMORY_HOME": str(data), "SKMEMORY_PORT": str(port)}
+    started = time.perf_counter()
+    proc = subprocess.Popen([str(exe), "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+    def get(path: str, body: dict | None = None):
+        data_ = json.dumps(body).encode() if body is not None else None
+        headers = {"Content-Type": "application/json", CLIENT_HEADER: "bench_search"} if body else {}
+        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data_, headers=headers)
+        with urllib.request.urlopen(request, timeout=600) as response:
+            return json.load(response)
+
+    def memory() -> str:
+        fields = dict(line.split(":", 1) for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines())
+        return f"resident {int(fields['VmRSS'].split()[0]) / 1024:,.0f} MB (peak {int(fields['VmHWM'].split()[0]) / 1024:,.0f} MB)"
+
+    try:
+        deadline = time.monotonic() + 1800
+        while True:
+            try:
+                status = get("/api/status")
+                if not status.get("indexing"):
+                    break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("skmemory serve did not come up")
+            time.sleep(1)
+        print(f"\nskmemory serve on {', '.join(f'{s:,}' for s in sizes)} chunks: up and idle after "
+              f"{time.perf_counter() - started:.0f} s; {memory()}", flush=True)
+        for size in sizes:
+            name = f"synthetic-{size}"
+            rng = np.random.default_rng(size)
+            texts = [" ".join(rng.choice(corpus.topic_words[t][:10], 2, replace=False))
+                     for t in rng.integers(0, min(len(corpus.topic_words), size // SECTIONS_PER_NOTE), queries)]
+            times = {"hybrid": [], "semantic": [], "vault_search": []}
+            for q in texts:
+                for mode in ("hybrid", "semantic"):
+                    times[mode].append(timed(get, f"/api/search?q={urllib.parse.quote(q)}&mode={mode}&project={name}")[0])
+                times["vault_search"].append(timed(get, "/api/vault_search", {"query": q, "project": name})[0])
+            line = ", ".join(f"{m} p50 {percentiles(t)[0]:.0f} ms" for m, t in times.items())
+            print(f"  {size:,} chunks through the API (query embedding included): {line}; {memory()}", flush=True)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=120)
 
 
 def while_embedding(path: Path, queries: int) -> None:
@@ -318,6 +413,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50, help="topic queries per size (plus 10 common-word ones)")
     parser.add_argument("--topics", type=int, default=300, help="topics, each with its own words and centroid")
     parser.add_argument("--home", type=Path, help="folder to keep the notes and the index in, and reuse next time")
+    parser.add_argument("--build-only", action="store_true", help="build (or check) the indexes in --home, measure nothing")
+    parser.add_argument("--no-server", action="store_true", help="skip the resident memory of `skmemory serve`")
     args = parser.parse_args()
     if args.while_embedding:
         if not args.while_embedding.is_dir():
@@ -356,7 +453,11 @@ def main() -> None:
         for i, size in enumerate(sizes):
             print(f"\n{size:,} chunks", flush=True)
             build(engine, home, corpus, size, root)
-            measure(engine, corpus, size, args.queries, seed=1000 + i)
+            if not args.build_only:
+                measure(engine, corpus, size, args.queries, seed=1000 + i)
+        engine.close()  # the server is the one writer: this process lets go first
+        if not (args.build_only or args.no_server):
+            server_memory(root / "data", sizes, corpus, min(args.queries, 20))
 
 
 if __name__ == "__main__":
