@@ -83,16 +83,13 @@ def document_vectors(index: ProjectIndex, row_of: dict[str, int]) -> tuple[np.nd
     has = np.zeros(len(row_of), dtype=bool)
     if not index.semantic_available or not row_of:
         return None, has
-    sums: np.ndarray | None = None
-    for cid, d in index.sql("SELECT chunk_id, document_id FROM chunks WHERE embed_state = 'embedded'"):
-        vec = index.cache.vector(cid)
-        if vec is None or d not in row_of:
-            continue
-        if sums is None:
-            sums = np.zeros((len(row_of), vec.shape[0]), dtype=np.float32)
-        sums[row_of[d]] += vec
-    if sums is None:
+    owner = {cid: d for cid, d in index.sql("SELECT chunk_id, document_id FROM chunks WHERE embed_state = 'embedded'")
+             if d in row_of}
+    ids, vectors = index.cache.vectors(list(owner))  # one read, not one per chunk
+    if not ids:
         return None, has
+    sums = np.zeros((len(row_of), vectors.shape[1]), dtype=np.float32)
+    np.add.at(sums, [row_of[owner[cid]] for cid in ids], vectors)
     norms = np.linalg.norm(sums, axis=1)
     has = norms > 0
     sums[has] /= norms[has, None]
