@@ -89,12 +89,21 @@ def top_hybrid(index: ProjectIndex, query: str, limit: int, document_ids: set[st
                chunk_ids: list[str] | None) -> list[tuple[str, float, str]]:
     """The first `limit` chunks of the merge, each leg read only as far as they need.
 
-    A chunk found by both legs scores 1 + similarity, above any other: so the semantic leg is read best first, and
-    each stretch of it asked which of its chunks keyword search would find, until `limit` are found or the leg ends
-    (under 0.3). Only then are the keyword leg's other chunks needed (1.0, in its order, as many as are missing),
-    and the rest of the semantic leg. A common word thus costs what the limit needs, not every chunk holding it.
+    When keyword search finds few chunks (most questions), they are all merged with the best chunks by meaning
+    beyond them. When it finds many (a common word), none of them is fetched whole: a chunk found by both legs
+    scores 1 + similarity, above any other, so the semantic leg is read best first and each stretch of it asked
+    which of its chunks keyword search would find, until `limit` are found or the leg ends (under 0.3); only then
+    are the keyword leg's other chunks (1.0, in its order) and the rest of the semantic leg needed.
     """
     vector = index.embed_query(query)
+    probe = 4 * limit + 64
+    keyword_hits = keyword_search(index, query, probe, document_ids)
+    if len(keyword_hits) < probe:  # the whole keyword leg
+        ids = [cid for cid, _, _ in keyword_hits]
+        semantic = _beyond(index, vector, set(ids), limit, chunk_ids)
+        partial = partial_matches(index, query, PARTIAL_POOL, document_ids) if semantic and not keyword_hits else []
+        semantic = _with_similarities(index, vector, semantic, ids + partial)
+        return _merge(keyword_hits, partial, semantic, None)[:limit]
     k = max(4 * limit, 64)
     while True:
         top = index.cache.search(vector, HYBRID_THRESHOLD, k, chunk_ids=chunk_ids)
@@ -104,20 +113,33 @@ def top_hybrid(index: ProjectIndex, query: str, limit: int, document_ids: set[st
             break
         k *= 4
     merged = [(cid, 1.0 + sim, "hybrid") for cid, sim in both]
-    if len(merged) >= limit:
-        return merged[:limit]
-    # The semantic leg was read to its end: every other chunk keyword search finds is under 0.3 by meaning.
-    found = {cid for cid, _ in both}
-    keyword_hits = keyword_search(index, query, limit + len(found), document_ids)
-    merged += [(cid, 1.0, "keyword") for cid, _, _ in keyword_hits if cid not in found]
-    sims = {cid: sim for cid, sim in top if cid not in matched}
-    if top and not keyword_hits:
-        for cid in partial_matches(index, query, PARTIAL_POOL, document_ids):
-            if sims.get(cid, 0.0) >= PARTIAL_MIN_SIMILARITY:
-                merged.append((cid, 1.0 + sims.pop(cid), "hybrid"))
-    merged += [(cid, sim, "semantic") for cid, sim in sims.items()]
-    merged.sort(key=lambda s: -s[1])  # stable: keyword-only ties keep the keyword leg's order (titles first)
+    if len(merged) < limit:  # the semantic leg was read to its end: every other keyword match is under 0.3
+        found = {cid for cid, _ in both}
+        merged += [(cid, 1.0, "keyword") for cid, _, _ in keyword_search(index, query, limit + len(found), document_ids)
+                   if cid not in found]
+        merged += [(cid, sim, "semantic") for cid, sim in top if cid not in matched]
     return merged[:limit]
+
+
+def _beyond(index: ProjectIndex, vector, found: set[str], limit: int, chunk_ids: list[str] | None
+            ) -> list[tuple[str, float]]:
+    """The best `limit` chunks by meaning (at least 0.3) that are not in `found`."""
+    k = limit + min(len(found), 64)
+    while True:
+        top = index.cache.search(vector, HYBRID_THRESHOLD, k, chunk_ids=chunk_ids)
+        others = [hit for hit in top if hit[0] not in found]
+        if len(others) >= limit or len(top) < k:
+            return others[:limit]
+        k *= 4
+
+
+def _with_similarities(index: ProjectIndex, vector, hits: list[tuple[str, float]], chunk_ids: list[str]
+                       ) -> list[tuple[str, float]]:
+    """hits, and each of these chunks whose similarity reaches the semantic leg's threshold, best first."""
+    have = {cid for cid, _ in hits}
+    ids, sims = index.cache.similarities(vector, [cid for cid in dict.fromkeys(chunk_ids) if cid not in have])
+    extra = [(cid, float(sim)) for cid, sim in zip(ids, sims.tolist()) if sim >= HYBRID_THRESHOLD]
+    return sorted(hits + extra, key=lambda hit: (-hit[1], hit[0]))
 
 
 def _merge(keyword_hits, partial, semantic_hits, trace) -> list[tuple[str, float, str]]:
