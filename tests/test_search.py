@@ -315,12 +315,13 @@ def test_keyword_ranks_like_its_definition_while_reading_only_what_the_limit_nee
         index = engine.index("words")
         rows = index.sql("""SELECT c.chunk_id, c.document_id, c.ordinal, c.content, d.title, d.rel_path, d.modified
                             FROM chunks c JOIN documents d USING (document_id)""")
-        for query in ["amber", "basil cedar", "ember fjord delta", "cedar", "note 3", "zzz", "am"]:
+        for query in ["amber", "basil cedar", "ember fjord delta", "cedar", "note 3", "zzz", "am", "words amber"]:
             terms = query.split()
             for limit in (1, 5, 20, 500):
                 for allowed in (None, {r["document_id"] for r in rows[::3]}):
-                    def matches(r):
-                        return all(t in r["content"].lower() or t in r["title"].lower() or t in r["rel_path"].lower()
+                    def matches(r):  # a note's path is its full path: a term in the folder's own path matches all
+                        path = str(index.root / r["rel_path"]).lower()
+                        return all(t in r["content"].lower() or t in r["title"].lower() or t in path
                                    for t in terms) and (allowed is None or r["document_id"] in allowed)
 
                     expected = sorted((r for r in rows if matches(r)), key=lambda r: (
