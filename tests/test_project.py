@@ -200,3 +200,21 @@ def test_the_embedding_rate_counts_time_spent_embedding_not_idle_time():
     assert rate.per_second == pytest.approx(256 / 2.5)
     rate.add(32, 0.25)  # only the last four batches count
     assert rate.per_second == pytest.approx((64 * 3 + 32) / 1.75)
+
+
+def test_start_up_repair_is_free_when_the_stores_agree_and_finds_each_kind_of_drift(project):
+    project.sync()
+    project.embed_pending()
+    embedded = sorted(project.store.embedded_ids())
+    assert project.reconcile() == type(project.reconcile())()  # agreeing stores: nothing found, no id read back
+
+    # An orphan vector (its chunk gone from SQLite) and a missing one (SQLite says embedded, Chroma lost it):
+    # equal in number, so the counts alone would agree; the lost one is also the pending check's business.
+    project.vectors.upsert(["orphan-chunk"], np.ones((1, 384), dtype=np.float32), [{"document_id": "gone"}])
+    project.vectors.delete([embedded[0]])
+    project.store.set_embed_state([embedded[1]], "pending")  # upserted, then killed before SQLite heard
+    report = project.reconcile()
+    assert (report.orphan_vectors, report.missing_vectors, report.recovered) == (1, 1, 1)
+    assert "orphan-chunk" not in project.vectors.ids()
+    assert embedded[1] in project.store.embedded_ids()
+    assert project.store.query("SELECT embed_state FROM chunks WHERE chunk_id = ?", (embedded[0],))[0][0] == "pending"
