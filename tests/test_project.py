@@ -218,3 +218,18 @@ def test_start_up_repair_is_free_when_the_stores_agree_and_finds_each_kind_of_dr
     assert "orphan-chunk" not in project.vectors.ids()
     assert embedded[1] in project.store.embedded_ids()
     assert project.store.query("SELECT embed_state FROM chunks WHERE chunk_id = ?", (embedded[0],))[0][0] == "pending"
+
+
+def test_a_clean_close_spares_the_next_start_any_look_at_chroma(home, vault):
+    home.add_project(vault, "notes")
+    with home.open_project("notes") as project:
+        project.sync()
+        project.embed_pending()
+    with home.open_project("notes") as project:
+
+        def untouched(*args, **kwargs):
+            raise AssertionError("a clean start reads nothing back from Chroma")
+
+        project.vectors.count = project.vectors.ids = project.vectors.get = untouched
+        assert project.reconcile() == type(project.reconcile())()
+        del project.vectors.count, project.vectors.ids, project.vectors.get

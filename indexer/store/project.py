@@ -61,10 +61,16 @@ class Project:
         self.vector_listeners: list[VectorListener] = []
         self.closing: list[Callable[[], None]] = []  # run before the store closes (the vector cache flushes its files)
         try:
+            # Whether the last writer closed this project (every vector change finished on both sides): then the
+            # start-up repair has nothing to look for, and Chroma is not touched (at a million chunks, touching an
+            # embedded collection loads about 2 GB). Cleared until this writer closes in turn.
+            self._clean_start = self.store.meta("closed_cleanly") == "1"
+            self.store.set_meta("closed_cleanly", "0")
             self.rechunk_needed = self._check_fingerprint()
         except Exception:
             self.close()
             raise
+        self._opened = True
 
     @property
     def name(self) -> str:
@@ -76,6 +82,9 @@ class Project:
             for hook in self.closing:
                 hook()
             self.closing.clear()
+            if getattr(self, "_opened", False):
+                with self._vector_lock:  # after any vector change in flight
+                    self.store.set_meta("closed_cleanly", "1")
             self.store.close()
             self.vectors.close()
         finally:
@@ -119,7 +128,7 @@ class Project:
         """Repair the two stores after a crash: drop orphan vectors, re-queue chunks whose vectors are missing."""
         report = ReconcileReport()
         with self._vector_lock:
-            if self._stores_agree():
+            if self._clean_start or self._stores_agree():
                 return report
             in_chroma = self.vectors.ids()
             all_chunks = self.store.all_chunk_ids()
