@@ -95,23 +95,25 @@ def top_hybrid(index: ProjectIndex, query: str, limit: int, document_ids: set[st
     which of its chunks keyword search would find, until `limit` are found or the leg ends (under 0.3); only then
     are the keyword leg's other chunks (1.0, in its order) and the rest of the semantic leg needed.
     """
-    vector = index.embed_query(query)
     probe = 4 * limit + 64
-    keyword_hits = keyword_search(index, query, probe, document_ids)
+    keyword_future = _pool.submit(keyword_search, index, query, probe, document_ids)  # beside the scan
+    vector = index.embed_query(query)
+    k = probe
+    top = index.cache.search(vector, HYBRID_THRESHOLD, k, chunk_ids=chunk_ids)
+    keyword_hits = keyword_future.result()
     if len(keyword_hits) < probe:  # the whole keyword leg
         ids = [cid for cid, _, _ in keyword_hits]
-        semantic = _beyond(index, vector, set(ids), limit, chunk_ids)
+        semantic = _beyond(index, vector, set(ids), limit, chunk_ids, top, k)
         partial = partial_matches(index, query, PARTIAL_POOL, document_ids) if semantic and not keyword_hits else []
         semantic = _with_similarities(index, vector, semantic, ids + partial)
         return _merge(keyword_hits, partial, semantic, None)[:limit]
-    k = max(4 * limit, 64)
     while True:
-        top = index.cache.search(vector, HYBRID_THRESHOLD, k, chunk_ids=chunk_ids)
         matched = keyword_matching(index, query, [cid for cid, _ in top])
         both = [(cid, sim) for cid, sim in top if cid in matched]
         if len(both) >= limit or len(top) < k:
             break
         k *= 4
+        top = index.cache.search(vector, HYBRID_THRESHOLD, k, chunk_ids=chunk_ids)
     merged = [(cid, 1.0 + sim, "hybrid") for cid, sim in both]
     if len(merged) < limit:  # the semantic leg was read to its end: every other keyword match is under 0.3
         found = {cid for cid, _ in both}
@@ -121,16 +123,16 @@ def top_hybrid(index: ProjectIndex, query: str, limit: int, document_ids: set[st
     return merged[:limit]
 
 
-def _beyond(index: ProjectIndex, vector, found: set[str], limit: int, chunk_ids: list[str] | None
-            ) -> list[tuple[str, float]]:
-    """The best `limit` chunks by meaning (at least 0.3) that are not in `found`."""
-    k = limit + min(len(found), 64)
+def _beyond(index: ProjectIndex, vector, found: set[str], limit: int, chunk_ids: list[str] | None,
+            top: list[tuple[str, float]], k: int) -> list[tuple[str, float]]:
+    """The best `limit` chunks by meaning (at least 0.3) that are not in `found`, from `top` (the best k) and
+    further down the leg when those do not hold enough."""
     while True:
-        top = index.cache.search(vector, HYBRID_THRESHOLD, k, chunk_ids=chunk_ids)
         others = [hit for hit in top if hit[0] not in found]
         if len(others) >= limit or len(top) < k:
             return others[:limit]
         k *= 4
+        top = index.cache.search(vector, HYBRID_THRESHOLD, k, chunk_ids=chunk_ids)
 
 
 def _with_similarities(index: ProjectIndex, vector, hits: list[tuple[str, float]], chunk_ids: list[str]
