@@ -25,7 +25,6 @@ Loader = Callable[[], tuple[list[str], np.ndarray]]
 # exact score is the floor every other candidate's bound must reach.
 FIRST_GUESS = 32
 SUBSET_GATHER = 0.25  # a subset of at most this share of the rows is scanned alone; a larger one within a full scan
-FULL_BLOCK = 65_536  # rows read at a time when every similarity is asked
 
 
 class VectorCache:
@@ -148,8 +147,11 @@ class VectorCache:
                 raise ValueError(f"{vectors.shape[1]}-dimensional vectors for a cache of {self._rows.dim}")
             self._rows.close(None)  # still empty: start again at the new dimension
             empty = np.zeros((0, vectors.shape[1]), dtype=np.float32)
-            self._rows = FileRows.create(self._folder, [], empty) if self._rows.persistent else MemoryRows([], empty)
-            self._rows.mark_in_use() if self._rows.persistent else None
+            if self._rows.persistent:
+                self._rows = FileRows.create(self._folder, [], empty)
+                self._rows.mark_in_use()
+            else:
+                self._rows = MemoryRows([], empty)
         codes, params = quantize(vectors)
         if len(params):
             self._worst = (max(self._worst[0], float(params[:, 1].max())), max(self._worst[1], float(params[:, 2].max())))
@@ -163,20 +165,11 @@ class VectorCache:
 
     # --- search -------------------------------------------------------------------------------------------------
 
-    def similarities(self, query: np.ndarray, chunk_ids: list[str] | None = None) -> tuple[list[str], np.ndarray]:
-        """Return (ids, exact cosine similarity of each to the query): all chunks, or only the given ids."""
-        self.ensure_loaded()
+    def similarities(self, query: np.ndarray, chunk_ids: list[str]) -> tuple[list[str], np.ndarray]:
+        """Return (ids, exact cosine similarity of each to the query) for those of these chunks that have a vector."""
+        ids, vectors = self.vectors(chunk_ids)
         q = np.asarray(query, dtype=np.float32).reshape(-1)
-        with self._lock:
-            n = len(self._rows.ids)
-            if chunk_ids is None:
-                sims = np.concatenate([self._rows.full(np.arange(a, min(a + FULL_BLOCK, n))) @ q
-                                       for a in range(0, n, FULL_BLOCK)] or [np.zeros(0, np.float32)])
-                return list(self._rows.ids), sims
-            rows = self._rows_of(chunk_ids)
-            if not len(rows):
-                return [], np.zeros(0, dtype=np.float32)
-            return [self._rows.ids[r] for r in rows], self._rows.full(rows) @ q
+        return ids, (vectors @ q if ids else np.zeros(0, dtype=np.float32))
 
     def search(self, query: np.ndarray, min_similarity: float, limit: int | None = None,
                chunk_ids: list[str] | None = None) -> list[tuple[str, float]]:

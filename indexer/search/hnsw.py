@@ -23,8 +23,7 @@ Query = Callable[[np.ndarray, int], list[tuple[str, float]]]
 HNSW_POOL = 1000  # the most neighbours a search answers with (a threshold alone, or a deeper leg, asks no more)
 DEFAULT_EF = 128  # neighbours asked per query until the project's recall has been measured
 SUBSET_EXACT = 20_000  # a search among at most this many chunks (a filter's) is exact, from SQLite's copies
-BLOCK = 20_000  # rows read at a time when every similarity is asked
-_HAS_VECTOR = "embed_state = 'embedded' AND NOT keyword_only AND vector IS NOT NULL"
+HAS_VECTOR = "embed_state = 'embedded' AND NOT keyword_only AND vector IS NOT NULL"
 # Chunks looked up by id: the ids drive the query (with embed_state's index, SQLite would walk every chunk).
 _BY_ID = ("FROM json_each(?) j CROSS JOIN chunks c ON c.chunk_id = j.value "
           "WHERE c.embed_state = 'embedded' AND NOT c.keyword_only AND c.vector IS NOT NULL")
@@ -61,10 +60,10 @@ class HnswVectors:
         self.version += 1  # Chroma and SQLite already hold the change; what was built from the vectors is stale
 
     def __len__(self) -> int:
-        return self._sql(f"SELECT count(*) FROM chunks WHERE {_HAS_VECTOR}")[0][0]
+        return self._sql(f"SELECT count(*) FROM chunks WHERE {HAS_VECTOR}")[0][0]
 
     def __contains__(self, chunk_id: str) -> bool:
-        return bool(self._sql(f"SELECT 1 FROM chunks WHERE chunk_id = ? AND {_HAS_VECTOR}", [chunk_id]))
+        return bool(self._sql(f"SELECT 1 FROM chunks WHERE chunk_id = ? AND {HAS_VECTOR}", [chunk_id]))
 
     def with_vectors(self, chunk_ids: list[str]) -> set[str]:
         """Which of these chunks have a vector."""
@@ -78,36 +77,23 @@ class HnswVectors:
         ids, matrix = self.vectors([chunk_id])
         return matrix[0] if ids else None
 
-    def similarities(self, query: np.ndarray, chunk_ids: list[str] | None = None) -> tuple[list[str], np.ndarray]:
-        """Exact similarities of the given chunks (from SQLite's copies), or of every chunk, read in blocks."""
+    def similarities(self, query: np.ndarray, chunk_ids: list[str]) -> tuple[list[str], np.ndarray]:
+        """Exact similarities of those of these chunks that have a vector, from SQLite's copies."""
         q = np.asarray(query, dtype=np.float32).reshape(-1)
-        if chunk_ids is not None:
-            ids, matrix = self.vectors(chunk_ids)
-            return ids, (matrix @ q if len(ids) else np.zeros(0, dtype=np.float32))
-        ids: list[str] = []
-        parts: list[np.ndarray] = []
-        last = 0
-        while True:
-            rows = self._sql(f"SELECT rowid, chunk_id, vector FROM chunks WHERE rowid > ? AND {_HAS_VECTOR} "
-                             "ORDER BY rowid LIMIT ?", [last, BLOCK])
-            if not rows:
-                break
-            last = rows[-1][0]
-            block_ids, matrix = _matrix([(r[1], r[2]) for r in rows])
-            ids += block_ids
-            parts.append(matrix @ q)
-        return ids, (np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32))
+        ids, matrix = self.vectors(chunk_ids)
+        return ids, (matrix @ q if len(ids) else np.zeros(0, dtype=np.float32))
 
     def search(self, query: np.ndarray, min_similarity: float, limit: int | None = None,
-               chunk_ids: list[str] | None = None) -> list[tuple[str, float]]:
-        """The nearest chunks at or above min_similarity, best first: Chroma's HNSW, or exact among few chunks."""
+               chunk_ids: list[str] | None = None, ef: int | None = None) -> list[tuple[str, float]]:
+        """The nearest chunks at or above min_similarity, best first: Chroma's HNSW, or exact among few chunks.
+        ef overrides the measured ef_search (store/hnsw.py measures each rung of its ladder so)."""
         if chunk_ids is not None and len(chunk_ids) <= SUBSET_EXACT:
             ids, sims = self.similarities(query, chunk_ids)
             hits = [(cid, float(s)) for cid, s in zip(ids, sims.tolist()) if s >= min_similarity]
         else:
             allowed = set(chunk_ids) if chunk_ids is not None else None
             want = min(limit, HNSW_POOL) if limit is not None else HNSW_POOL  # an approximate list ends sooner
-            ask = max(want if allowed is None else want * 4, self.ef)
+            ask = max(want if allowed is None else want * 4, ef or self.ef)
             while True:
                 found = [cid for cid, _ in self._query(np.asarray(query, dtype=np.float32), ask)]
                 ids, sims = self.similarities(query, [c for c in found if allowed is None or c in allowed])

@@ -205,10 +205,10 @@ def _other_matches(index: ProjectIndex, terms: list[str], named, titled: set[str
         # ASCII terms only: SQLite's lower() folds no other letters (the trigram index folds them all).
         sql = ("SELECT c.chunk_id FROM documents d INDEXED BY documents_newest CROSS JOIN chunks c "
                "ON c.document_id = d.document_id WHERE "
-               + " AND ".join(["instr(lower(c.content), ?) > 0"] * len(terms) + [sql for sql, _ in where])
+               + " AND ".join(["instr(lower(c.content), ?) > 0"] * len(plain) + [sql for sql, _ in where])
                + " ORDER BY d.modified DESC, d.document_id, c.ordinal LIMIT ?")
-        try:
-            return [r[0] for r in index.sql(sql, [*terms, *filters, need])]
+        try:  # the short terms' own instr() conditions are already in `where`
+            return [r[0] for r in index.sql(sql, [*plain, *filters, need])]
         except sqlite3.OperationalError:  # an index read before migration m010 added documents_newest: sort instead
             pass
     hits = " + ".join(sql for sql, _ in counted) or "0"

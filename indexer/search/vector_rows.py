@@ -28,7 +28,33 @@ COLUMNS = ("scale", "loss", "length")  # each a float32 array (file <name>.f32) 
 FILES = ("codes.u8", "ids.bin", "full.f32") + tuple(f"{c}.f32" for c in COLUMNS)
 
 
-class MemoryRows:
+class _Rows:
+    """What both kinds of rows do alike: ids in a list, row by row."""
+
+    ids: list[str]
+
+    def full(self, rows: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def put(self, row: int, chunk_id: str, vector: np.ndarray, code: np.ndarray, param) -> None:
+        raise NotImplementedError
+
+    def move(self, src: int, dst: int) -> None:
+        """Copy row src over row dst (a removal moves the last row into the hole)."""
+        self.put(dst, self.ids[src], self.full(np.array([src]))[0], self.codes[src],
+                 (self.scale[src], self.loss[src], self.length[src]))
+
+    def truncate(self, n: int) -> None:
+        del self.ids[n:]
+
+    def _set_id(self, row: int, chunk_id: str) -> None:
+        if row == len(self.ids):
+            self.ids.append(chunk_id)
+        else:
+            self.ids[row] = chunk_id
+
+
+class MemoryRows(_Rows):
     """Rows in memory: codes and parameters beside the float32 matrix they came from."""
 
     persistent = False
@@ -53,10 +79,6 @@ class MemoryRows:
         self.scale[row], self.loss[row], self.length[row] = param
         self._set_id(row, chunk_id)
 
-    def move(self, src: int, dst: int) -> None:
-        self.put(dst, self.ids[src], self._full[src], self.codes[src],
-                 (self.scale[src], self.loss[src], self.length[src]))
-
     def reserve(self, need: int) -> None:
         if need <= self.capacity:
             return
@@ -65,15 +87,6 @@ class MemoryRows:
         self.codes = _grown(self.codes, capacity, len(self.ids))
         self.scale, self.loss, self.length = (_grown(a, capacity, len(self.ids))
                                               for a in (self.scale, self.loss, self.length))
-
-    def _set_id(self, row: int, chunk_id: str) -> None:
-        if row == len(self.ids):
-            self.ids.append(chunk_id)
-        else:
-            self.ids[row] = chunk_id
-
-    def truncate(self, n: int) -> None:
-        del self.ids[n:]
 
     def close(self, generation: str | None) -> None:
         pass
@@ -85,7 +98,7 @@ def _grown(array: np.ndarray, capacity: int, live: int) -> np.ndarray:
     return grown
 
 
-class FileRows:
+class FileRows(_Rows):
     """Rows in files of one folder: codes.u8 and the columns (mapped), ids.bin, full.f32 (read a few rows at a time)."""
 
     persistent = True
@@ -172,17 +185,7 @@ class FileRows:
         self.scale[row], self.loss[row], self.length[row] = param
         os.pwrite(self._full, np.ascontiguousarray(vector, dtype=np.float32).tobytes(), row * self.dim * 4)
         os.pwrite(self._id_file, name, row * ID_WIDTH)
-        if row == len(self.ids):
-            self.ids.append(chunk_id)
-        else:
-            self.ids[row] = chunk_id
-
-    def move(self, src: int, dst: int) -> None:
-        self.put(dst, self.ids[src], self.full(np.array([src]))[0], self.codes[src],
-                 (self.scale[src], self.loss[src], self.length[src]))
-
-    def truncate(self, n: int) -> None:
-        del self.ids[n:]
+        self._set_id(row, chunk_id)
 
     def reserve(self, need: int) -> None:
         if need > self._capacity:

@@ -15,6 +15,8 @@ import time
 
 import numpy as np
 
+from ..search.hnsw import HAS_VECTOR, HnswVectors
+
 logger = logging.getLogger(__name__)
 
 TARGET_RECALL = 0.98
@@ -23,7 +25,6 @@ EF_LADDER = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
 TOP = 10
 BLOCK = 20_000
 REMEASURE_GROWTH = 0.1  # measured again once the number of vectors moved by more than this share
-_HAS_VECTOR = "embed_state = 'embedded' AND NOT keyword_only AND vector IS NOT NULL"
 
 
 def calibration_due(project) -> bool:
@@ -48,12 +49,13 @@ def calibrate(project, sample: int = SAMPLE, target: float = TARGET_RECALL, seed
     if queries is None:
         return None
     exact, vectors = _exact_top(project, queries)
+    search = HnswVectors(project.query_vectors, project.store.path)  # what semantic search will ask, rung by rung
     ladder = []
     chosen = None
     for ef in EF_LADDER:
         if stop is not None and stop.is_set():
             return None
-        recall = float(np.mean([len(set(truth) & set(_rescored_top(project, q, ef))) / len(truth)
+        recall = float(np.mean([len(set(truth) & {cid for cid, _ in search.search(q, -1.0, TOP, ef=ef)}) / len(truth)
                                 for q, truth in zip(queries, exact) if truth]))
         ladder.append([ef, round(recall, 4)])
         chosen = (ef, recall)
@@ -70,20 +72,8 @@ def calibrate(project, sample: int = SAMPLE, target: float = TARGET_RECALL, seed
     return result
 
 
-def _rescored_top(project, query: np.ndarray, ef: int) -> list[str]:
-    """What search/hnsw.py answers: ef neighbours from Chroma, rescored exactly, the best 10."""
-    found = [cid for cid, _ in project.query_vectors(query, ef)]
-    rows = project.store.query("SELECT c.chunk_id, c.vector FROM json_each(?) j CROSS JOIN chunks c "
-                               "ON c.chunk_id = j.value WHERE c.embed_state = 'embedded' AND NOT c.keyword_only "
-                               "AND c.vector IS NOT NULL", (json.dumps(found),))
-    if not rows:
-        return []
-    sims = np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1) @ query
-    return [rows[i][0] for i in np.argsort(-sims, kind="stable")[:TOP]]
-
-
 def _sample_queries(project, sample: int, seed: int) -> np.ndarray | None:
-    rowids = [r[0] for r in project.store.query(f"SELECT rowid FROM chunks WHERE {_HAS_VECTOR}")]
+    rowids = [r[0] for r in project.store.query(f"SELECT rowid FROM chunks WHERE {HAS_VECTOR}")]
     if len(rowids) < 2:
         return None
     rng = np.random.default_rng(seed)
@@ -102,7 +92,7 @@ def _exact_top(project, queries: np.ndarray) -> tuple[list[list[str]], int]:
     best = np.empty((len(queries), 0), dtype=np.float32)
     last, total = 0, 0
     while True:
-        rows = project.store.query(f"SELECT rowid, chunk_id, vector FROM chunks WHERE rowid > ? AND {_HAS_VECTOR} "
+        rows = project.store.query(f"SELECT rowid, chunk_id, vector FROM chunks WHERE rowid > ? AND {HAS_VECTOR} "
                                    "ORDER BY rowid LIMIT ?", (last, BLOCK))
         if not rows:
             break

@@ -174,7 +174,7 @@ def measure(engine: Engine, corpus: Corpus, size: int, queries: int, seed: int) 
     index = engine.index(name)
     project = engine.writer(name)
     rng = np.random.default_rng(seed)
-    hnsw = home_settings(engine).vector_search == "hnsw"
+    hnsw = engine.home.settings.vector_search == "hnsw"
 
     # Loading: the cache's files mapped (every start after the first), the first start's build of them from SQLite's
     # float32 copies, and Chroma's own paged `get`.
@@ -278,10 +278,6 @@ def measure(engine: Engine, corpus: Corpus, size: int, queries: int, seed: int) 
               f"{statistics.fmean(recalls['chroma']):.3f} (min {min(recalls['chroma']):.1f})", flush=True)
     if not hnsw:
         print(f"  scan: {index.cache.scan_backend}; cache rows {'in files' if index.cache.persistent else 'in memory'}")
-
-
-def home_settings(engine: Engine):
-    return engine.home.settings
 
 
 def server_memory(data: Path, sizes: list[int], corpus: Corpus, queries: int) -> None:
