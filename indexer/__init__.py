@@ -19,6 +19,7 @@ _EXPORTS = {
     "Engine": ".engine",
     "Home": ".home",
     "Settings": ".config",
+    "SearchRequest": ".search.request",  # one search as every surface asks it
     "SKMemoryError": ".errors",
     "Project": ".store.project",  # the writer of one project, as Home.open_project returns it
     "BackgroundIndexer": ".ingest.background",  # what `serve` and `watch` start: sync, watch and embed

@@ -15,12 +15,13 @@ from pathlib import Path
 from .errors import InvalidProjectRoot, InvalidQuery, ProjectNotFound, SKMemoryError
 from .home import Home
 from .limits import check_scope
-from .search import browse, documents, modes
+from .search import browse, chunk_reads, documents, note_reads, pipeline
 from .search.cache import VectorCache
+from .search.context import build_context
 from .search.hnsw import HnswVectors
-from .search.context import build_context_all
 from .search.index import ProjectIndex
 from .search.memory import memory_search
+from .search.request import SearchRequest
 from .search.rerank import Reranker
 from .search.tags import tag_counts
 from .search.vault import vault_search
@@ -154,22 +155,20 @@ class Engine:
 
     # --- search ---------------------------------------------------------------------------------------------
 
-    def search(self, query: str, mode: str = "hybrid", project: str | None = None, scope: str = "project",
-               tags_all: list[str] | None = None, tags_any: list[str] | None = None, limit: int = 20,
-               explain: bool = False, explain_document: str | None = None, group: bool = False) -> dict:
-        """Run one search in one project, or in all of them with scope='all'.
+    def search(self, request: SearchRequest | str = "", **options) -> dict:
+        """Run one search: a SearchRequest, or its fields (`engine.search("tmux", mode="keyword")`).
 
-        explain=True adds to each result why it ranked; explain_document=ID (one project) says where that
-        document ranked in each leg, or which filter, threshold or limit kept it out. group=True returns one
-        result per document, its other matching chunks in more_passages.
+        Spec 000's modes (hybrid, semantic, recency, keyword, tag) answer with chunk hits, or note hits with
+        group=True; vault answers with spec 001's notes. scope='all' searches every project; explain=True adds to
+        each hit why it ranked; explain_document=ID (one project) says where that document ranked in each leg, or
+        which filter, threshold or limit kept it out.
         """
-        indexes = self._scope_indexes(project, scope)
-        if scope == "all":
-            if explain_document:
-                raise InvalidQuery("explain_document looks inside one project; give its project instead of "
-                                   "searching all of them.")
-            return modes.search_all(indexes, query, mode, limit, tags_all, tags_any, explain, group)
-        return modes.search(indexes[0], query, mode, limit, tags_all, tags_any, explain, explain_document, group)
+        if not isinstance(request, SearchRequest):
+            request = SearchRequest(request, **options)
+        indexes = self._scope_indexes(request.project, request.scope)
+        if request.mode == "vault":
+            return vault_search(indexes[0], request, self.reranker)
+        return pipeline.search(indexes, request)
 
     def memory_search(self, mode: str, query, project: str | None = None) -> dict:
         """Locate documents by frontmatter fields, 1-3 keywords or cross-reference (spec 002), e.g. ("xref", "DEC-42")."""
@@ -177,7 +176,8 @@ class Engine:
 
     def context(self, query: str, project: str | None = None, token_budget: int = 2000, scope: str = "project") -> dict:
         """Pack the best chunks for query into token_budget tokens, each with its provenance."""
-        return build_context_all(self._scope_indexes(project, scope) or [self.index(None)], query, token_budget)
+        return build_context(self._scope_indexes(project, scope) or [self.index(None)], query, token_budget,
+                             scope=scope)
 
     @property
     def reranker(self) -> Reranker:
@@ -188,14 +188,10 @@ class Engine:
                 self._reranker = Reranker(settings.reranker_path, settings.device)
             return self._reranker
 
-    def vault_search(self, query: str, filters: dict | None = None, limit: int = 20, snippet_tokens: int = 30,
-                     include_leading_callout: bool = False, project: str | None = None, explain: bool = False,
-                     explain_document: str | None = None) -> dict:
-        """Find notes by text (BM25 and meaning, fused) narrowed by metadata filters (spec 001); explain and
-        explain_document as for search."""
-        index = self.index(project)
-        return vault_search(index, query, filters, limit, snippet_tokens, include_leading_callout, self.reranker,
-                            explain=explain, explain_document=explain_document)
+    def vault_search(self, query: str, **options) -> dict:
+        """Find notes by text (BM25 and meaning, fused) narrowed by metadata filters (spec 001): a SearchRequest of
+        mode 'vault', e.g. vault_search("decision", filters={"folder": "Work"}, limit=5)."""
+        return self.search(SearchRequest(query, mode="vault", **options))
 
     def search_by_tag(self, tags: list[str] | str, match: str = "all", filters: dict | None = None,
                       limit: int = 20, project: str | None = None) -> dict:
@@ -363,13 +359,11 @@ class Engine:
         sync_deadline, embed_deadline = time.monotonic() + SYNC_WAIT, None
         while True:
             now = time.monotonic()
-            if index.sql("SELECT 1 FROM file_errors WHERE rel_path = ?", (rel,)):
+            if note_reads.file_error_at(index, rel):
                 return
-            row = index.sql("""SELECT d.content_hash, (SELECT count(*) FROM chunks c WHERE c.document_id = d.document_id
-                                   AND c.embed_state = 'pending') AS pending FROM documents d WHERE d.rel_path = ?""",
-                            (rel,))
-            if row and row[0]["content_hash"] == digest:
-                if not row[0]["pending"] or index.embedder.state != "ready":
+            state = chunk_reads.map_index_state(index, rel)
+            if state is not None and state[0] == digest:
+                if not state[1] or index.embedder.state != "ready":
                     return
                 embed_deadline = embed_deadline or now + EMBED_WAIT
                 if now > embed_deadline:

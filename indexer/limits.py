@@ -48,3 +48,32 @@ def check_scope(scope: str) -> str:
     if scope not in SCOPES:
         raise InvalidQuery(f"Unknown scope '{scope}'; use 'project' or 'all'.")
     return scope
+
+
+def parse_bool(name: str, raw: str | None, default: bool = False) -> bool:
+    """A yes/no given as text (true/false, 1/0, yes/no, on/off): the default when absent, else refused by name."""
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise InvalidQuery(f"{name} must be true or false, not '{raw[:40]}'.")
+
+
+KIND_NAMES = {str: "a string", int: "a whole number", dict: "an object", bool: "true or false", list: "a list"}
+
+
+def typed_field(body, name: str, kind, default=None, required: bool = False):
+    """A typed field of a JSON object (a request body), or an InvalidQuery that names it."""
+    value = body.get(name, default)
+    if value is None:
+        if required:
+            raise InvalidQuery(f"The request body needs a '{name}' field.")
+        return default
+    if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        expected = " or ".join(KIND_NAMES.get(k, str(k)) for k in kinds)
+        raise InvalidQuery(f"'{name}' must be {expected}.")
+    return value

@@ -13,6 +13,7 @@ from indexer.engine import Engine
 from indexer.errors import EmbeddingsUnavailable, InvalidQuery
 from indexer.home import Home
 from indexer.search.keyword import keyword_search
+from indexer.search.query import Query
 from indexer.search.semantic import recency_score, semantic_search
 from support import WordEmbedder, highlighted, indexed
 
@@ -70,7 +71,7 @@ def test_semantic_is_exact_against_every_vector(engine):
     q = index.embed_query("watering the vegetable beds")
     sims = vectors @ q
     expected = [ids[i] for i in np.argsort(-sims) if sims[i] >= 0.3][:5]
-    got = [cid for cid, _, _ in semantic_search(index, "watering the vegetable beds", 5, 0.3)]
+    got = [cid for cid, _, _ in semantic_search(index, Query.parse("watering the vegetable beds"), 5, 0.3).ranked]
     assert got == expected
 
 
@@ -297,9 +298,9 @@ def test_keyword_ranks_like_its_definition_while_reading_only_what_the_limit_nee
     paths first and then only as many content matches as the limit needs; every limit must agree with this."""
     import random
 
-    from indexer.search import keyword
+    from indexer.search import chunk_reads
 
-    monkeypatch.setattr(keyword, "DENSE", dense)  # how many matches make a word common enough to walk for
+    monkeypatch.setattr(chunk_reads, "DENSE", dense)  # how many matches make a word common enough to walk for
     rng = random.Random(4)
     folder = tmp_path / "words"
     words = ["amber", "basil", "cedar", "delta", "ember", "fjord"]
@@ -327,5 +328,5 @@ def test_keyword_ranks_like_its_definition_while_reading_only_what_the_limit_nee
                     expected = sorted((r for r in rows if matches(r)), key=lambda r: (
                         -sum(t in r["title"].lower() for t in terms), -sum(t in r["content"].lower() for t in terms),
                         -r["modified"], r["document_id"], r["ordinal"]))[:limit]
-                    got = keyword_search(index, query, limit, allowed)
+                    got = keyword_search(index, Query.parse(query), limit, allowed)
                     assert [cid for cid, _, _ in got] == [r["chunk_id"] for r in expected], (query, limit)

@@ -14,6 +14,7 @@ from indexer.engine import Engine
 from indexer.errors import InvalidQuery
 from indexer.home import Home
 from indexer.search.rerank import blend, retrieval_weight
+from indexer import SearchRequest
 from indexer.search.vault import FUSIONS, fuse, vault_search
 from support import WordEmbedder, highlighted, indexed
 
@@ -462,7 +463,7 @@ def test_reranker_from_the_environment_reorders_by_position(tmp_path, monkeypatc
     monkeypatch.setenv("SKMEMORY_RERANKER", str(tiny_cross_encoder))
     engine = build(tmp_path, real_embedder, Settings.from_env(tmp_path / "home"))
     try:
-        plain = vault_search(engine.index("notes"), "memo", limit=20)
+        plain = vault_search(engine.index("notes"), SearchRequest("memo", "vault", limit=20))
         reranked = engine.vault_search("memo", limit=20)
     finally:
         engine.close()
@@ -556,7 +557,8 @@ def test_every_fusion_keeps_vault_searchs_answer_shape(word_engine):
     index = word_engine.index("notes")
     for fusion in FUSIONS:
         for note_leg in (False, True):
-            response = vault_search(index, "tomatoes garden", limit=5, fusion=fusion, note_leg=note_leg)
+            response = vault_search(index, SearchRequest("tomatoes garden", "vault", limit=5), fusion=fusion,
+                                    note_leg=note_leg)
             assert response["search_mode"] == "hybrid" and 0 < len(response["results"]) <= 5
             scores = [r["score"] for r in response["results"]]
             assert scores == sorted(scores, reverse=True), (fusion, note_leg)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from flask import request
 
 from indexer.errors import InvalidQuery
-from indexer.limits import MAX_LIMIT, parse_number
+from indexer.limits import MAX_LIMIT, parse_number, typed_field
 
 
 def arg(name: str, default: str = "", max_chars: int = 5000) -> str:
@@ -15,27 +15,6 @@ def arg(name: str, default: str = "", max_chars: int = 5000) -> str:
 def int_arg(name: str, default: int, low: int = 1, high: int = MAX_LIMIT) -> int:
     """A whole-number query parameter: the default when absent, an InvalidQuery naming it when out of range."""
     return parse_number(name, request.args.get(name), default, low, high)
-
-
-def bool_arg(name: str, default: bool = False) -> bool:
-    """A yes/no query parameter: true/false, 1/0, yes/no; anything else is refused with a sentence naming it."""
-    raw = request.args.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    value = raw.strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    raise InvalidQuery(f"{name} must be true or false, not '{raw[:40]}'.")
-
-
-def list_arg(name: str) -> list[str]:
-    """A repeated query parameter; comma-separated values are split too."""
-    values = []
-    for raw in request.args.getlist(name):
-        values += [v.strip() for v in raw.split(",") if v.strip()]
-    return values
 
 
 def json_body() -> dict:
@@ -52,13 +31,4 @@ def json_body() -> dict:
 
 def body_field(body: dict, name: str, kind, default=None, required: bool = False):
     """A typed field of a JSON body, or an InvalidQuery that names it."""
-    value = body.get(name, default)
-    if value is None:
-        if required:
-            raise InvalidQuery(f"The request body needs a '{name}' field.")
-        return default
-    if kind is int and isinstance(value, bool) or not isinstance(value, kind):
-        names = {str: "a string", int: "a whole number", dict: "an object", bool: "true or false", list: "a list"}
-        expected = names.get(kind, " or ".join(names[k] for k in kind) if isinstance(kind, tuple) else str(kind))
-        raise InvalidQuery(f"'{name}' must be {expected}.")
-    return value
+    return typed_field(body, name, kind, default, required)

@@ -326,6 +326,7 @@ def serve(ctx: click.Context, port: int, demo: bool) -> None:
 @click.option("--tag", "tags_all", multiple=True, help="Only documents with this tag (repeat: all of them).")
 @click.option("--any-tag", "tags_any", multiple=True, help="Only documents with one of these tags.")
 @click.option("--limit", type=click.IntRange(1, 100), default=10, show_default=True)
+@click.option("--documents", "group", is_flag=True, help="One result per document (its best passage first).")
 @click.option("--explain", is_flag=True, help="Say why each result ranked: each leg's rank and score, the rule.")
 @click.option("--explain-document", metavar="DOCUMENT_ID",
               help="Say where this document ranked in each leg, or what kept it out of the results.")
@@ -334,16 +335,18 @@ def serve(ctx: click.Context, port: int, demo: bool) -> None:
               help="Where to look for a running server when the data folder records none (env SKMEMORY_PORT).")
 @click.pass_context
 def search(ctx: click.Context, query: str, mode: str, project: str | None, all_projects: bool, tags_all: tuple,
-           tags_any: tuple, limit: int, explain: bool, explain_document: str | None, as_json: bool,
+           tags_any: tuple, limit: int, group: bool, explain: bool, explain_document: str | None, as_json: bool,
            port: int | None) -> None:
     """Search your projects; asks the running server when there is one, else opens the index itself.
 
     Example: skmemory search "keep a server running after logout" --mode semantic --explain
     """
-    response = _engine(ctx, port).search(query, mode=mode, project=project or None,
-                                         scope="all" if all_projects else "project", tags_all=list(tags_all),
-                                         tags_any=list(tags_any), limit=limit, explain=explain,
-                                         explain_document=explain_document)
+    from indexer import SearchRequest
+
+    request = SearchRequest(query, mode, project=project, scope="all" if all_projects else "project",
+                            tags_all=tags_all, tags_any=tags_any, limit=limit, group=group, explain=explain,
+                            explain_document=explain_document)
+    response = _engine(ctx, port).search(request)
     if as_json:
         click.echo(json.dumps(response, indent=2, ensure_ascii=False))
         return
@@ -366,9 +369,10 @@ def _print_results(response: dict) -> None:
     if not response["results"]:
         click.echo("No results.")
     for r in response["results"]:
-        score = f"{r['similarity'] * 100:.0f}%" if r["similarity"] < 1 else f"{r['similarity']:.2f}"
+        # How close in meaning, when meaning found it; a match by its words alone has no percentage to give.
+        score = f" {r['cosine'] * 100:.0f}%" if r.get("cosine") is not None else ""
         where = f"{r['project']}:" if response.get("scope") == "all" else ""
-        click.echo(f"[{r['search_type']} {score}] {r['document_title']}  ({where}{r['relative_path']})")
+        click.echo(f"[{r['search_type']}{score}] {r['document_title']}  ({where}{r['relative_path']})")
         click.echo(f"    {_bold_matches(r['snippet'], r.get('highlights', []), 160)}")
         if "explain" in r:
             click.echo(f"    why: {_why(r['explain'])}")

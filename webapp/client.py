@@ -16,6 +16,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from indexer import SearchRequest
 from indexer.errors import SKMemoryError
 
 from .errors import STATUS_FOR_KIND
@@ -129,16 +130,12 @@ class ServerClient:
         """The server's status: embeddings, rate, and every project's counts, sync and errors."""
         return self.get("/api/status")
 
-    def search(self, query: str, mode: str = "hybrid", project: str | None = None, scope: str = "project",
-               tags_all: list[str] | None = None, tags_any: list[str] | None = None, limit: int = 20,
-               explain: bool = False, explain_document: str | None = None) -> dict:
-        params = {"q": query, "mode": mode, "project": project, "scope": scope, "tags_all": tags_all or [],
-                  "tags_any": tags_any or [], "limit": limit}
-        if explain:
-            params["explain"] = "true"
-        if explain_document:
-            params["explain_document"] = explain_document
-        return self.get("/api/search", params)
+    def search(self, request: SearchRequest) -> dict:
+        """Run a search on the server: spec 000's modes through GET /api/search, vault through POST
+        /api/vault_search (the request's own to_params is what crosses)."""
+        if request.mode == "vault":
+            return self.post("/api/vault_search", request.to_params())
+        return self.get("/api/search", request.to_params())
 
     # --- HTTP ---------------------------------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from indexer import SearchRequest
 from indexer.errors import SKMemoryError
 
 from .client import ServerClient, ServerError
@@ -98,10 +99,17 @@ class ServerLink:
 
     def call(self, method: str, path: str, payload: dict) -> dict:
         """Send one API request; the server's error sentence becomes a ToolError."""
+        return self._ask(lambda client: client.get(path, payload) if method == "GET" else client.post(path, payload))
+
+    def search(self, request: SearchRequest) -> dict:
+        """Run one search on the server, as the client sends it."""
+        return self._ask(lambda client: client.search(request))
+
+    def _ask(self, send) -> dict:
         for attempt in (1, 2):
             client = self.connect()
             try:
-                return client.get(path, payload) if method == "GET" else client.post(path, payload)
+                return send(client)
             except ServerError as exc:
                 raise ToolError(str(exc)) from None
             except (SKMemoryError, OSError) as exc:

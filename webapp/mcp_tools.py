@@ -10,9 +10,12 @@ from urllib.parse import quote
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
+from indexer import SearchRequest
+from indexer.errors import SKMemoryError
 from indexer.limits import MAX_LIMIT, MAX_QUERY_CHARS, MAX_SNIPPET_TOKENS, MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET
 
 from .mcp_models import (ContextResponse, DocumentResponse, MemoryResponse, MindMapContextResponse,
@@ -76,15 +79,13 @@ def _filters(filters: VaultFilters | None) -> dict | None:
 def register(server: MCPServer, link: ServerLink) -> None:
     """Add every SK Memory tool to server; each asks the SK Memory server through link."""
 
-    def search(query: str, mode: str, project: str | None, tags_all: list[str], tags_any: list[str], limit: int,
-               scope: str = "project", explain: bool = False, explain_document: str | None = None) -> CallToolResult:
-        params = {"q": query, "mode": mode, "project": project, "scope": scope, "tags_all": tags_all,
-                  "tags_any": tags_any, "limit": limit}
-        if explain:
-            params["explain"] = "true"
-        if explain_document:
-            params["explain_document"] = explain_document
-        return _answer(link.call("GET", "/api/search", params))
+    def search(query: str, mode: str, **fields: Any) -> CallToolResult:
+        """Every search tool builds one SearchRequest (checked here, as the server would) and hands it down."""
+        try:
+            request = SearchRequest(query, mode, **fields)
+        except SKMemoryError as exc:
+            raise ToolError(str(exc)) from None
+        return _answer(link.search(request))
 
     def vault(path: str, **body: Any) -> CallToolResult:
         return _answer(link.call("POST", path, {k: v for k, v in body.items() if v is not None}))
@@ -110,8 +111,8 @@ def register(server: MCPServer, link: ServerLink) -> None:
         explain=true says why each result ranked; explain_document=ID why a document you expected is missing.
         Example: hybrid_search(query="how do I keep a process running after logout", limit=5)
         """
-        return search(query, "hybrid", project, tags_all, tags_any, limit, explain=explain,
-                      explain_document=explain_document)
+        return search(query, "hybrid", project=project, tags_all=tags_all, tags_any=tags_any, limit=limit,
+                      explain=explain, explain_document=explain_document)
 
     @tool
     def semantic_search(query: Query, project: Project = None, tags_all: TagList = [], tags_any: TagList = [],
@@ -126,8 +127,8 @@ def register(server: MCPServer, link: ServerLink) -> None:
         similar similarity. Prefer hybrid_search when exact words matter.
         Example: semantic_search(query="career aspirations", recency=true)
         """
-        return search(query, "recency" if recency else "semantic", project, tags_all, tags_any, limit,
-                      explain=explain, explain_document=explain_document)
+        return search(query, "recency" if recency else "semantic", project=project, tags_all=tags_all,
+                      tags_any=tags_any, limit=limit, explain=explain, explain_document=explain_document)
 
     @tool
     def tag_search(tags_all: TagList = [], tags_any: TagList = [], project: Project = None,
@@ -138,7 +139,7 @@ def register(server: MCPServer, link: ServerLink) -> None:
         to search text within tagged documents, vault_search_by_tag for note-level results with metadata filters.
         Example: tag_search(tags_all=["project"], tags_any=["outdoors", "cooking"])
         """
-        return search("", "tag", project, tags_all, tags_any, limit)
+        return search("", "tag", project=project, tags_all=tags_all, tags_any=tags_any, limit=limit)
 
     @tool
     def search_all_projects(query: Query, mode: Annotated[Literal["hybrid", "semantic", "recency", "keyword"], Field(
@@ -152,7 +153,7 @@ def register(server: MCPServer, link: ServerLink) -> None:
         Prefer hybrid_search when you know which project holds the answer.
         Example: search_all_projects(query="sourdough starter", mode="keyword")
         """
-        return search(query, mode, None, tags_all, tags_any, limit, scope="all", explain=explain)
+        return search(query, mode, tags_all=tags_all, tags_any=tags_any, limit=limit, scope="all", explain=explain)
 
     # --- spec 001 ------------------------------------------------------------------------------------------------
 
@@ -176,9 +177,9 @@ def register(server: MCPServer, link: ServerLink) -> None:
         Prefer vault_search_by_tag / _by_folder / _by_property / vault_recent_notes when there is no text query.
         Example: vault_search(query="decision", filters={"folder": "Work", "modified": {"after": "2026-06-30"}})
         """
-        return vault("/api/vault_search", query=query, filters=_filters(filters), limit=limit,
-                     snippet_tokens=snippet_tokens, include_leading_callout=include_leading_callout, project=project,
-                     explain=explain or None, explain_document=explain_document)
+        return search(query, "vault", filters=_filters(filters), limit=limit, snippet_tokens=snippet_tokens,
+                      include_leading_callout=include_leading_callout, project=project, explain=explain,
+                      explain_document=explain_document)
 
     @tool
     def vault_search_by_tag(tags: Annotated[list[str], Field(min_length=1, description="Tags without '#'; a parent "

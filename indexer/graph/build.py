@@ -9,6 +9,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..search import note_reads
 from ..search.index import ProjectIndex
 from . import clusters as cl
 from .layout import update_layout
@@ -71,7 +72,7 @@ def assign_clusters(src: GraphSource) -> tuple[list[int], list[str]]:
 
 
 def stored_positions(index: ProjectIndex) -> dict[str, tuple[float, float, str]]:
-    return {r[0]: (r[1], r[2], r[3]) for r in index.sql("SELECT document_id, x, y, placed FROM graph_positions")}
+    return {r[0]: (r[1], r[2], r[3]) for r in note_reads.graph_positions(index)}
 
 
 # Keeps positions: (project name, positions that changed as (id, x, y, how), ids gone, laid out afresh).

@@ -7,6 +7,7 @@ from typing import Callable
 
 from ..errors import EmbeddingsUnavailable
 from ..search.index import ProjectIndex
+from ..search.request import SearchRequest
 from .build import SavePositions, build_graph
 from .layout import SPACING
 from .source import fingerprint
@@ -94,10 +95,11 @@ class ForgeGraphs:
 def highlight(search: Callable[..., dict], query: str, project: str | None, scope: str, limit: int) -> dict:
     """The documents a Cluster View query lights up: those semantic search returns, best first, each with its
     best similarity; keyword search's, labelled as such, where there are no embeddings."""
+    request = SearchRequest(query, "semantic", project=project, scope=scope, limit=limit)
     try:
-        found = search(query, mode="semantic", project=project, scope=scope, limit=limit)
+        found = search(request)
     except EmbeddingsUnavailable:
-        found = search(query, mode="keyword", project=project, scope=scope, limit=limit)
+        found = search(request.but(mode="keyword"))
     keyword_only = found.get("keyword_only_projects") or []
     partly = scope == "all" and len(keyword_only) < len(found.get("projects", []))  # some projects have vectors
     mode = "semantic" if found["semantic_available"] or partly else "keyword"

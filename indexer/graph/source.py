@@ -7,6 +7,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ..search import chunk_reads, note_reads
 from ..search.index import ProjectIndex
 from ..search.links import LinkResolver
 
@@ -37,25 +38,23 @@ class GraphSource:
 def fingerprint(index: ProjectIndex, version: int) -> str:
     """A digest of what the graph depends on: every document's id, path and content, and the embedded chunks."""
     digest = hashlib.sha1(str(version).encode())
-    for r in index.sql("SELECT document_id, rel_path, content_hash FROM documents ORDER BY document_id"):
+    for r in note_reads.content_digest_rows(index):
         digest.update(f"{r[0]}\0{r[1]}\0{r[2]}\n".encode())
-    embedded = index.sql("SELECT count(*) FROM chunks WHERE embed_state = 'embedded'")[0][0]
+    embedded = chunk_reads.embedded_count(index)
     digest.update(f"embedded:{embedded}:{index.semantic_available}".encode())
     return digest.hexdigest()
 
 
 def read_source(index: ProjectIndex) -> GraphSource:
     """Read one project's documents, tags, links and (when the model is available) mean chunk vectors."""
-    rows = index.sql("SELECT document_id, rel_path, title FROM documents ORDER BY rel_path")
+    rows = note_reads.documents_by_path(index)
     ids = [r[0] for r in rows]
     row_of = {d: i for i, d in enumerate(ids)}
     tags: list[list[str]] = [[] for _ in ids]
-    for d, tag in index.sql("SELECT document_id, tag FROM tags ORDER BY tag"):
+    for d, tag in note_reads.all_tags(index):
         tags[row_of[d]].append(tag)
     chunks, heads = [0] * len(ids), [""] * len(ids)
-    for d, count, head in index.sql(
-            f"SELECT document_id, count(*), substr(min(CASE WHEN ordinal = 0 THEN content END), 1, {HEAD_CHARS}) "
-            "FROM chunks GROUP BY document_id"):
+    for d, count, head in chunk_reads.chunk_counts_and_heads(index, HEAD_CHARS):
         chunks[row_of[d]], heads[row_of[d]] = count, head or ""
     source = GraphSource(index.name, ids, [r[1] for r in rows], [r[2] for r in rows], tags, chunks, heads, [], None)
     source.links = resolve_links(index, source, row_of)
@@ -68,7 +67,7 @@ def resolve_links(index: ProjectIndex, source: GraphSource, row_of: dict[str, in
     resolver = LinkResolver(source.paths, source.titles)
     seen: set[tuple[int, int]] = set()
     out = []
-    rows = sorted((row_of[d], target, kind) for d, target, kind in index.sql("SELECT document_id, target, kind FROM links"))
+    rows = sorted((row_of[d], target, kind) for d, target, kind in note_reads.all_links(index))
     for a, target, kind in rows:
         b = resolver.resolve(target, source.paths[a])
         if b is None or b == a or (a, b) in seen or (b, a) in seen:
@@ -83,8 +82,7 @@ def document_vectors(index: ProjectIndex, row_of: dict[str, int]) -> tuple[np.nd
     has = np.zeros(len(row_of), dtype=bool)
     if not index.semantic_available or not row_of:
         return None, has
-    owner = {cid: d for cid, d in index.sql("SELECT chunk_id, document_id FROM chunks WHERE embed_state = 'embedded'")
-             if d in row_of}
+    owner = {cid: d for cid, d in chunk_reads.embedded_owners(index) if d in row_of}
     ids, vectors = index.cache.vectors(list(owner))  # one read, not one per chunk
     if not ids:
         return None, has

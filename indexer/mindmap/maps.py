@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
 from ..errors import DocumentNotFound, InvalidQuery, MapConflict, MapFormatError
+from ..search import note_reads
 from ..search.index import ProjectIndex
 from ..ingest.walk import inside
 from .extract import FILE_TYPE
@@ -57,13 +58,13 @@ def check_map_path(path: str) -> str:
 
 def document_row(index: ProjectIndex, document_id: str):
     """Return the indexed row of a map document, or raise DocumentNotFound."""
-    rows = index.sql("SELECT * FROM documents WHERE document_id = ?", (document_id,))
-    if not rows:
+    row = note_reads.document(index, document_id)
+    if row is None:
         raise DocumentNotFound(f"No document with id '{document_id}' in project '{index.name}'.")
-    if rows[0]["file_type"] != FILE_TYPE:
-        raise InvalidQuery(f"'{rows[0]['rel_path']}' is a {rows[0]['file_type']} document, not a mind map "
+    if row["file_type"] != FILE_TYPE:
+        raise InvalidQuery(f"'{row['rel_path']}' is a {row['file_type']} document, not a mind map "
                            f"(a {SUFFIX} file).")
-    return rows[0]
+    return row
 
 
 def resolve(index: ProjectIndex, document_id: str | None = None, path: str | None = None) -> MapRef:
@@ -73,18 +74,16 @@ def resolve(index: ProjectIndex, document_id: str | None = None, path: str | Non
     if not path:
         raise InvalidQuery("Name the map with 'document_id' or 'path'.")
     rel = check_map_path(path)
-    rows = index.sql("SELECT document_id FROM documents WHERE rel_path = ?", (rel,))
-    return MapRef(index.name, rel, rows[0][0] if rows else None)
+    return MapRef(index.name, rel, note_reads.document_at(index, rel))
 
 
 def refresh(index: ProjectIndex, ref: MapRef) -> MapRef:
     """Bring a remembered map's path and id up to date with the index (the file may have moved)."""
     if ref.document_id:
-        rows = index.sql("SELECT rel_path FROM documents WHERE document_id = ?", (ref.document_id,))
-        if rows:
-            return MapRef(ref.project, rows[0][0], ref.document_id)
-    rows = index.sql("SELECT document_id FROM documents WHERE rel_path = ?", (ref.rel_path,))
-    return MapRef(ref.project, ref.rel_path, rows[0][0] if rows else None)
+        path = note_reads.path_of(index, ref.document_id)
+        if path is not None:
+            return MapRef(ref.project, path, ref.document_id)
+    return MapRef(ref.project, ref.rel_path, note_reads.document_at(index, ref.rel_path))
 
 
 def map_file(root: Path, rel_path: str) -> Path:
@@ -179,12 +178,10 @@ def list_maps(index: ProjectIndex) -> list[dict]:
     """Every map of a project the index knows, and every map file that could not be indexed (with why)."""
     maps = [{"project": index.name, "document_id": r["document_id"], "title": r["title"], "path": r["rel_path"],
              "error": None}
-            for r in index.sql("SELECT document_id, title, rel_path FROM documents WHERE file_type = ? "
-                               "ORDER BY lower(title), rel_path", (FILE_TYPE,))]
+            for r in note_reads.documents_of_type(index, FILE_TYPE)]
     maps += [{"project": index.name, "document_id": None, "title": PurePosixPath(r[0]).stem, "path": r[0],
               "error": r[1]}
-             for r in index.sql("SELECT rel_path, error FROM file_errors WHERE lower(rel_path) LIKE ? "
-                                "ORDER BY rel_path", ("%" + SUFFIX,))]
+             for r in note_reads.file_errors_ending(index, SUFFIX)]
     return maps
 
 

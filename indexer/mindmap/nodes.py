@@ -10,10 +10,12 @@ import json
 
 from ..limits import check_number, check_query
 from ..ingest.extract.inline import normalise_tags
-from ..search.hybrid import hybrid_search
+from ..search import chunk_reads
+from ..search.hits import snippet
+from ..search.hybrid import hybrid
 from ..search.index import ProjectIndex
-from ..search.keyword import parse_terms
-from ..search.results import snippet
+from ..search.note_reads import document
+from ..search.query import Query
 from .extract import INDEX_FORMAT, relationships_of
 from .format import MindMap, Node
 from .maps import MapRef
@@ -38,9 +40,8 @@ def index_state(index: ProjectIndex, ref: MapRef, live: MindMap, live_bytes: byt
     """Compare the node index with the live map: current, stale, missing or older_format, with revisions."""
     state = {"index_state": "missing", "index_stale": True, "indexed_revision": None, "live_revision": live.revision,
              "pending_embeddings": 0}
-    doc = index.sql("SELECT content_hash FROM documents WHERE document_id = ?", (ref.document_id,)) \
-        if ref.document_id else []
-    rows = index.sql("SELECT ref, embed_state FROM chunks WHERE document_id = ?", (ref.document_id,)) if doc else []
+    doc = document(index, ref.document_id) if ref.document_id else None
+    rows = chunk_reads.node_chunk_states(index, ref.document_id) if doc is not None else []
     if rows:
         refs = [json.loads(r["ref"]) if r["ref"] else None for r in rows]
         state["pending_embeddings"] = sum(r["embed_state"] == "pending" for r in rows)
@@ -49,7 +50,7 @@ def index_state(index: ProjectIndex, ref: MapRef, live: MindMap, live_bytes: byt
         else:
             state["indexed_revision"] = max(r["revision"] for r in refs)
             behind = state["indexed_revision"] < live.revision
-            changed = doc[0]["content_hash"] != hashlib.sha256(live_bytes).hexdigest()
+            changed = doc["content_hash"] != hashlib.sha256(live_bytes).hexdigest()
             state["index_state"] = "stale" if behind or changed else "current"
     state["index_stale"] = state["index_state"] != "current"
     state["message"] = MESSAGES[state["index_state"]]
@@ -72,10 +73,10 @@ def search_nodes(index: ProjectIndex, ref: MapRef, live: MindMap, live_bytes: by
               "total": 0, "limit": limit, "results": []}
     if state["index_state"] in ("missing", "older_format"):
         return answer
-    chunks = {r["chunk_id"]: r for r in index.sql(
-        "SELECT chunk_id, content, ref FROM chunks WHERE document_id = ?", (ref.document_id,))}
-    scored, answer["semantic_available"] = hybrid_search(index, query, len(chunks), {ref.document_id}, list(chunks))
-    terms = parse_terms(query)
+    chunks = chunk_reads.node_chunks(index, ref.document_id)
+    parsed = Query.parse(query)
+    ranking = hybrid(index, parsed, len(chunks), {ref.document_id}, list(chunks))
+    scored, answer["semantic_available"], terms = ranking.ranked, ranking.semantic_available, parsed.terms
     results, seen = [], set()
     for chunk_id, score, search_type in scored:
         row = chunks.get(chunk_id)

@@ -1,18 +1,17 @@
 """Listing notes by metadata alone: by tag, by folder, by property, most recently changed; same result shape as vault_search."""
 from __future__ import annotations
 
-import json
-
 from ..errors import InvalidQuery
 from ..limits import check_number
-from .filters import allowed_documents, check_filters
+from . import chunk_reads, note_reads
+from .filters import allowed_documents
+from .hits import snippet
 from .index import ProjectIndex
-from .results import snippet
+from .request import check_filters
 from .tags import documents_with_tags, normalise
-from .vault import CHARS_PER_TOKEN, first_chunks, note_results
+from .vault import CHARS_PER_TOKEN, note_results
 
 PREVIEW_TOKENS = 30
-ORDERS = {"recent": "modified DESC, rel_path", "path": "rel_path"}
 
 
 def browse(index: ProjectIndex, filters: dict | None, order: str = "recent", limit: int = 20,
@@ -22,14 +21,10 @@ def browse(index: ProjectIndex, filters: dict | None, order: str = "recent", lim
     allowed = allowed_documents(index, check_filters(filters))
     if within is not None:
         allowed = within if allowed is None else allowed & within
-    where, params = "", []
-    if allowed is not None:
-        where, params = "WHERE document_id IN (SELECT value FROM json_each(?))", [json.dumps(sorted(allowed))]
-    total = index.sql(f"SELECT count(*) FROM documents {where}", params)[0][0]
-    ids = [r[0] for r in index.sql(f"SELECT document_id FROM documents {where} ORDER BY {ORDERS[order]} LIMIT ?",
-                                   [*params, limit])]
+    total = note_reads.count_allowed(index, allowed)
+    ids = note_reads.allowed_in_order(index, allowed, order, limit)
     notes = note_results(index, ids, include_leading_callout)
-    firsts = first_chunks(index, ids)
+    firsts = chunk_reads.first_chunk_texts(index, ids)
     results = []
     for doc in ids:
         if doc in notes:

@@ -1,60 +1,31 @@
 """Agent context: the best chunks for a query, packed into a token budget, each with where it came from."""
 from __future__ import annotations
 
-import logging
-
-from ..errors import EmbeddingsUnavailable, InvalidQuery
-from .hybrid import hybrid_search
+from ..errors import InvalidQuery
+from ..limits import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, check_number
+from . import pipeline
 from .index import ProjectIndex
-from .keyword import keyword_search, parse_terms
-from ..limits import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, check_number, check_query
-from .results import result_rows
-
-logger = logging.getLogger(__name__)
+from .request import SearchRequest
 
 _SPECIAL_TOKENS = 2  # [CLS] and [SEP]: the counter adds them to every text, a context holds none
 
 
-def build_context(index: ProjectIndex, query: str, token_budget: int = 2000, limit: int = 50) -> dict:
-    """Pack the best chunks of one project for query into token_budget tokens of chunk text."""
-    return build_context_all([index], query, token_budget, limit)
+def build_context(indexes: list[ProjectIndex], query: str, token_budget: int = 2000, limit: int = 50,
+                  scope: str = "project") -> dict:
+    """Pack the best chunks of one project (or, with scope 'all', of several, merged by score) for query into
+    token_budget tokens of chunk text.
 
-
-def build_context_all(indexes: list[ProjectIndex], query: str, token_budget: int = 2000, limit: int = 50) -> dict:
-    """Pack the best chunks of several projects, merged by score, into token_budget tokens of chunk text.
-
-    The budget counts the word-piece tokens of each chunk's content (provenance is metadata beside it).
-    A chunk that does not fit is skipped, never cut, and a smaller one further down may still fit.
+    The chunks are hybrid search's. The budget counts the word-piece tokens of each chunk's content (provenance is
+    metadata beside it). A chunk that does not fit is skipped, never cut, and a smaller one further down may still
+    fit.
     """
-    _check(query, token_budget, limit)
-    candidates: list[dict] = []
-    available = True
-    for index in indexes:
-        rows, semantic = _ranked(index, query, limit)
-        available = available and semantic
-        candidates += rows
-    candidates.sort(key=lambda r: -r["similarity"])  # stable: each project's own order survives ties
-    items, used, truncated = _pack(indexes[0].counter, candidates[:limit], token_budget)
-    return {"query": query, "token_budget": token_budget, "tokens_used": used, "items": items,
-            "truncated": truncated, "semantic_available": available}
-
-
-def _check(query: str, token_budget: int, limit: int) -> None:
     if not (query or "").strip():
         raise InvalidQuery("Type something to build context for (the query is empty).")
-    check_query(query)
     check_number("token_budget", token_budget, MIN_TOKEN_BUDGET, MAX_TOKEN_BUDGET)
-    check_number("limit", limit)
-
-
-def _ranked(index: ProjectIndex, query: str, limit: int) -> tuple[list[dict], bool]:
-    """Hybrid search, or keyword search alone when the model cannot embed the query."""
-    try:
-        scored, available = hybrid_search(index, query, limit)
-    except EmbeddingsUnavailable as exc:
-        logger.warning("Context for %r in %s falls back to keyword search: %s", query, index.name, exc)
-        scored, available = keyword_search(index, query, limit), False
-    return result_rows(index, scored, parse_terms(query)), available
+    found = pipeline.search(indexes, SearchRequest(query, "hybrid", scope=scope, limit=limit))
+    items, used, truncated = _pack(indexes[0].counter, found["results"], token_budget)
+    return {"query": query, "token_budget": token_budget, "tokens_used": used, "items": items,
+            "truncated": truncated, "semantic_available": found["semantic_available"]}
 
 
 def _overlaps(a: dict, b: dict) -> bool:

@@ -7,57 +7,48 @@ import json
 import numpy as np
 
 from ..errors import DocumentNotFound
+from . import chunk_reads, note_reads
+from .hits import chunk_hits, chunk_sections, envelope, iso, note_hits, section_texts
 from .index import ProjectIndex
 from .keyword import keyword_search
 from .links import LinkResolver, file_stem, link_key
-from .results import chunk_sections, envelope, group_by_document, iso, result_rows, section_texts
+from .query import Query
 from .semantic import HYBRID_THRESHOLD
 
 
 def list_documents(index: ProjectIndex, folder: str = "", tag: str | None = None, limit: int = 200,
                    offset: int = 0) -> dict:
     """List documents by path, optionally under a folder or with a tag (and its sub-tags)."""
-    where, params = ["1"], []
     folder = folder.strip("/")
-    if folder:
-        where.append("(rel_path = ? OR substr(rel_path, 1, ?) = ?)")
-        params += [folder, len(folder) + 1, folder + "/"]
-    if tag:
-        t = tag.strip().lstrip("#").lower()
-        where.append("document_id IN (SELECT document_id FROM tags WHERE tag = ? OR substr(tag, 1, ?) = ?)")
-        params += [t, len(t) + 1, t + "/"]
-    total = index.sql(f"SELECT count(*) FROM documents WHERE {' AND '.join(where)}", params)[0][0]
-    rows = index.sql(f"SELECT * FROM documents WHERE {' AND '.join(where)} ORDER BY rel_path LIMIT ? OFFSET ?",
-                     params + [limit, offset])
+    tag = tag.strip().lstrip("#").lower() if tag else None
+    total = note_reads.count_listed(index, folder, tag)
+    rows = note_reads.listed(index, folder, tag, limit, offset)
     return {"project": index.name, "total": total, "documents": summaries(index, rows)}
 
 
 def summaries(index: ProjectIndex, rows: list) -> list[dict]:
     """Each document row as the API lists it, with its tags (read in one query for all of them)."""
-    tags: dict[str, list[str]] = {r["document_id"]: [] for r in rows}
-    for document_id, tag in index.sql_in("SELECT document_id, tag FROM tags WHERE document_id IN ({ids}) "
-                                         "ORDER BY tag", tags):
-        tags[document_id].append(tag)
+    tags = note_reads.tags_of(index, [r["document_id"] for r in rows])
     return [{
         "document_id": r["document_id"], "title": r["title"], "relative_path": r["rel_path"],
-        "absolute_path": str(index.root / r["rel_path"]), "file_type": r["file_type"], "tags": tags[r["document_id"]],
+        "absolute_path": str(index.root / r["rel_path"]), "file_type": r["file_type"], "tags": tags.get(r["document_id"], []),
         "created": r["created"], "modified": iso(r["modified"]), "size": r["size"], "project": index.name,
     } for r in rows]
 
 
 def document_row(index: ProjectIndex, document_id: str):
-    rows = index.sql("SELECT * FROM documents WHERE document_id = ?", (document_id,))
-    if not rows:
+    """A document's row, or DocumentNotFound."""
+    row = note_reads.document(index, document_id)
+    if row is None:
         raise DocumentNotFound(f"No document with id '{document_id}' in project '{index.name}'.")
-    return rows[0]
+    return row
 
 
 def get_document(index: ProjectIndex, document_id: str) -> dict:
     """A document's metadata, outline, links both ways and its chunks' text."""
     r = document_row(index, document_id)
     info = summaries(index, [r])[0]
-    chunks = index.sql("SELECT heading_path, content, start_line, end_line, sections FROM chunks "
-                       "WHERE document_id = ? ORDER BY ordinal", (document_id,))
+    chunks = chunk_reads.document_chunks(index, document_id)
     outline, seen = [], set()
     passages, at = [], 0  # each section's place in "content", the chunks joined by blank lines
     for c in chunks:
@@ -72,7 +63,7 @@ def get_document(index: ProjectIndex, document_id: str) -> dict:
                     outline.append({"heading": path[depth - 1], "level": depth, "line": section["lines"][0]})
         at += len(c["content"]) + 2
     docs, row_of, resolver = project_links(index)
-    links = index.sql("SELECT target, kind FROM links WHERE document_id = ? ORDER BY target", (document_id,))
+    links = note_reads.links_from(index, document_id)
     outgoing = []
     for link in links:
         row = resolver.resolve(link["target"], r["rel_path"])
@@ -90,7 +81,7 @@ def get_document(index: ProjectIndex, document_id: str) -> dict:
 def project_links(index: ProjectIndex) -> tuple[list, dict[str, int], LinkResolver]:
     """The project's documents, each one's row, and the resolver over them, built once per change of the index."""
     def build():
-        docs = index.sql("SELECT document_id, rel_path, title FROM documents")
+        docs = note_reads.catalogue(index)
         return (docs, {d["document_id"]: i for i, d in enumerate(docs)},
                 LinkResolver([d["rel_path"] for d in docs], [d["title"] for d in docs]))
 
@@ -104,19 +95,16 @@ def backlinks(index: ProjectIndex, r, me: int, resolver: LinkResolver) -> list[d
     words = {file_stem(r["rel_path"]).lower(), r["title"].strip().lower()} - {""}
     if not words:
         return []
-    clause = " OR ".join("instr(lower(l.target), ?) > 0" for _ in words)
-    candidates = index.sql(f"""SELECT l.document_id, l.target, d.rel_path FROM links l JOIN documents d USING (document_id)
-                               WHERE l.document_id != ? AND ({clause})""", (r["document_id"], *words))
+    candidates = note_reads.links_naming(index, r["document_id"], words)
     linking = {c["document_id"] for c in candidates if link_key(c["target"])
                and resolver.resolve(c["target"], c["rel_path"]) == me}
-    rows = index.sql_in("SELECT * FROM documents WHERE document_id IN ({ids}) ORDER BY rel_path", sorted(linking))
-    return summaries(index, sorted(rows, key=lambda d: d["rel_path"]))
+    return summaries(index, note_reads.documents(index, sorted(linking), by_path=True))
 
 
 def related(index: ProjectIndex, document_id: str, limit: int = 8) -> dict:
     """Documents like this one: hybrid search on its own content (title as keywords, mean vector for meaning)."""
     r = document_row(index, document_id)
-    chunk_ids = [c[0] for c in index.sql("SELECT chunk_id FROM chunks WHERE document_id = ?", (document_id,))]
+    chunk_ids = chunk_reads.document_chunk_ids(index, document_id)
     scored: dict[str, tuple[str, float, str]] = {}
     semantic = index.semantic_available
     sims: dict[str, float] = {}
@@ -126,20 +114,24 @@ def related(index: ProjectIndex, document_id: str, limit: int = 8) -> dict:
             mean = np.mean(vectors, axis=0)
             mean /= np.linalg.norm(mean) or 1.0
             sims = dict(index.cache.search(mean, HYBRID_THRESHOLD, None))
-    for cid, _, _ in keyword_search(index, f'"{r["title"]}"', 500):
+    sims_all = dict(sims)
+    title = Query.parse(f'"{r["title"]}"')
+    for cid, _, _ in keyword_search(index, title, 500):
         scored[cid] = (cid, 1.0 + sims.pop(cid), "hybrid") if cid in sims else (cid, 1.0, "keyword")
     for cid, sim in sims.items():
         scored[cid] = (cid, sim, "semantic")
     ranked = sorted(scored.values(), key=lambda s: -s[1])
-    others = [row for row in result_rows(index, ranked[: limit * 20], [r["title"]]) if row["document_id"] != document_id]
-    results = [{**row, "reason": related_reason(row, r["title"])} for row in group_by_document(others, limit)]
+    head = ranked[: limit * 20]
+    others = [row for row in chunk_hits(index, head, [r["title"]], {cid: sims_all[cid] for cid, _, _ in head
+                                                                    if cid in sims_all})
+              if row["document_id"] != document_id]
+    results = [{**row, "reason": related_reason(row, r["title"])} for row in note_hits(others, limit)]
     return envelope(results, "hybrid", r["title"], semantic, limit, project=index.name, document_id=document_id)
 
 
 def related_reason(row: dict, title: str) -> str:
     """Why a document is related, in words: it names this one's title, it is close in meaning, or both."""
-    similarity = row["similarity"] - 1.0 if row["search_type"] == "hybrid" else row["similarity"]
-    meaning = f"close in meaning ({round(similarity * 100)}% similar)"
+    meaning = f"close in meaning ({round((row['cosine'] or 0.0) * 100)}% similar)"
     if row["search_type"] == "keyword":
         return f"mentions “{title}”"
     return f"mentions “{title}” and is {meaning}" if row["search_type"] == "hybrid" else f"is {meaning}"

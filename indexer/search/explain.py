@@ -1,9 +1,9 @@
 """Why each result ranked: the legs that found it, its rank and raw score in each, the fused score and its terms.
 
-A search asked to explain keeps what each of its legs found in a Trace while it ranks; the functions here turn
-the trace into each result's `explain` and, for one named document, into `explain_document`: where the document
-ranked in every leg, or which filter, threshold or limit kept it out. Nothing here changes an order: the trace
-is read after the ranking is done.
+A search returns, beside its ranking, the records of the legs it was merged from (records.py); the functions here
+read them, after the ranking is done, into each result's `explain` and, for one named document, into
+`explain_document`: where the document ranked in every leg, or which filter, threshold or limit kept it out.
+Nothing here changes an order.
 
 Every leg is described the same way: {"found": bool, "rank": 1-based place among the documents that leg found
 (None when it did not find it), its raw score, and "why" (a sentence) when it did not}.
@@ -11,33 +11,16 @@ Every leg is described the same way: {"found": bool, "rank": 1-based place among
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import chunk_reads, note_reads
 from .filters import allowed_documents
-from .fts_query import parse_query
 from .index import ProjectIndex
+from .records import MeaningLeg, Ranking, VaultRanking
 from .tags import documents_with_tags, normalise
 
 ORDINAL_SUFFIX = {1: "st", 2: "nd", 3: "rd"}
-
-
-@dataclass
-class Trace:
-    """What one search's legs found, in their own order, recorded while it ranks."""
-
-    mode: str
-    terms: list[str] = field(default_factory=list)
-    keyword: list[str] | None = None  # chunk ids in the keyword leg's order (hybrid and keyword)
-    partial: dict[str, int] = field(default_factory=dict)  # hybrid: chunks holding some of the words, by BM25 rank
-    semantic: list[tuple[str, float]] | None = None  # (chunk id, similarity) at or above the threshold, best first
-    threshold: float | None = None
-    semantic_error: str | None = None  # why the semantic leg did not run
-    vector: np.ndarray | None = None
-    ranked: list[tuple[str, float, str]] = field(default_factory=list)  # the merged order, before the limit
-    recency: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # chunk: (similarity, age days, freshness)
-    recency_rule: tuple[float, float] = (0.0, 0.0)  # (weight of freshness, half-life in days) the search used
 
 
 def ordinal(n: int) -> str:
@@ -61,64 +44,72 @@ def _document_ranks(chunk_ids: list[str], document_of: dict[str, str]) -> dict[s
     return out
 
 
-def _documents_of(index: ProjectIndex, chunk_ids) -> dict[str, str]:
-    return {r[0]: r[1] for r in index.sql_in("SELECT chunk_id, document_id FROM chunks WHERE chunk_id IN ({ids})",
-                                             list(dict.fromkeys(chunk_ids)))}
-
-
 # --- spec-000 modes: hybrid, keyword, semantic, recency, tag ----------------------------------------------------
 
-def _chunk_ranks(chunk_ids: list[str]) -> dict[str, int]:
-    return {cid: rank for rank, cid in enumerate(chunk_ids, start=1)}
+def meaning_ranks(index: ProjectIndex, leg: MeaningLeg, chunk_ids: list[str], scope: list[str] | None
+                  ) -> dict[str, tuple[int, float]]:
+    """The place and similarity in the semantic leg of each of these chunks that reached its threshold.
+
+    The leg's record holds its best chunks as far as the search read them; a chunk further down (one the merge
+    asked about) is placed by reading the leg on, once, as far as the least similar of them."""
+    known = {cid: (rank, sim) for rank, (cid, sim) in enumerate(leg.hits, start=1)}
+    deeper = [leg.similarity[cid] for cid in chunk_ids if cid not in known and cid in leg.similarity]
+    if deeper and leg.vector is not None:
+        hits = index.cache.search(leg.vector, min(deeper), None, chunk_ids=scope)
+        known = {cid: (rank, sim) for rank, (cid, sim) in enumerate(hits, start=1)} | known
+    return known
 
 
-def _rule(search_type: str, similarity: float | None, trace: Trace, recency=None) -> str:
+def _rule(search_type: str, similarity: float | None, ranking: Ranking, recency=None) -> str:
+    threshold = ranking.meaning.threshold if ranking.meaning else None
     if search_type == "hybrid":
         return f"found by both legs: 1 + similarity = 1 + {similarity:.4f}"
     if search_type == "keyword":
         return "found by the keyword leg alone: 1.0 (title matches first, then chunks holding more of the words)"
     if search_type == "recency" and recency:
         sim, age, fresh = recency
-        weight, half_life = trace.recency_rule
+        weight, half_life = ranking.recency_rule
         return (f"recency: {1 - weight:g} × similarity {sim:.4f} + {weight:g} × freshness {fresh:.4f} "
                 f"(changed {age:.0f} days ago, half-life {half_life:g} days)")
     if search_type == "tag":
         return "tag match: 1.0, newest first"
-    return f"found by meaning alone: its similarity {similarity:.4f} (at least {trace.threshold})"
+    return f"found by meaning alone: its similarity {similarity:.4f} (at least {threshold})"
 
 
-def annotate(trace: Trace, results: list[dict]) -> None:
+def annotate(index: ProjectIndex, ranking: Ranking, results: list[dict], terms: list[str],
+             scope: list[str] | None) -> None:
     """Give each spec-000 result its `explain`: the legs that found its chunk, their ranks and scores, the rule."""
-    keyword_rank = _chunk_ranks(trace.keyword or [])
-    semantic = {cid: (rank, sim) for rank, (cid, sim) in enumerate(trace.semantic or [], start=1)}
+    keyword_rank = ranking.keyword.ranks() if ranking.keyword else {}
+    meaning = ranking.meaning
+    semantic = meaning_ranks(index, meaning, [r["chunk_id"] for r in results], scope) if meaning else {}
     for place, r in enumerate(results, start=1):
         cid = r["chunk_id"]
-        words = matched_words(trace.terms, r.get("content"), r.get("document_title"), r.get("relative_path"))
+        words = matched_words(terms, r.get("content"), r.get("document_title"), r.get("relative_path"))
         legs = {}
-        if trace.keyword is not None:
+        if ranking.keyword is not None:
             if cid in keyword_rank:
                 legs["keyword"] = {"found": True, "rank": keyword_rank[cid], "score": 1.0,
-                                   "title": matched_words(trace.terms, r.get("document_title"))}
-            elif cid in trace.partial:
-                legs["keyword"] = {"found": True, "rank": None, "bm25_rank": trace.partial[cid], "score": None,
+                                   "title": matched_words(terms, r.get("document_title"))}
+            elif cid in ranking.partial:
+                legs["keyword"] = {"found": True, "rank": None, "bm25_rank": ranking.partial[cid], "score": None,
                                    "partial": True, "why": f"holds {len(words)} of the "
-                                                           f"{sum(len(t) > 1 for t in trace.terms)} words; "
-                                                           f"{ordinal(trace.partial[cid])} by BM25 among such chunks"}
+                                                           f"{sum(len(t) > 1 for t in terms)} words; "
+                                                           f"{ordinal(ranking.partial[cid])} by BM25 among such chunks"}
             else:
-                missing = [t for t in trace.terms if t not in words and len(t) > 1]
+                missing = [t for t in terms if t not in words and len(t) > 1]
                 legs["keyword"] = {"found": False, "rank": None, "score": None,
                                    "why": f"its text, title and path lack {_quoted(missing)}" if missing
                                    else "not among the keyword leg's chunks"}
-        if trace.semantic is not None or trace.semantic_error:
+        if meaning is not None:
             if cid in semantic:
                 legs["semantic"] = {"found": True, "rank": semantic[cid][0], "similarity": round(semantic[cid][1], 4),
-                                    "threshold": trace.threshold}
+                                    "threshold": meaning.threshold}
             else:
-                legs["semantic"] = {"found": False, "rank": None, "similarity": None, "threshold": trace.threshold,
-                                    "why": trace.semantic_error or f"similarity under {trace.threshold}"}
+                legs["semantic"] = {"found": False, "rank": None, "similarity": None, "threshold": meaning.threshold,
+                                    "why": meaning.error or f"similarity under {meaning.threshold}"}
         sim = semantic[cid][1] if cid in semantic else r["similarity"]
-        r["explain"] = {"mode": trace.mode, "rank": place, "search_type": r["search_type"], "score": r["similarity"],
-                        "legs": legs, "rule": _rule(r["search_type"], sim, trace, trace.recency.get(cid)),
+        r["explain"] = {"mode": ranking.mode, "rank": place, "search_type": r["search_type"], "score": r["similarity"],
+                        "legs": legs, "rule": _rule(r["search_type"], sim, ranking, ranking.recency.get(cid)),
                         "matched_words": words}
 
 
@@ -126,22 +117,10 @@ def _quoted(words: list[str]) -> str:
     return ", ".join(f"'{w}'" for w in words)
 
 
-def _document_row(index: ProjectIndex, document_id: str):
-    rows = index.sql("SELECT document_id, title, rel_path, frontmatter FROM documents WHERE document_id = ?",
-                     [document_id])
-    return rows[0] if rows else None
-
-
 def _unknown(index: ProjectIndex, document_id: str) -> dict:
     return {"document_id": document_id, "found": False, "rank": None, "returned": False, "legs": {},
             "verdict": f"There is no document '{document_id}' in project '{index.name}'; "
                        "copy a document_id from a result or from /api/documents."}
-
-
-def _document_chunks(index: ProjectIndex, document_id: str) -> list[tuple[str, int, str]]:
-    """(chunk_id, ordinal, content) of a document's chunks."""
-    return [(r[0], r[1], r[2]) for r in index.sql(
-        "SELECT chunk_id, ordinal, content FROM chunks WHERE document_id = ? ORDER BY ordinal", [document_id])]
 
 
 def best_similarity(index: ProjectIndex, vector, chunk_ids: list[str]) -> tuple[str | None, float | None]:
@@ -157,7 +136,7 @@ def best_similarity(index: ProjectIndex, vector, chunk_ids: list[str]) -> tuple[
 
 def tag_reason(index: ProjectIndex, document_id: str, tags_all, tags_any) -> str | None:
     """Why the tag filter leaves a document out (None when it lets it in)."""
-    have = [r[0] for r in index.sql("SELECT tag FROM tags WHERE document_id = ? ORDER BY tag", [document_id])]
+    have = note_reads.tags_of(index, [document_id]).get(document_id, [])
 
     def has(tag: str) -> bool:  # the filter's own rule (a tag matches its sub-tags), asked of the filter itself
         return document_id in (documents_with_tags(index, [tag], None) or set())
@@ -172,14 +151,15 @@ def tag_reason(index: ProjectIndex, document_id: str, tags_all, tags_any) -> str
     return None
 
 
-def explain_document(index: ProjectIndex, full: Trace, document_id: str, limit: int,
+def explain_document(index: ProjectIndex, ranking: Ranking, document_id: str, limit: int, terms: list[str],
                      tag_filter: tuple | None = None) -> dict:
     """Where one document ranked in each leg of a spec-000 search, or what kept it out.
 
-    `full` is the trace of the search run without a limit (the caller reran it so), so a document past the
-    limit still gets its place; tag_filter is the search's (tags_all, tags_any) when it had one.
+    `ranking` is the search's own, ranked without a limit (a search asked to explain a document reads its legs
+    whole), so a document past the limit still gets its place; tag_filter is the search's (tags_all, tags_any)
+    when it had one.
     """
-    row = _document_row(index, document_id)
+    row = note_reads.document(index, document_id)
     if row is None:
         return _unknown(index, document_id)
     out = {"document_id": document_id, "title": row["title"], "relative_path": row["rel_path"]}
@@ -188,53 +168,56 @@ def explain_document(index: ProjectIndex, full: Trace, document_id: str, limit: 
         if reason:
             return {**out, "found": False, "rank": None, "returned": False, "legs": {}, "removed_by": "tags",
                     "verdict": reason[0].upper() + reason[1:] + "."}
-    chunks = _document_chunks(index, document_id)
+    chunks = chunk_reads.document_chunk_texts(index, document_id)
     if not chunks:
         return {**out, "found": False, "rank": None, "returned": False, "legs": {},
                 "verdict": "It has no indexed text (an empty file, or one whose text could not be extracted)."}
     document_of = {cid: document_id for cid, _, _ in chunks}
-    others = _documents_of(index, [cid for cid, _, _ in full.ranked] + (full.keyword or []) +
-                           [cid for cid, _ in (full.semantic or [])])
+    keyword, meaning = ranking.keyword, ranking.meaning
+    others = chunk_reads.documents_of(index, [cid for cid, _, _ in ranking.ranked] + (keyword.chunks if keyword else [])
+                                      + [cid for cid, _ in (meaning.hits if meaning else [])])
     others.update(document_of)
     legs = {}
-    if full.keyword is not None:
-        ranks = _document_ranks(full.keyword, others)
+    if keyword is not None:
+        ranks = _document_ranks(keyword.chunks, others)
         if document_id in ranks:
             legs["keyword"] = {"found": True, "rank": ranks[document_id][0], "score": 1.0}
         else:
             title_path = f"{row['title']}\n{row['rel_path']}"
-            present = [t for t in full.terms if any(t in (c + "\n" + title_path).lower() for _, _, c in chunks)]
-            missing = [t for t in full.terms if t not in present]
-            partial = [cid for cid, _, _ in chunks if cid in full.partial]
+            present = [t for t in terms if any(t in (c + "\n" + title_path).lower() for _, _, c in chunks)]
+            missing = [t for t in terms if t not in present]
+            partial = [cid for cid, _, _ in chunks if cid in ranking.partial]
             legs["keyword"] = {"found": False, "rank": None, "score": None,
                                "why": (f"no chunk holds every word: {_quoted(missing)} "
                                        f"{'is' if len(missing) == 1 else 'are'} missing from the document") if missing
                                else "no single chunk holds every word together (they are spread over chunks)"}
             if partial:
                 legs["keyword"]["partial"] = True
-                legs["keyword"]["bm25_rank"] = min(full.partial[c] for c in partial)
-    if full.semantic is not None or full.semantic_error:
-        ranks = _document_ranks([cid for cid, _ in full.semantic or []], others)
+                legs["keyword"]["bm25_rank"] = min(ranking.partial[c] for c in partial)
+    if meaning is not None:
+        ranks = _document_ranks([cid for cid, _ in meaning.hits], others)
         if document_id in ranks:
             rank, cid = ranks[document_id]
-            sim = dict(full.semantic)[cid]
-            legs["semantic"] = {"found": True, "rank": rank, "similarity": round(sim, 4), "threshold": full.threshold}
+            sim = dict(meaning.hits)[cid]
+            legs["semantic"] = {"found": True, "rank": rank, "similarity": round(sim, 4),
+                                "threshold": meaning.threshold}
         else:
-            _, sim = best_similarity(index, full.vector, list(document_of))
-            legs["semantic"] = {"found": False, "rank": None, "threshold": full.threshold,
+            _, sim = best_similarity(index, meaning.vector, list(document_of))
+            legs["semantic"] = {"found": False, "rank": None, "threshold": meaning.threshold,
                                 "similarity": None if sim is None else round(sim, 4),
-                                "why": full.semantic_error or (
+                                "why": meaning.error or (
                                     "its chunks wait for embeddings" if sim is None else
-                                    f"its best chunk's similarity {sim:.4f} is under the threshold {full.threshold}")}
-    ranks = _document_ranks([cid for cid, _, _ in full.ranked], others)
+                                    f"its best chunk's similarity {sim:.4f} is under the threshold "
+                                    f"{meaning.threshold}")}
+    ranks = _document_ranks([cid for cid, _, _ in ranking.ranked], others)
     if document_id not in ranks:
         return {**out, "found": False, "rank": None, "returned": False, "legs": legs,
                 "verdict": "No leg found it; see each leg's why."}
     rank, cid = ranks[document_id]
-    score, search_type = next((s, t) for c, s, t in full.ranked if c == cid)
-    returned = any(c in document_of for c, _, _ in full.ranked[:limit])
-    place = next(i for i, (c, _, _) in enumerate(full.ranked, start=1) if c == cid)
-    verdict = (f"Its best chunk ranked {ordinal(place)} of {len(full.ranked)} (as {search_type}, score "
+    score, search_type = next((s, t) for c, s, t in ranking.ranked if c == cid)
+    returned = any(c in document_of for c, _, _ in ranking.ranked[:limit])
+    place = next(i for i, (c, _, _) in enumerate(ranking.ranked, start=1) if c == cid)
+    verdict = (f"Its best chunk ranked {ordinal(place)} of {len(ranking.ranked)} (as {search_type}, score "
                f"{score:.4f}); the document came {ordinal(rank)}")
     verdict += "." if returned else f": past the limit of {limit} results, so it was not returned."
     return {**out, "found": True, "rank": rank, "chunk_rank": place, "returned": returned, "chunk_id": cid,
@@ -246,31 +229,15 @@ def explain_document(index: ProjectIndex, full: Trace, document_id: str, limit: 
 LEG_NAMES = ("bm25", "meaning", "first_chunk")
 
 
-@dataclass
-class VaultTrace:
-    """vault_search's legs as it fused them: [(document_id, chunk, raw score)] best first, per leg."""
-
-    fusion: str
-    words: list[str]
-    legs: dict[str, list[tuple]]
-    strict: int  # how many of the BM25 leg's notes hold every word (the rest hold some)
-    fused: list = field(default_factory=list)  # the Candidates, best first, before the limit
-    fused_rank: dict[str, int] = field(default_factory=dict)  # before the reranker
-    rerank: dict[str, float] = field(default_factory=dict)  # document: cross-encoder probability
-    vector: np.ndarray | None = None
-    semantic_error: str | None = None
-    threshold: float = 0.0  # the least similarity the meaning legs keep
-
-
-def _leg_entry(trace: VaultTrace, leg: str, candidate) -> dict:
+def _leg_entry(ranking: VaultRanking, leg: str, candidate) -> dict:
     """What one leg says about a fused note: its rank and raw score there, and what it gave the fused score."""
     i = LEG_NAMES.index(leg)
     entry: dict = {"found": False, "rank": None}
-    for rank, hit in enumerate(trace.legs.get(leg) or [], start=1):
+    for rank, hit in enumerate(ranking.legs.get(leg) or [], start=1):
         if hit[0] == candidate.document_id:
             entry = {"found": True, "rank": rank, "score" if leg == "bm25" else "similarity": round(float(hit[2]), 4)}
             if leg == "bm25":
-                entry["matched"] = "every word" if rank <= trace.strict else "some of the words"
+                entry["matched"] = "every word" if rank <= ranking.strict else "some of the words"
             break
     if i < len(candidate.parts):
         entry["contribution"] = round(candidate.parts[i], 6)
@@ -279,20 +246,20 @@ def _leg_entry(trace: VaultTrace, leg: str, candidate) -> dict:
         entry["why"] = ("no vector to compare: the note has no text for the model, or it waits to be embedded; "
                         "the leg counts as the mean of the others")
     elif not entry["found"]:
-        entry["why"] = (trace.semantic_error if leg != "bm25" and trace.semantic_error
-                        else _not_found(leg, trace.threshold))
+        entry["why"] = (ranking.semantic_error if leg != "bm25" and ranking.semantic_error
+                        else _not_found(leg, ranking.threshold))
     return entry
 
 
-def fusion_rule(trace: VaultTrace, candidate, k: int, bonus: float, weights: dict) -> str:
+def fusion_rule(ranking: VaultRanking, candidate, k: int, bonus: float, weights: dict) -> str:
     """The fused score written out with this note's numbers."""
-    legs = [leg for leg in LEG_NAMES if leg in trace.legs]
+    legs = [leg for leg in LEG_NAMES if leg in ranking.legs]
     parts = list(zip(legs, candidate.parts))
-    if trace.fusion == "rrf":
-        terms = [f"1/({k} + {_rank_in(trace, leg, candidate.document_id)})" if not blind else f"{p:.6f} (mean)"
+    if ranking.fusion == "rrf":
+        terms = [f"1/({k} + {_rank_in(ranking, leg, candidate.document_id)})" if not blind else f"{p:.6f} (mean)"
                  for (leg, p), blind in zip(parts, candidate.blind) if p]
         return f"reciprocal rank fusion: {' + '.join(terms) or '0'} = {sum(p for _, p in parts):.6f}"
-    if trace.fusion == "max_min":
+    if ranking.fusion == "max_min":
         ordered = sorted(parts, key=lambda p: -p[1])
         rest = [p for _, p in ordered[1:]]
         mean = sum(rest) / max(len(rest), 1)
@@ -304,24 +271,24 @@ def fusion_rule(trace: VaultTrace, candidate, k: int, bonus: float, weights: dic
             f"{sum(wi * p for wi, (_, p) in zip(w, parts)):.4f}")
 
 
-def _rank_in(trace: VaultTrace, leg: str, document_id: str) -> int | None:
-    return next((rank for rank, hit in enumerate(trace.legs.get(leg) or [], start=1) if hit[0] == document_id), None)
+def _rank_in(ranking: VaultRanking, leg: str, document_id: str) -> int | None:
+    return next((rank for rank, hit in enumerate(ranking.legs.get(leg) or [], start=1) if hit[0] == document_id), None)
 
 
-def vault_explain(trace: VaultTrace, candidate, rule: str, matched: list[str]) -> dict:
+def vault_explain(ranking: VaultRanking, candidate, rule: str, matched: list[str]) -> dict:
     """One vault_search result's `explain`."""
-    legs = {leg: _leg_entry(trace, leg, candidate) for leg in _legs_of(trace)}
-    out = {"fusion": trace.fusion, "fused_rank": trace.fused_rank.get(candidate.document_id),
+    legs = {leg: _leg_entry(ranking, leg, candidate) for leg in _legs_of(ranking)}
+    out = {"fusion": ranking.fusion, "fused_rank": ranking.fused_rank.get(candidate.document_id),
            "legs": legs, "score": round(candidate.score, 6), "rule": rule, "matched_words": matched}
-    if candidate.document_id in trace.rerank:
-        out["reranked"] = {"probability": round(trace.rerank[candidate.document_id], 4),
+    if candidate.document_id in ranking.rerank:
+        out["reranked"] = {"probability": round(ranking.rerank[candidate.document_id], 4),
                            "rule": "w(r) × 1/r + (1 - w(r)) × probability; w = 0.75 to rank 3, 0.60 to 10, else 0.40"}
     return out
 
 
-def _legs_of(trace: VaultTrace) -> list[str]:
+def _legs_of(ranking: VaultRanking) -> list[str]:
     """The legs this search ran, and the meaning leg when the model kept it from running (to say so)."""
-    return [leg for leg in LEG_NAMES if leg in trace.legs or (leg == "meaning" and trace.semantic_error)]
+    return [leg for leg in LEG_NAMES if leg in ranking.legs or (leg == "meaning" and ranking.semantic_error)]
 
 
 def _not_found(leg: str, threshold: float) -> str:
@@ -331,7 +298,7 @@ def _not_found(leg: str, threshold: float) -> str:
 
 def filter_reasons(index: ProjectIndex, filters: dict, document_id: str) -> list[str]:
     """Each filter that leaves this document out, as 'filters.<key> = <value>' with what the note has instead."""
-    row = _document_row(index, document_id)
+    row = note_reads.document(index, document_id)
     reasons = []
     for key, value in filters.items():
         allowed = allowed_documents(index, {key: value})
@@ -353,10 +320,10 @@ def filter_reasons(index: ProjectIndex, filters: dict, document_id: str) -> list
     return reasons
 
 
-def vault_explain_document(index: ProjectIndex, trace: VaultTrace | None, document_id: str, limit: int,
+def vault_explain_document(index: ProjectIndex, ranking: VaultRanking, document_id: str, limit: int,
                            filters: dict, allowed: set[str] | None, fts_match: str) -> dict:
     """Where one note ranked in each vault_search leg, or which filter, threshold or limit kept it out."""
-    row = _document_row(index, document_id)
+    row = note_reads.document(index, document_id)
     if row is None:
         return _unknown(index, document_id)
     out = {"document_id": document_id, "title": row["title"], "path": row["rel_path"]}
@@ -364,25 +331,25 @@ def vault_explain_document(index: ProjectIndex, trace: VaultTrace | None, docume
         reasons = filter_reasons(index, filters, document_id)
         return {**out, "found": False, "rank": None, "returned": False, "legs": {}, "removed_by": reasons,
                 "verdict": "Removed by the filters before any leg ran: " + "; ".join(reasons) + "."}
-    chunks = _document_chunks(index, document_id)
-    fused = trace.fused if trace is not None else []
+    chunks = chunk_reads.document_chunk_texts(index, document_id)
+    fused = ranking.fused
     place = next((i for i, c in enumerate(fused, start=1) if c.document_id == document_id), None)
     candidate = fused[place - 1] if place else None
     legs = {}
-    for leg in _legs_of(trace) if trace is not None else ():
-        entry = _leg_entry(trace, leg, candidate) if candidate else {"found": False, "rank": None}
+    for leg in _legs_of(ranking):
+        entry = _leg_entry(ranking, leg, candidate) if candidate else {"found": False, "rank": None}
         if not entry["found"] and not entry.get("blind"):
             if leg == "bm25":
-                entry["why"] = _bm25_why(index, trace.words, fts_match, document_id)
-            elif trace.semantic_error:
-                entry["why"] = trace.semantic_error
+                entry["why"] = _bm25_why(index, ranking.words, fts_match, document_id)
+            elif ranking.semantic_error:
+                entry["why"] = ranking.semantic_error
             else:
                 ids = [cid for cid, ordinal, _ in chunks if leg == "meaning" or ordinal == 0]
-                _, sim = best_similarity(index, trace.vector, ids)
+                _, sim = best_similarity(index, ranking.vector, ids)
                 entry["similarity"] = None if sim is None else round(sim, 4)
                 what = "its best chunk's" if leg == "meaning" else "its first chunk's"
                 entry["why"] = ("it has no vector to compare (no text for the model, or it waits to be embedded)"
-                                if sim is None else f"{what} similarity {sim:.4f} is under {trace.threshold}")
+                                if sim is None else f"{what} similarity {sim:.4f} is under {ranking.threshold}")
         legs[leg] = entry
     if candidate is None:
         return {**out, "found": False, "rank": None, "returned": False, "legs": legs,
@@ -390,7 +357,7 @@ def vault_explain_document(index: ProjectIndex, trace: VaultTrace | None, docume
     returned = place <= limit
     verdict = f"It ranked {ordinal(place)} of {len(fused)} notes (score {candidate.score:.4f})"
     verdict += "." if returned else f": past the limit of {limit}, so it was not returned."
-    return {**out, "found": True, "rank": place, "fused_rank": trace.fused_rank.get(document_id), "returned": returned,
+    return {**out, "found": True, "rank": place, "fused_rank": ranking.fused_rank.get(document_id), "returned": returned,
             "score": round(candidate.score, 6), "legs": legs, "verdict": verdict}
 
 
@@ -399,9 +366,8 @@ def _bm25_why(index: ProjectIndex, words: list[str], match: str, document_id: st
         return "the query has no words to match"
     missing = []
     for word in words:
-        q = parse_query(word).match
-        if q and not index.sql("SELECT 1 FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid "
-                               "WHERE chunks_bm25 MATCH ? AND c.document_id = ? LIMIT 1", [q, document_id]):
+        # fts.words are runs of letters and digits, so each is its own FTS5 phrase (as the parse made it)
+        if not chunk_reads.bm25_holds_in_document(index, f'"{word}"', document_id):
             missing.append(word)
     if missing and len(missing) == len(words):
         return f"none of its chunks holds any of the words ({_quoted(missing)})"

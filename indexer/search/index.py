@@ -6,12 +6,13 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable
 
 from ..ingest.chunking import TokenCounter
 from ..ingest.embeddings import Embedder
-from ..store.database import connect, rows_in
+from ..store.database import connect
 from .cache import VectorCache
+
 
 def _stat(path: Path) -> os.stat_result:
     try:
@@ -45,15 +46,8 @@ class ProjectIndex:
         return conn
 
     def sql(self, query: str, params=()) -> list[sqlite3.Row]:
+        """Run one SELECT (the reads modules, chunk_reads.py and note_reads.py, ask every question of the read side)."""
         return self.db.execute(query, tuple(params)).fetchall()
-
-    def sql_in(self, query: str, ids: Iterable, params=()) -> list[sqlite3.Row]:
-        """Run a query whose `{ids}` stands for a list of ids, as many times as the ids need; the rows of all.
-
-        Example: index.sql_in("SELECT chunk_id FROM chunks WHERE document_id IN ({ids})", document_ids)
-        `params` are bound before the ids.
-        """
-        return rows_in(self.sql, query, ids, params)
 
     def kept(self, key: str, build: Callable[[], object]):
         """A value built from the database, kept until the writer commits again (every commit touches the

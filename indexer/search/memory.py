@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 
 from ..errors import DocumentNotFound, InvalidQuery
 from ..ingest.extract.inline import wikilink_target
+from . import chunk_reads, note_reads
+from .grammar import parse_terms
 from .index import ProjectIndex
-from .keyword import _chunks_containing, parse_terms
 from .links import LinkResolver, file_stem
 
 MODES = {"frontmatter": "frontmatter", "a": "frontmatter", "content": "content", "b": "content",
@@ -78,18 +79,13 @@ def _answer(index: ProjectIndex, mode: str, query, results: list[dict]) -> dict:
 
 def _docs(index: ProjectIndex, ids: set[str] | None = None) -> dict[str, Doc]:
     """Load documents (all, or these ids) with their tags and related_to targets."""
-    if ids is None:
-        def select(query: str) -> list:
-            return index.sql(query.format(where="1"))
-    else:
-        def select(query: str) -> list:
-            return index.sql_in(query.format(where="document_id IN ({ids})"), sorted(ids))
+    rows, tags, related = note_reads.memory_documents(index, ids)
     docs: dict[str, Doc] = {}
-    for r in select("SELECT document_id, rel_path, title, frontmatter, modified FROM documents WHERE {where}"):
+    for r in rows:
         docs[r[0]] = Doc(r[0], r["rel_path"], r["title"], json.loads(r["frontmatter"] or "{}"), r["modified"] or 0.0)
-    for r in select("SELECT document_id, tag FROM tags WHERE {where}"):
+    for r in tags:
         docs[r[0]].tags.add(r[1])
-    for r in select("SELECT document_id, target FROM links WHERE {where} AND kind = 'related_to' ORDER BY target"):
+    for r in related:
         docs[r[0]].related_to.append(r[1])
     return docs
 
@@ -210,8 +206,7 @@ def _frontmatter_results(index: ProjectIndex, fields: dict[str, list]) -> list[d
 def _lines(index: ProjectIndex, doc_ids: set[str]) -> dict[str, list[tuple[int, str]]]:
     """Each document's indexed non-blank lines as (line number, text), in file order."""
     by_doc: dict[str, dict[int, str]] = {d: {} for d in doc_ids}
-    for r in index.sql_in("SELECT document_id, content, start_line FROM chunks WHERE document_id IN ({ids}) "
-                          "ORDER BY document_id, ordinal", sorted(doc_ids)):
+    for r in chunk_reads.lines_of_documents(index, doc_ids):
         lines = by_doc[r["document_id"]]
         for offset, text in enumerate(r["content"].split("\n")):
             number = r["start_line"] + offset
@@ -251,8 +246,8 @@ def content_terms(query: str) -> list[str]:
 def _content_results(index: ProjectIndex, terms: list[str]) -> list[dict]:
     rowids: set[int] = set()
     for term in terms:
-        rowids |= _chunks_containing(index, term)
-    doc_ids = _documents_of_chunks(index, rowids)
+        rowids |= chunk_reads.chunks_with_term(index, term)
+    doc_ids = chunk_reads.documents_of_rowids(index, rowids)
     docs, lines = _docs(index, doc_ids), _lines(index, doc_ids)
     ranked = []
     for doc_id, doc_lines in lines.items():
@@ -271,10 +266,6 @@ def _content_results(index: ProjectIndex, terms: list[str]) -> list[dict]:
         out.append(doc.result("content_match", matches=matches, line=doc_lines[best][0],
                               excerpt=excerpt(counter, doc_lines, best, needle)))
     return out
-
-
-def _documents_of_chunks(index: ProjectIndex, rowids: set[int]) -> set[str]:
-    return {r[0] for r in index.sql_in("SELECT DISTINCT document_id FROM chunks WHERE rowid IN ({ids})", sorted(rowids))}
 
 
 # --- mode C: cross-reference ------------------------------------------------------------------------------------
@@ -338,8 +329,8 @@ def _mentions(index: ProjectIndex, docs: dict[str, Doc], target: Doc) -> dict[st
     patterns = [_mention(n) for n in names]
     rowids: set[int] = set()
     for name in names:
-        rowids |= _chunks_containing(index, name.lower())
-    candidates = _documents_of_chunks(index, rowids) - {target.document_id}
+        rowids |= chunk_reads.chunks_with_term(index, name.lower())
+    candidates = chunk_reads.documents_of_rowids(index, rowids) - {target.document_id}
     counter = index.counter
     out: dict[str, dict] = {}
     for doc_id, doc_lines in _lines(index, candidates).items():

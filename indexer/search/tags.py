@@ -1,9 +1,10 @@
-"""Tag search (AND and OR, hierarchical) and the tag filter the other modes share."""
+"""Tag search (AND and OR, hierarchical), the tag filter the other modes share, and tag counts."""
 from __future__ import annotations
 
-from ..errors import SKMemoryError
+from . import chunk_reads
+from . import note_reads as reads
+from .hits import chunk_hit
 from .index import ProjectIndex
-from .results import RESULT_SELECT, make_result
 
 
 def normalise(tags: list[str] | None) -> list[str]:
@@ -11,53 +12,38 @@ def normalise(tags: list[str] | None) -> list[str]:
     return [t.strip().lstrip("#").rstrip("/").lower() for t in (tags or []) if t and t.strip().lstrip("#")]
 
 
-def _docs_with_tag(index: ProjectIndex, tag: str) -> set[str]:
-    # A tag matches itself and everything below it: `project` matches `project/alpha`.
-    rows = index.sql("SELECT document_id FROM tags WHERE tag = ? OR substr(tag, 1, ?) = ?", (tag, len(tag) + 1, tag + "/"))
-    return {r[0] for r in rows}
+def documents_with_tags(index: ProjectIndex, tags_all, tags_any) -> set[str] | None:
+    """Return the document ids that have every tag of tags_all and one of tags_any; None when no tag is asked for.
 
-
-def documents_with_tags(index: ProjectIndex, tags_all: list[str] | None, tags_any: list[str] | None) -> set[str] | None:
-    """Return the document ids that have every tag of tags_all and one of tags_any; None when no tag is asked for."""
+    A tag matches itself and everything below it: `project` matches `project/alpha`.
+    """
     tags_all, tags_any = normalise(tags_all), normalise(tags_any)
     if not tags_all and not tags_any:
         return None
     docs: set[str] | None = None
     for tag in tags_all:
-        found = _docs_with_tag(index, tag)
+        found = reads.documents_with_tag(index, tag)
         docs = found if docs is None else docs & found
     if tags_any:
         either: set[str] = set()
         for tag in tags_any:
-            either |= _docs_with_tag(index, tag)
+            either |= reads.documents_with_tag(index, tag)
         docs = either if docs is None else docs & either
     return docs or set()
 
 
-def chunks_of(index: ProjectIndex, document_ids: set[str]) -> list[str]:
-    """Return the chunk ids of these documents."""
-    return [r[0] for r in index.sql_in("SELECT chunk_id FROM chunks WHERE document_id IN ({ids})", document_ids)]
-
-
-def tag_search(index: ProjectIndex, tags_all: list[str] | None = None, tags_any: list[str] | None = None,
-               limit: int = 20) -> list[dict]:
-    """Find documents by tags: all of tags_all (AND) and at least one of tags_any (OR); newest first."""
-    docs = documents_with_tags(index, tags_all, tags_any)
-    if docs is None:
-        raise SKMemoryError("Tag search needs at least one tag: give tags_all or tags_any.")
-    if not docs:
+def tag_search(index: ProjectIndex, documents: set[str], limit: int | None = 20) -> list[dict]:
+    """These documents (the tag filter's), newest first, as hits of their first chunk (score 1.0)."""
+    if not documents:
         return []
-    rows = index.sql_in(f"""{RESULT_SELECT} FROM documents d LEFT JOIN chunks c ON c.document_id = d.document_id
-                                AND c.ordinal = (SELECT min(ordinal) FROM chunks WHERE document_id = d.document_id)
-                             WHERE d.document_id IN ({{ids}})""", docs)
+    rows = chunk_reads.first_chunk_hit_rows(index, documents)
     rows.sort(key=lambda r: (-(r["modified"] or 0), r["rel_path"]))
     results = []
-    for r in rows[:limit]:
-        row = dict(r)
+    for row in rows[:limit]:
         row["content"] = row["content"] or ""
         row["heading_path"] = row["heading_path"] or "[]"
         row["start_line"], row["end_line"] = row["start_line"] or 1, row["end_line"] or 1
-        result = make_result(index, row, 1.0, "tag", [])
+        result = chunk_hit(index, row, 1.0, "tag", [])
         result["snippet"] = result["snippet"][:160]
         results.append(result)
     return results
@@ -71,10 +57,8 @@ def tag_counts(index: ProjectIndex, text: str = "", limit: int = 50) -> list[dic
     """
     p = text.strip().lstrip("#").rstrip("/").lower()
     if not p:
-        rows = index.sql("SELECT tag, count(*) AS n FROM tags GROUP BY tag ORDER BY n DESC, tag LIMIT ?", (limit,))
-        return [{"tag": r["tag"], "count": r["n"]} for r in rows]
-    rows = index.sql("SELECT tag, count(*) AS n FROM tags WHERE instr(tag, ?) > 0 GROUP BY tag", (p,))
-    ranked = sorted(rows, key=lambda r: (_match_rank(r["tag"], p), -r["n"], r["tag"]))
+        return [{"tag": r["tag"], "count": r["n"]} for r in reads.most_used_tags(index, limit)]
+    ranked = sorted(reads.tags_containing(index, p), key=lambda r: (_match_rank(r["tag"], p), -r["n"], r["tag"]))
     return [{"tag": r["tag"], "count": r["n"]} for r in ranked[:limit]]
 
 

@@ -24,16 +24,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import EmbeddingsUnavailable, InvalidQuery
-from ..limits import MAX_SNIPPET_TOKENS, check_number, check_query
-from .explain import VaultTrace, fusion_rule, matched_words, vault_explain, vault_explain_document
-from .filters import allowed_documents, check_filters, created_day
-from .fts_query import BM25_RANK, parse_query
+from ..errors import EmbeddingsUnavailable
+from . import chunk_reads, note_reads
+from .explain import fusion_rule, matched_words, vault_explain, vault_explain_document
+from .filters import created_day
+from .hits import iso, marked_text, snippet
 from .index import ProjectIndex
+from .query import Query
+from .records import VaultRanking
 from .rerank import RERANK_CANDIDATES, Reranker, blend
-from .results import iso, marked_text, query_words, snippet
-from .semantic import HYBRID_THRESHOLD
-from .tags import chunks_of
+from .semantic import HYBRID_THRESHOLD, unavailable
 
 logger = logging.getLogger(__name__)
 
@@ -71,23 +71,6 @@ class Candidate:
     blind: tuple[bool, ...] = ()  # per leg: the leg cannot see this note (no vector); () when every leg can
 
 
-def check_request(query, limit, snippet_tokens) -> str:
-    """Refuse a request that cannot run, with a sentence that says what to change; return the query text."""
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidQuery("Type something to search for (the query is empty); to list notes by metadata alone use "
-                           "search_by_tag, search_by_folder, search_by_property or recent_notes.")
-    check_query(query)
-    check_number("limit", limit)
-    check_number("snippet_tokens", snippet_tokens, high=MAX_SNIPPET_TOKENS)
-    return query
-
-
-def _in_allowed(column: str, allowed: set[str] | None) -> tuple[str, list]:
-    if allowed is None:
-        return "", []
-    return f" AND {column} IN (SELECT value FROM json_each(?))", [json.dumps(sorted(allowed))]
-
-
 def bm25_leg(index: ProjectIndex, match: str, allowed: set[str] | None, chunks: int | None = LEG_CHUNKS
              ) -> list[tuple[str, int, float]]:
     """Rank the allowed notes matching an FTS5 expression by their best chunk's BM25: (document_id, chunk rowid,
@@ -95,24 +78,15 @@ def bm25_leg(index: ProjectIndex, match: str, allowed: set[str] | None, chunks: 
     returns only those, so a common word does not bring every chunk that holds it into Python."""
     if not match:
         return []
-    clause, params = _in_allowed("c.document_id", allowed)
     try:
         if allowed is None and chunks is not None:
             # The best chunks first, from the full-text index alone; their notes only for those (joining every
             # match to its note before cutting cost more than the ranking).
-            best = index.sql(f"SELECT f.rowid, {BM25_RANK} AS score FROM chunks_bm25 f WHERE chunks_bm25 MATCH ? "
-                             "ORDER BY score, f.rowid LIMIT ?", [match, chunks])
-            owner = {r[0]: r[1] for r in index.sql(
-                "SELECT rowid, document_id FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))",
-                [json.dumps([r[0] for r in best])])}
+            best = chunk_reads.bm25_best_chunks(index, match, chunks)
+            owner = chunk_reads.owners_of_rowids(index, [r[0] for r in best])
             rows = sorted(((owner[r[0]], r[0], r[1]) for r in best if r[0] in owner), key=lambda r: (r[2], r[0], r[1]))
         else:
-            rows = index.sql(
-                f"""SELECT c.document_id, f.rowid, {BM25_RANK} AS score
-                    FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid
-                    WHERE chunks_bm25 MATCH ?{clause} ORDER BY score, c.document_id, f.rowid LIMIT ?""",
-                [match, *params, -1 if chunks is None else chunks],  # LIMIT -1: no limit
-            )
+            rows = chunk_reads.bm25_note_chunks(index, match, allowed, chunks)
     except sqlite3.OperationalError:  # parse_query only emits valid syntax; this is the last line of defence
         logger.exception("FTS5 refused %r", match)
         return []
@@ -130,13 +104,11 @@ def vector_legs(index: ProjectIndex, vector: np.ndarray, allowed: set[str] | Non
     """Rank the allowed notes by meaning, from one scan of their chunks (the `chunks` closest, None: all, with
     similarity at least 0.3): by their best chunk, and with note_leg also by their first chunk alone (a note-level
     vector: title and opening). Each leg is [(document_id, chunk_id, similarity)], best first."""
-    chunk_ids = chunks_of(index, allowed) if allowed is not None else None
+    chunk_ids = chunk_reads.chunk_ids_of(index, allowed) if allowed is not None else None
     hits = index.cache.search(vector, HYBRID_THRESHOLD, chunks, chunk_ids=chunk_ids)
     if not hits:
         return [], [] if note_leg else None
-    owner = {r[0]: (r[1], r[2]) for r in index.sql(
-        "SELECT chunk_id, document_id, ordinal FROM chunks WHERE chunk_id IN (SELECT value FROM json_each(?))",
-        [json.dumps([c for c, _ in hits])])}
+    owner = chunk_reads.owners(index, [c for c, _ in hits])
     best, first, seen = [], [], set()
     for chunk_id, similarity in hits:  # best first, so a note's first hit is its best chunk
         doc, ordinal = owner.get(chunk_id, (None, None))
@@ -221,7 +193,7 @@ def blind_legs(index: ProjectIndex, bm25: list[tuple], vector: list[tuple], note
     unseen = near - by_first if notes is not None else near - by_meaning
     if not unseen:
         return {}
-    rows = index.sql_in("SELECT document_id, chunk_id, ordinal FROM chunks WHERE document_id IN ({ids})", unseen)
+    rows = chunk_reads.chunk_ordinals(index, unseen)
     any_vector, first_vector = set(), set()
     # The meaning legs search the cache: what it lacks, they cannot see.
     have = index.cache.with_vectors([r[1] for r in rows])
@@ -237,12 +209,11 @@ def blind_legs(index: ProjectIndex, bm25: list[tuple], vector: list[tuple], note
 
 
 def _rerank(index: ProjectIndex, query: str, fused: list[Candidate], reranker: Reranker,
-            trace: VaultTrace | None = None) -> bool:
+            ranking: VaultRanking) -> bool:
     """Reorder fused in place by the position-aware blend; return whether the reranker ran."""
     head = fused[:RERANK_CANDIDATES]
     texts = _best_chunk_texts(index, head)
-    titles = {r[0]: r[1] for r in index.sql("SELECT document_id, title FROM documents WHERE document_id IN "
-                                            "(SELECT value FROM json_each(?))", [json.dumps([c.document_id for c in head])])}
+    titles = note_reads.titles(index, [c.document_id for c in head])
     passages = [f"{titles.get(c.document_id, '')}\n{texts.get(c.document_id, '')}" for c in head]
     try:
         probabilities = reranker.scores(query, passages)
@@ -251,8 +222,7 @@ def _rerank(index: ProjectIndex, query: str, fused: list[Candidate], reranker: R
         return False
     if len(probabilities) != len(head):
         return False
-    if trace is not None:
-        trace.rerank = {c.document_id: p for c, p in zip(head, probabilities)}
+    ranking.rerank = {c.document_id: p for c, p in zip(head, probabilities)}
     blended = blend(probabilities + [None] * (len(fused) - len(head)))
     for c, score in zip(fused, blended):
         c.score = score
@@ -264,8 +234,7 @@ def _best_chunk_texts(index: ProjectIndex, candidates: list[Candidate]) -> dict[
     by_rowid = {c.bm25_rowid: c.document_id for c in candidates if c.bm25_rowid is not None}
     by_id = {c.vector_chunk: c.document_id for c in candidates if c.bm25_rowid is None and c.vector_chunk}
     out: dict[str, str] = {}
-    for r in index.sql("SELECT rowid, chunk_id, content FROM chunks WHERE rowid IN (SELECT value FROM json_each(?)) "
-                       "OR chunk_id IN (SELECT value FROM json_each(?))", [json.dumps(list(by_rowid)), json.dumps(list(by_id))]):
+    for r in chunk_reads.texts_by_rowid_or_id(index, by_rowid, by_id):
         doc = by_rowid.get(r[0]) or by_id.get(r[1])
         if doc:
             out[doc] = r[2]
@@ -273,14 +242,11 @@ def _best_chunk_texts(index: ProjectIndex, candidates: list[Candidate]) -> dict[
 
 
 def fts_snippets(index: ProjectIndex, match: str, rowids: list[int], tokens: int) -> dict[int, dict]:
-    """The best run of `tokens` words of each chunk with the offsets of its (stemmed) matches, by chunk rowid:
-    one full-text query for them all (FTS5 evaluates the expression once, not once per chunk)."""
+    """The best run of `tokens` words of each chunk with the offsets of its (stemmed) matches, by chunk rowid."""
     if not match or not rowids:
         return {}
-    rows = index.sql("SELECT rowid, snippet(chunks_bm25, 2, char(2), char(3), '…', ?) FROM chunks_bm25 "
-                     "WHERE chunks_bm25 MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
-                     [tokens, match, json.dumps(rowids)])
-    return {r[0]: marked_text(" ".join(r[1].split()), OPEN, CLOSE) for r in rows if r[1] is not None}
+    found = chunk_reads.fts_snippets(index, match, rowids, tokens, OPEN, CLOSE)
+    return {rowid: marked_text(" ".join(text.split()), OPEN, CLOSE) for rowid, text in found.items()}
 
 
 def leading_callout(text: str) -> dict | None:
@@ -304,25 +270,14 @@ def leading_callout(text: str) -> dict | None:
     return {"type": m.group(1).lower(), "title": m.group(2).strip(), "body": "\n".join(body).strip()}
 
 
-def first_chunks(index: ProjectIndex, document_ids: list[str]) -> dict[str, str]:
-    """The text of each document's first chunk: where a note's body begins."""
-    return {r[0]: r[1] for r in index.sql(
-        "SELECT document_id, content FROM chunks c WHERE document_id IN (SELECT value FROM json_each(?)) "
-        "AND ordinal = (SELECT min(ordinal) FROM chunks WHERE document_id = c.document_id)", [json.dumps(document_ids)])}
-
-
 def note_results(index: ProjectIndex, document_ids: list[str], include_leading_callout: bool = False) -> dict[str, dict]:
     """Build the result of each note (without snippet or score), keyed by document id."""
     if not document_ids:
         return {}
-    ids = json.dumps(document_ids)
-    tags: dict[str, list[str]] = {}
-    for r in index.sql("SELECT document_id, tag FROM tags WHERE document_id IN (SELECT value FROM json_each(?)) "
-                       "ORDER BY tag", [ids]):
-        tags.setdefault(r[0], []).append(r[1])
-    firsts = first_chunks(index, document_ids) if include_leading_callout else {}
+    tags = note_reads.tags_of(index, document_ids)
+    firsts = chunk_reads.first_chunk_texts(index, document_ids) if include_leading_callout else {}
     out = {}
-    for d in index.sql("SELECT * FROM documents WHERE document_id IN (SELECT value FROM json_each(?))", [ids]):
+    for d in note_reads.documents(index, document_ids):
         path, file_type = d["rel_path"], d["file_type"]
         result = {"path": path, "title": d["title"], "tags": tags.get(d["document_id"], []),
                   "folder": path.rsplit("/", 1)[0] if "/" in path else "", "type": d["frontmatter_type"],
@@ -343,100 +298,99 @@ def note_results(index: ProjectIndex, document_ids: list[str], include_leading_c
     return out
 
 
-def vault_search(index: ProjectIndex, query: str, filters: dict | None = None, limit: int = 20,
-                 snippet_tokens: int = 30, include_leading_callout: bool = False,
-                 reranker: Reranker | None = None, fusion: str = DEFAULT_FUSION, note_leg: bool = DEFAULT_NOTE_LEG,
-                 explain: bool = False, explain_document: str | None = None) -> dict:
-    """Search one project's notes by text and metadata; the response every surface renders.
+def vault_search(index: ProjectIndex, request, reranker: Reranker | None = None, fusion: str = DEFAULT_FUSION,
+                 note_leg: bool = DEFAULT_NOTE_LEG) -> dict:
+    """Search one project's notes by text and metadata (a SearchRequest of mode 'vault'); the answer every surface
+    renders.
 
     fusion and note_leg choose how the legs are merged (see fuse); the defaults are the product's, the others are
-    there for tests/bench to compare on real data. explain adds to each result why it ranked; explain_document=ID
-    says where that note ranked in each leg, or which filter, threshold or limit kept it out (explain.py).
+    there for tests/bench to compare on real data. The request's explain adds to each result why it ranked;
+    explain_document=ID says where that note ranked in each leg, or which filter, threshold or limit kept it out.
     """
-    query = check_request(query, limit, snippet_tokens)
-    filters = check_filters(filters)
-    allowed = allowed_documents(index, filters)
-    fts = parse_query(query)
-    trace = VaultTrace(fusion, fts.words, {}, 0, threshold=HYBRID_THRESHOLD) if (explain or explain_document) else None
-    empty = {"results": [], "total": 0, "search_mode": "fts", "reranked": False}
+    query = Query.of(request)
+    limit, document_id = request.limit, request.explain_document
+    ranking = rank_notes(index, query, limit, fusion, note_leg, whole=request.explain or bool(document_id))
+    fused = ranking.fused
+    reranked = bool(fused and reranker is not None and reranker.available
+                    and _rerank(index, query.text, fused, reranker, ranking))
+    results = _note_hits(index, query, ranking, fused[:limit], request) if fused else []
+    answer = {"results": results, "total": len(fused),
+              "search_mode": "hybrid" if ranking.legs.get("meaning") else "fts",  # spec 001: when vectors contributed
+              "reranked": reranked}
+    if document_id:
+        answer["explain_document"] = vault_explain_document(index, ranking, document_id, limit, query.filters,
+                                                            query.allowed(index), query.fts.match)
+    return answer
+
+
+def rank_notes(index: ProjectIndex, query: Query, limit: int, fusion: str = DEFAULT_FUSION,
+               note_leg: bool = DEFAULT_NOTE_LEG, whole: bool = False) -> VaultRanking:
+    """Run the legs (BM25, best chunk by meaning, first chunk by meaning) on the allowed notes and fuse them; each
+    leg read as deep as LEG_CHUNKS, or whole (for explain, which says where a note ranked however far down). When
+    fewer than `limit` notes hold every word, notes holding some of them join the BM25 leg."""
+    ranking = VaultRanking(fusion, query.fts.words, HYBRID_THRESHOLD)
+    allowed = query.allowed(index)
     if allowed is not None and not allowed:
-        return _with_report(empty, index, trace, explain_document, limit, filters, allowed, fts.match)
-    whole = trace is not None  # explain says where a note ranked in each leg, however far down
-    bm25 = bm25_leg(index, fts.match, allowed, None if whole else LEG_CHUNKS)
+        return ranking
+    depth = None if whole else LEG_CHUNKS
+    bm25 = bm25_leg(index, query.fts.match, allowed, depth)
     strict = len(bm25)
     vector, notes, query_vector = None, None, None
     if index.semantic_available:
         try:
-            query_vector = index.embed_query(query)
-            vector, notes = vector_legs(index, query_vector, allowed, note_leg, None if whole else LEG_CHUNKS)
+            query_vector = query.vector(index)
+            vector, notes = vector_legs(index, query_vector, allowed, note_leg, depth)
         except EmbeddingsUnavailable:
             pass
-    if vector is not None and len(bm25) < limit and fts.any_match:
+    if vector is not None and len(bm25) < limit and query.fts.any_match:
         # Keyword-only (fts) answers, without a model, keep the strict implicit AND. When meaning was asked too,
         # notes holding some of the terms follow those holding all of them in the BM25 leg, so a long
         # natural-language question still gets a keyword signal (see tests/bench/bench_quality.py), even when
         # no chunk is close enough in meaning: "the 1982 Ridley Scott film I rated" must still find Blade Runner.
         have = {hit[0] for hit in bm25}
-        some = [hit for hit in bm25_leg(index, fts.any_match, allowed, None if whole else LEG_CHUNKS)
-                if hit[0] not in have]
+        some = [hit for hit in bm25_leg(index, query.fts.any_match, allowed, depth) if hit[0] not in have]
         if fusion != "rrf" and bm25:  # by score, a note with some of the words stays under those with all of them
             floor = min(hit[2] for hit in bm25)
             some = [(doc, rowid, min(score, floor * 0.999)) for doc, rowid, score in some]
         bm25 += some
     blind = blind_legs(index, bm25, vector, notes) if vector is not None else {}
-    fused = fuse(bm25, vector or [], how=fusion, notes=notes, blind=blind)
-    mode = "hybrid" if vector else "fts"  # spec 001: "hybrid" when vectors contributed
-    if trace is not None:
-        _record(trace, index, bm25, strict, vector, notes, fused, query_vector)
-    if not fused:
-        return _with_report({**empty, "search_mode": mode}, index, trace, explain_document, limit, filters, allowed,
-                            fts.match)
-    reranked = bool(reranker is not None and reranker.available and _rerank(index, query, fused, reranker, trace))
-    top = fused[:limit]
-    notes = note_results(index, [c.document_id for c in top], include_leading_callout)
+    ranking.fused = fuse(bm25, vector or [], how=fusion, notes=notes, blind=blind)
+    ranking.legs = {"bm25": bm25}
+    if vector is not None:
+        ranking.legs["meaning"] = vector
+        if notes is not None:
+            ranking.legs["first_chunk"] = notes
+    else:
+        ranking.semantic_error = unavailable(index)
+    ranking.strict = strict
+    ranking.fused_rank = {c.document_id: rank for rank, c in enumerate(ranking.fused, start=1)}
+    ranking.vector = query_vector
+    return ranking
+
+
+def _note_hits(index: ProjectIndex, query: Query, ranking: VaultRanking, top: list[Candidate], request) -> list[dict]:
+    """The notes of the first candidates as spec 001's results, each with its snippet (and explain when asked)."""
+    notes = note_results(index, [c.document_id for c in top], request.include_leading_callout)
+    tokens, strict = request.snippet_tokens, ranking.strict
     # Notes found only by meaning are highlighted by substring: skip words too short or common to mean anything.
-    words = [w for w in fts.words or query_words(query) if len(w) > 2 and w not in COMMON_WORDS]
+    words = [w for w in query.fts.words or query.words if len(w) > 2 and w not in COMMON_WORDS]
     # A note with only some of the words (past `strict` in the BM25 leg) is marked by the OR of the words.
     found = [c for c in top if c.bm25_rowid is not None]
-    marked = {**fts_snippets(index, fts.match, [c.bm25_rowid for c in found if c.bm25_rank <= strict], snippet_tokens),
-              **fts_snippets(index, fts.any_match, [c.bm25_rowid for c in found if c.bm25_rank > strict], snippet_tokens)}
+    marked = {**fts_snippets(index, query.fts.match, [c.bm25_rowid for c in found if c.bm25_rank <= strict], tokens),
+              **fts_snippets(index, query.fts.any_match, [c.bm25_rowid for c in found if c.bm25_rank > strict], tokens)}
     texts = _best_chunk_texts(index, [c for c in top if marked.get(c.bm25_rowid) is None])
     results = []
     for c in top:
         result = notes.get(c.document_id)
         if result is None:  # deleted between ranking and fetching
             continue
-        text = marked.get(c.bm25_rowid) or snippet(texts.get(c.document_id, ""), words, snippet_tokens * CHARS_PER_TOKEN)
+        text = marked.get(c.bm25_rowid) or snippet(texts.get(c.document_id, ""), words, tokens * CHARS_PER_TOKEN)
         result = {"path": result["path"], "title": result["title"], "snippet": text["snippet"],
                   "score": round(c.score, 6), "highlights": text["highlights"],
                   **{k: v for k, v in result.items() if k not in ("path", "title")}}
-        if explain:
+        if request.explain:
             shown = [text["snippet"][a:b].lower() for a, b in text["highlights"]]
-            result["explain"] = vault_explain(trace, c, fusion_rule(trace, c, RRF_K, MAX_MIN_BONUS, WEIGHTS),
+            result["explain"] = vault_explain(ranking, c, fusion_rule(ranking, c, RRF_K, MAX_MIN_BONUS, WEIGHTS),
                                               list(dict.fromkeys(shown)) or matched_words(words, text["snippet"]))
         results.append(result)
-    answer = {"results": results, "total": len(fused), "search_mode": mode, "reranked": reranked}
-    return _with_report(answer, index, trace, explain_document, limit, filters, allowed, fts.match)
-
-
-def _record(trace: VaultTrace, index: ProjectIndex, bm25, strict, vector, notes, fused, query_vector) -> None:
-    """Keep what the legs found and what each gave every note, before the reranker reorders anything."""
-    trace.legs = {"bm25": bm25}
-    if vector is not None:
-        trace.legs["meaning"] = vector
-        if notes is not None:
-            trace.legs["first_chunk"] = notes
-    else:
-        trace.semantic_error = f"the embedding model is unavailable ({index.embedder.error})"
-    trace.strict = strict
-    trace.fused = fused
-    trace.fused_rank = {c.document_id: rank for rank, c in enumerate(fused, start=1)}
-    trace.vector = query_vector
-
-
-def _with_report(answer: dict, index: ProjectIndex, trace: VaultTrace | None, document_id: str | None, limit: int,
-                 filters: dict, allowed: set[str] | None, match: str) -> dict:
-    if document_id:
-        answer["explain_document"] = vault_explain_document(index, trace, str(document_id), limit, filters, allowed,
-                                                            match)
-    return answer
+    return results

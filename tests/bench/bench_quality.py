@@ -30,7 +30,7 @@ from indexer.config import Settings  # noqa: E402
 from indexer.engine import Engine  # noqa: E402
 from indexer.errors import ProjectNotFound  # noqa: E402
 from indexer.home import Home  # noqa: E402
-from indexer.search.fts_query import WORD  # noqa: E402
+from indexer.search.grammar import WORD  # noqa: E402
 from indexer.search.vault import DEFAULT_FUSION, DEFAULT_NOTE_LEG, FUSIONS, vault_search  # noqa: E402
 
 PROJECT = "beir"

@@ -99,7 +99,7 @@ def queries_for(engine: Engine, project: str, corpora: Path, rng: random.Random)
 
 def _search(engine: Engine, **kw) -> dict:
     try:
-        return engine.search(**kw)
+        return engine.search(kw.pop("query"), **kw)
     except Exception as exc:  # a refusal is an answer too
         return {"error": type(exc).__name__, "detail": str(exc)}
 

@@ -6,10 +6,11 @@ from pathlib import Path
 
 from flask import Blueprint, current_app, jsonify, request
 
+from indexer import SearchRequest
 from indexer.errors import DocumentNotFound, InvalidQuery
 from indexer.limits import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET
 
-from ..args import body_field, bool_arg, int_arg, json_body, list_arg
+from ..args import body_field, int_arg, json_body
 from ..current import get_engine
 
 bp = Blueprint("search", __name__)
@@ -27,20 +28,7 @@ def health():
 def search():
     """Search one project (or scope=all); explain=true says why each result ranked, explain_document=ID where
     that document ranked in each leg or what kept it out."""
-    return jsonify(get_engine().search(
-        request.args.get("q", ""), mode=request.args.get("mode", "hybrid"), project=request.args.get("project") or None,
-        scope=request.args.get("scope", "project"), tags_all=list_arg("tags_all"), tags_any=list_arg("tags_any"),
-        limit=int_arg("limit", 20), explain=bool_arg("explain"),
-        explain_document=request.args.get("explain_document", "").strip()[:200] or None, group=group_arg(),
-    ))
-
-
-def group_arg() -> bool:
-    """group=document lists one result per document; group=chunk (the default) one per chunk."""
-    value = request.args.get("group", "chunk").strip().lower() or "chunk"
-    if value not in ("chunk", "document"):
-        raise InvalidQuery(f"group must be 'chunk' or 'document', not '{value[:40]}'.")
-    return value == "document"
+    return jsonify(get_engine().search(SearchRequest.from_params(request.args)))
 
 
 @bp.get("/tags")
@@ -122,14 +110,7 @@ def related(document_id: str):
 
 @bp.post("/vault_search")
 def vault_search():
-    body = json_body()
-    return jsonify(get_engine().vault_search(
-        body_field(body, "query", str, required=True), filters=body_field(body, "filters", dict),
-        limit=body_field(body, "limit", int, 20), snippet_tokens=body_field(body, "snippet_tokens", int, 30),
-        include_leading_callout=body_field(body, "include_leading_callout", bool, False),
-        project=body_field(body, "project", str), explain=body_field(body, "explain", bool, False),
-        explain_document=body_field(body, "explain_document", str),
-    ))
+    return jsonify(get_engine().search(SearchRequest.from_body(json_body())))
 
 
 @bp.post("/vault_search/by_tag")

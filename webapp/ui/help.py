@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from indexer import USER_DOCS_NAME
+from indexer import USER_DOCS_NAME, SearchRequest
 
 from ..current import get_engine
 from ..args import arg
@@ -21,7 +21,7 @@ def help_page():
     results = topics = None
     if available:
         if q:
-            results = engine.search(q, "hybrid", project=USER_DOCS_NAME, limit=10)
+            results = engine.search(SearchRequest(q, "hybrid", project=USER_DOCS_NAME, limit=10))
         else:
             topics = engine.documents(USER_DOCS_NAME)["documents"]
     return render("help/page.html", "help/_results.html", q=q, results=results, topics=topics, available=available,

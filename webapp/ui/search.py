@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 
 from flask import Blueprint, request
 
+from indexer import SearchRequest
+
 from ..current import get_engine
 from ..args import arg
 from .render import handle_errors, render
@@ -16,8 +18,8 @@ RESULT_LIMIT = 30
 
 
 @dataclass
-class SearchRequest:
-    """What the search form asked for, and how the toggles map onto one engine search mode."""
+class SearchForm:
+    """What the search form asked for, and how the toggles map onto one engine search request."""
 
     q: str = ""
     keyword: bool = True
@@ -31,7 +33,7 @@ class SearchRequest:
     chosen: bool = True  # False when the form was sent with every toggle off
 
     @classmethod
-    def from_args(cls) -> "SearchRequest":
+    def from_args(cls) -> "SearchForm":
         keyword, smart, tag = (request.args.get(k) == "1" for k in ("kw", "smart", "tag"))
         chosen = keyword or smart or tag
         if not chosen and request.args.get("m") != "1":  # a fresh page, or an /search?q= link: the default
@@ -52,11 +54,13 @@ class SearchRequest:
             return "semantic"
         return "keyword" if self.keyword else "tag"
 
-    @property
-    def tag_filter(self) -> dict:
-        if not (self.tag and self.tags):
-            return {"tags_all": None, "tags_any": None}
-        return {"tags_all": self.tags, "tags_any": None} if self.op == "all" else {"tags_all": None, "tags_any": self.tags}
+    def request(self) -> SearchRequest:
+        """The engine request: the window lists documents (note hits), each saying why it ranked."""
+        tags = tuple(self.tags) if self.tag and self.tags else ()
+        return SearchRequest("" if self.mode == "tag" else self.q, self.mode, project=self.project or None,
+                             scope=self.scope, tags_all=tags if self.op == "all" else (),
+                             tags_any=tags if self.op == "any" else (), limit=RESULT_LIMIT,
+                             explain=self.mode != "tag", group=True)
 
     @property
     def ready(self) -> bool:
@@ -66,19 +70,15 @@ class SearchRequest:
         return bool(self.tags if self.mode == "tag" else self.q or (self.tag and self.tags))
 
 
-def run_search(form: SearchRequest) -> dict | None:
+def run_search(form: SearchForm) -> dict | None:
     """Ask the engine (the only search implementation) for this form's results."""
-    if not form.ready:
-        return None
-    return get_engine().search("" if form.mode == "tag" else form.q, mode=form.mode, project=form.project or None,
-                               scope=form.scope, limit=RESULT_LIMIT, explain=form.mode != "tag", group=True,
-                               **form.tag_filter)
+    return get_engine().search(form.request()) if form.ready else None
 
 
 @bp.get("/")
 @bp.get("/search")
 def search():
-    form = SearchRequest.from_args()
+    form = SearchForm.from_args()
     results = run_search(form)
     return render("search/page.html", "search/_results.html", form=form, results=results,
                   **window_context(form.project, tab="search"))

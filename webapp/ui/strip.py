@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from flask import Blueprint
 
+from indexer import SearchRequest
+
 from ..current import get_engine
 from ..args import arg
 from .render import handle_errors, render
@@ -23,8 +25,8 @@ def doc_search(q: str, kind: str, project: str | None) -> dict | None:
         tags = [t["tag"] for t in engine.tags(project, q.lstrip("#"), 10)["tags"]]
         if not tags:
             return {"results": [], "tags": [], "mode": "tag"}
-        return {**engine.search("", "tag", project=project, tags_any=tags, limit=LIMIT), "tags": tags}
-    return engine.search(q, kind, project=project, limit=LIMIT, group=True)  # Doc Search lists documents
+        return {**engine.search(SearchRequest("", "tag", project=project, tags_any=tags, limit=LIMIT)), "tags": tags}
+    return engine.search(SearchRequest(q, kind, project=project, limit=LIMIT, group=True))  # Doc Search lists documents
 
 
 @bp.get("/strip")

@@ -5,7 +5,7 @@ import sqlite3
 
 import pytest
 
-from indexer.search.fts_query import parse_query
+from indexer.search.grammar import parse_query
 
 
 @pytest.fixture

@@ -1,4 +1,20 @@
-"""The common result shape every search mode returns, and the snippet with the offsets of its matches."""
+"""The two answer shapes every spec-000 search returns, named here once, and the snippet with the offsets of its
+matches.
+
+A **chunk hit** is one matching chunk with its document (spec 000's common result shape):
+chunk_id, document_id, content (the chunk's text), document_title, relative_path, absolute_path, file_type,
+similarity (spec 000's score: a semantic hit's cosine from 0 to 1; keyword and tag hits 1.0; hybrid hits found by
+both legs 1 + cosine, so at least 1.0), cosine (the similarity in meaning itself, whatever the mode; None when
+meaning did not find the chunk), search_type (semantic, keyword, hybrid, recency or tag), project, tags, created,
+modified, heading_path and lines (the matching section's), chunk_lines (the whole chunk's), snippet (plain text)
+and highlights (offsets of the matches in the snippet).
+
+A **note hit** is one document, the `group=document` row: the chunk hit of its best chunk, plus passages (how many
+of its chunks matched) and more_passages (the others, best first, each with chunk_id, heading_path, lines,
+snippet, highlights, similarity, cosine and search_type, without their whole text).
+
+vault_search (spec 001) and memory search (spec 002) answer with the fields their specs name; docs/api.md maps them.
+"""
 from __future__ import annotations
 
 import json
@@ -6,35 +22,31 @@ import re
 from datetime import datetime
 from typing import Iterable
 
+from . import chunk_reads as reads
+from .grammar import STOPWORDS
 from .index import ProjectIndex
 
 SNIPPET_CHARS = 220
 
 
-# What a result is made of: a chunk (c) with its document (d) and the document's tags.
-RESULT_SELECT = """SELECT c.chunk_id, d.document_id, c.content, c.heading_path, c.start_line, c.end_line, c.sections,
-                          d.title, d.rel_path, d.file_type, d.created, d.modified,
-                          (SELECT group_concat(tag, char(31)) FROM tags t WHERE t.document_id = d.document_id) AS tags"""
-
-
-def result_rows(index: ProjectIndex, scored: list[tuple[str, float, str]], terms: list[str]) -> list[dict]:
-    """Turn (chunk_id, similarity, search_type) triples into result dicts, keeping their order."""
-    if not scored:
+def chunk_hits(index: ProjectIndex, ranked: list[tuple[str, float, str]], terms: list[str],
+               cosines: dict[str, float] | None = None) -> list[dict]:
+    """Turn (chunk_id, score, search_type) triples into chunk hits, keeping their order."""
+    if not ranked:
         return []
-    ids = [cid for cid, _, _ in scored]
-    rows = {r["chunk_id"]: dict(r) for r in index.sql_in(
-        f"{RESULT_SELECT} FROM chunks c JOIN documents d USING (document_id) WHERE c.chunk_id IN ({{ids}})", ids)}
-    results = []
-    for cid, similarity, search_type in scored:
+    rows = reads.hit_rows(index, [cid for cid, _, _ in ranked])
+    hits = []
+    for cid, score, search_type in ranked:
         r = rows.get(cid)
         if r is None:  # deleted between ranking and fetching
             continue
-        results.append(make_result(index, r, similarity, search_type, terms))
-    return results
+        hits.append(chunk_hit(index, r, score, search_type, terms, (cosines or {}).get(cid)))
+    return hits
 
 
-def make_result(index: ProjectIndex, r: dict, similarity: float, search_type: str, terms: list[str]) -> dict:
-    """Build one result dict from a joined chunk-and-document row; heading, lines and snippet are the matching part's."""
+def chunk_hit(index: ProjectIndex, r: dict, score: float, search_type: str, terms: list[str],
+              cosine: float | None = None) -> dict:
+    """One chunk hit from a joined chunk-and-document row; heading, lines and snippet are the matching part's."""
     sections = chunk_sections(r)
     part, text = matching_section(r["content"], sections, terms)
     return {
@@ -45,7 +57,8 @@ def make_result(index: ProjectIndex, r: dict, similarity: float, search_type: st
         "relative_path": r["rel_path"],
         "absolute_path": str(index.root / r["rel_path"]),
         "file_type": r["file_type"],
-        "similarity": round(float(similarity), 4),
+        "similarity": round(float(score), 4),
+        "cosine": None if cosine is None else round(float(cosine), 4),
         "search_type": search_type,
         "project": index.name,
         "tags": sorted(r["tags"].split("\x1f")) if r.get("tags") else [],
@@ -67,10 +80,6 @@ def chunk_sections(r) -> list[dict]:
     return [{"heading_path": heading, "lines": [r["start_line"], r["end_line"]], "offset": 0}]
 
 
-# Words too common to say which part of a chunk a query was about.
-_STOPWORDS = frozenset("""a an and are as at be but by can did do does for from had has have how i if in is it its me my
-no not of on or our out so that the their them then there these they this to was we went were what when where which
-who why will with would you your""".split())
 _HEADING_LINE = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?#{1,6}(?:[ \t]|$)")
 
 
@@ -88,7 +97,7 @@ def matching_section(content: str, sections: list[dict], terms: Iterable[str]) -
     parts = section_texts(content, sections)
     if len(parts) == 1:
         return parts[0]
-    words = [w for w in (t.lower() for t in terms if t) if w not in _STOPWORDS]
+    words = [w for w in (t.lower() for t in terms if t) if w not in STOPWORDS]
     if words:
         scored = [(sum(w in text.lower() for w in words), sum(text.lower().count(w) for w in words), -i)
                   for i, (_, text) in enumerate(parts)]
@@ -104,11 +113,6 @@ def matching_section(content: str, sections: list[dict], terms: Iterable[str]) -
 
 def iso(epoch: float | None) -> str | None:
     return datetime.fromtimestamp(epoch).isoformat(timespec="seconds") if epoch else None
-
-
-def query_words(query: str) -> list[str]:
-    """The words of a query worth highlighting (lowercase, 2+ characters)."""
-    return [w for w in re.findall(r"\w[\w'-]*", query.lower()) if len(w) > 1]
 
 
 def snippet(text: str, terms: Iterable[str], width: int = SNIPPET_CHARS) -> dict:
@@ -146,11 +150,11 @@ def marked_text(text: str, open_mark: str, close_mark: str) -> dict:
     return {"snippet": "".join(out), "highlights": [s for s in spans if s[1] > s[0]]}
 
 
-PASSAGE_FIELDS = ("chunk_id", "heading_path", "lines", "snippet", "highlights", "similarity", "search_type")
+PASSAGE_FIELDS = ("chunk_id", "heading_path", "lines", "snippet", "highlights", "similarity", "cosine", "search_type")
 GROUP_POOL = 4  # a grouped search ranks this many chunks per document asked for, then keeps the best of each
 
 
-def group_by_document(results: list[dict], limit: int) -> list[dict]:
+def note_hits(results: list[dict], limit: int) -> list[dict]:
     """One result per document, in the order of its best chunk; the rest of its chunks become more_passages.
 
     Each kept result gains "passages" (how many of its chunks matched) and "more_passages" (the others, best

@@ -1,4 +1,8 @@
-"""vault_search query syntax turned into a safe FTS5 MATCH expression: this never raises, whatever it is given.
+"""How what a user typed is read, every way a search reads it (query.py reads it once, with these): the keyword
+leg's terms, the words to highlight in a match by meaning, the stopwords, and the FTS5 MATCH expression of the
+BM25 legs.
+
+The FTS5 expression never raises, whatever it is given.
 
 Unquoted terms are AND-ed (the porter tokenizer stems them: `running` matches `runs`); "quoted text" is an exact
 phrase; a term with punctuation inside (`vault-cortex`, `deploy/local`, `don't`) is the phrase of its words, which
@@ -16,6 +20,11 @@ WORD = re.compile(r"[^\W_]+")
 LEXEME = re.compile(r'(?P<phrase>"[^"]*(?:"|$))|(?P<bare>[^\s"]+)')
 OPERATORS = ("AND", "OR", "NOT")
 MAX_TERMS = 32
+MAX_KEYWORD_TERMS = 12
+# Words too common to say what a query is about.
+STOPWORDS = frozenset("""a an and are as at be but by can did do does for from had has have how i if in is it its me my
+no not of on or our out so that the their them then there these they this to was we went were what when where which
+who why will with would you your""".split())
 # bm25() weights of the chunks_bm25 columns: title, heading path, chunk text, the note's properties (first chunk).
 BM25_WEIGHTS = (4.0, 2.0, 1.0, 1.0)
 BM25_RANK = f"bm25(chunks_bm25, {', '.join(map(str, BM25_WEIGHTS))})"
@@ -94,3 +103,19 @@ def parse_query(text: str | None) -> FtsQuery:
     match = " ".join(parts)
     any_match = " OR ".join(positive) if len(positive) > 1 else ""
     return FtsQuery(match, highlight, "" if any_match == match else any_match)
+
+
+def parse_terms(text: str) -> list[str]:
+    """Split a query into the keyword leg's lowercase terms: "quoted phrases" stay whole, other words split on
+    spaces."""
+    terms: list[str] = []
+    for quoted, word in re.findall(r'"([^"]*)"|(\S+)', text or ""):
+        term = (quoted if quoted else word).strip().lower()
+        if term and term not in terms:
+            terms.append(term)
+    return terms[:MAX_KEYWORD_TERMS]
+
+
+def query_words(text: str) -> list[str]:
+    """The words of a query worth highlighting in a match by meaning (lowercase, 2+ characters)."""
+    return [w for w in re.findall(r"\w[\w'-]*", text.lower()) if len(w) > 1]

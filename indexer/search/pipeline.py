@@ -1,0 +1,147 @@
+"""The one way a spec-000 search runs (hybrid, semantic, recency, keyword, tag), over one project or all of them.
+
+A SearchRequest comes in; its query is parsed once (query.py); each project's legs rank it and return their
+records (records.py); the ranking becomes chunk hits or note hits (hits.py), explained from the records when asked;
+the answer is the response every surface renders. vault_search (vault.py) is the other pipeline.
+"""
+from __future__ import annotations
+
+from ..errors import EmbeddingsUnavailable, InvalidQuery
+from .explain import annotate, explain_document, ordinal, tag_reason
+from .hits import chunk_hits, envelope, note_hits
+from .hybrid import KEYWORD_POOL, hybrid
+from .index import ProjectIndex
+from .keyword import keyword_search
+from .query import Query
+from .records import KeywordLeg, MeaningLeg, Ranking
+from .semantic import DIRECT_THRESHOLD, recency_search, semantic_search, unavailable
+from .tags import tag_search
+
+# When nothing reaches semantic search's threshold, the best chunks above this floor are offered apart, as weaker
+# matches (a question worded unlike any note often peaks at 0.3-0.45 with this model; under 0.25 is noise).
+WEAKER_FLOOR = 0.25
+WEAKER_LIMIT = 5
+GROUP_POOL = 4  # a grouped search ranks this many chunks per document asked for, then keeps the best of each
+
+
+def search(indexes: list[ProjectIndex], request) -> dict:
+    """Run one request over its projects; with scope 'all', merged by score, a project without a model answering
+    by keyword for itself only."""
+    query = Query.of(request)
+    pool = request.limit * GROUP_POOL if request.group else request.limit
+    merged, unavailable_in, extra = [], [], {}
+    available = True
+    for index in indexes:
+        if request.mode in ("keyword", "hybrid") and query.terms:
+            query.named(index)  # each term's titles and paths, asked once for every leg of this project
+        results, ranking = _one(index, query, request, pool, fallback=request.scope == "all")
+        # A tag listing does not load the model to say whether it could have searched by meaning.
+        available = index.embedder.state == "ready" if ranking is None else index.semantic_available
+        if request.scope == "all" and not available and request.mode != "tag":
+            unavailable_in.append(index.name)
+        if request.explain and ranking is not None:
+            annotate(index, ranking, results, _terms(query, request.mode), query.allowed_chunks(index))
+        if request.explain_document and request.scope != "all":
+            extra["explain_document"] = _document_report(index, query, request, ranking, results)
+        merged += results
+    if request.scope == "all":
+        merged.sort(key=lambda r: -r["similarity"])
+    if request.group:
+        merged, extra["grouped"] = note_hits(merged, request.limit), "document"
+    else:
+        merged = merged[:request.limit]
+    if request.scope == "all" and request.explain:
+        for place, r in enumerate(merged, start=1):
+            r["explain"]["rank"] = place
+    if not merged and request.mode in ("semantic", "recency") and (request.scope == "all" or available):
+        extra.update(_weaker(indexes, query, request))
+    if request.scope == "all":
+        return envelope(merged, request.mode, query.text, not unavailable_in, request.limit, scope="all",
+                        projects=[i.name for i in indexes], keyword_only_projects=unavailable_in, **extra)
+    return envelope(merged, request.mode, query.text, available, request.limit, project=indexes[0].name, **extra)
+
+
+def _one(index: ProjectIndex, query: Query, request, pool: int, fallback: bool) -> tuple[list[dict], Ranking | None]:
+    """One project's hits (at most `pool`) and the ranking they came from (None for a tag listing). With
+    explain_document the legs are read whole, so that the report reads the same ranking as the hits."""
+    allowed = query.allowed(index)
+    if request.mode == "tag" or not query.text.strip():
+        if allowed is None:
+            raise InvalidQuery("Tag search needs at least one tag: give tags_all or tags_any."
+                               if request.mode == "tag" else "Type something to search for (the query is empty).")
+        return tag_search(index, allowed, pool), None
+    if allowed is not None and not allowed:
+        return [], Ranking(request.mode, [])
+    limit = None if request.explain_document else pool
+    ranking = rank(index, query, request.mode, limit, ordered=request.explain, fallback=fallback)
+    terms = query.terms if not index.semantic_available else _terms(query, request.mode)
+    cosines = dict(ranking.meaning.hits) | ranking.meaning.similarity if ranking.meaning else {}
+    return chunk_hits(index, ranking.ranked[:pool], terms, cosines), ranking
+
+
+def _terms(query: Query, mode: str) -> list[str]:
+    """The words a mode highlights and explains: the keyword leg's terms, or for meaning alone the query's words."""
+    return query.terms if mode in ("keyword", "hybrid") else query.words
+
+
+def rank(index: ProjectIndex, query: Query, mode: str, limit: int | None, ordered: bool = False,
+         fallback: bool = False) -> Ranking:
+    """One project's ranking in one mode (limit None: every chunk that scores). Semantic modes without the model
+    raise, or with fallback answer by keyword."""
+    allowed, chunks = query.allowed(index), query.allowed_chunks(index)
+    if mode == "hybrid":
+        return hybrid(index, query, limit, allowed, chunks, ordered)
+    if mode == "keyword" or not index.semantic_available:
+        if mode != "keyword" and not fallback:
+            raise EmbeddingsUnavailable(
+                f"Semantic search needs the embedding model, which is unavailable: {index.embedder.error}. "
+                "Use keyword or hybrid search, or fix the model (SKMEMORY_MODEL).")
+        hits = keyword_search(index, query, KEYWORD_POOL if limit is None else limit, allowed)
+        meaning = None if mode == "keyword" else MeaningLeg([], None, error=unavailable(index))
+        return Ranking(mode, hits, KeywordLeg([cid for cid, _, _ in hits], query.terms), meaning, whole=limit is None)
+    if mode == "semantic":
+        return semantic_search(index, query, limit, chunk_ids=chunks)
+    return recency_search(index, query, limit, chunk_ids=chunks)
+
+
+def _weaker(indexes: list[ProjectIndex], query: Query, request) -> dict:
+    """The best chunks under semantic search's threshold (down to WEAKER_FLOOR), kept apart from the results."""
+    pool = WEAKER_LIMIT * GROUP_POOL if request.group else WEAKER_LIMIT
+    weaker: list[dict] = []
+    for index in indexes:
+        if not index.semantic_available:
+            continue
+        allowed = query.allowed(index)
+        if allowed is not None and not allowed:
+            continue
+        ranking = semantic_search(index, query, pool, WEAKER_FLOOR, chunk_ids=query.allowed_chunks(index))
+        rows = chunk_hits(index, ranking.ranked, query.words, dict(ranking.meaning.hits))
+        weaker += note_hits(rows, WEAKER_LIMIT) if request.group else rows[:WEAKER_LIMIT]
+    if len(indexes) > 1:
+        weaker.sort(key=lambda r: -r["similarity"])
+    elif not weaker and indexes and query.allowed(indexes[0]) == set():
+        return {}
+    return {"threshold": DIRECT_THRESHOLD, "weaker_matches": weaker[:WEAKER_LIMIT]}
+
+
+def _document_report(index: ProjectIndex, query: Query, request, ranking: Ranking | None, results: list[dict]
+                     ) -> dict:
+    """Where the request's explain_document ranked, or what kept it out, read from this search's own ranking."""
+    document_id = request.explain_document
+    tag_filter = (query.tags_all, query.tags_any) if query.tags_all or query.tags_any else None
+    if ranking is None:  # a tag listing: newest first
+        return _tag_report(index, query, document_id, request.limit, results)
+    return explain_document(index, ranking, document_id, request.limit, _terms(query, request.mode), tag_filter)
+
+
+def _tag_report(index: ProjectIndex, query: Query, document_id: str, limit: int, results: list[dict]) -> dict:
+    everything = tag_search(index, query.allowed(index), None)
+    place = next((i for i, r in enumerate(everything, start=1) if r["document_id"] == document_id), None)
+    if place is None:
+        reason = tag_reason(index, document_id, query.tags_all, query.tags_any) or "it is not in this project"
+        return {"document_id": document_id, "found": False, "rank": None, "returned": False, "legs": {},
+                "removed_by": "tags", "verdict": reason[0].upper() + reason[1:] + "."}
+    returned = any(r["document_id"] == document_id for r in results)
+    return {"document_id": document_id, "found": True, "rank": place, "returned": returned, "legs": {},
+            "verdict": f"It has the tags and came {ordinal(place)} of {len(everything)}, newest first"
+                       + ("." if returned else f": past the limit of {limit}, so it was not returned.")}

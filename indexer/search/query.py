@@ -1,0 +1,93 @@
+"""A search's query, parsed once at the edge of the engine and handed to every leg: no leg reads the raw string.
+
+One `Query` holds every reading of what was typed: the keyword terms (lowercase; "quoted phrases" whole; each
+marked when it is a stopword), the FTS5 expression of vault_search and partial matches (grammar.py), the words
+worth highlighting in a match by meaning, the tags and filters that narrow the search, and, memoised per project
+or per model, the documents they allow, each term's titled and pathed documents, and the query vector (embedded
+once for every project of a search).
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import chunk_reads as reads
+from .chunk_reads import EVERYTHING
+from .filters import allowed_documents
+from .grammar import STOPWORDS, FtsQuery, parse_query, parse_terms, query_words
+from .index import ProjectIndex
+from .tags import documents_with_tags
+
+
+@dataclass(eq=False)
+class Query:
+    """What was typed, read every way a leg needs it, once; and what narrows the search."""
+
+    text: str
+    terms: list[str]  # the keyword leg's terms
+    words: list[str]  # highlighted in matches by meaning
+    fts: FtsQuery  # the BM25 legs' expression (and its OR of positive terms)
+    stopwords: frozenset[str]  # the terms that are stopwords
+    tags_all: tuple[str, ...] = ()
+    tags_any: tuple[str, ...] = ()
+    filters: dict = field(default_factory=dict)
+    _memo: dict = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @classmethod
+    def parse(cls, text: str, tags_all=(), tags_any=(), filters: dict | None = None) -> "Query":
+        """Read a query once: its terms, FTS5 expression and highlight words."""
+        text = text or ""
+        terms = parse_terms(text)
+        return cls(text, terms, query_words(text), parse_query(text), frozenset(t for t in terms if t in STOPWORDS),
+                   tuple(tags_all or ()), tuple(tags_any or ()), dict(filters or {}))
+
+    @classmethod
+    def of(cls, request) -> "Query":
+        """The query of a SearchRequest (its words, tags and checked filters)."""
+        return cls.parse(request.query, request.tags_all, request.tags_any, request.checked_filters)
+
+    @property
+    def narrowed(self) -> bool:
+        """Whether tags or filters narrow the documents searched."""
+        return bool(self.tags_all or self.tags_any or self.filters)
+
+    def _kept(self, key, build):
+        with self._lock:
+            if key in self._memo:
+                return self._memo[key]
+        value = build()
+        with self._lock:
+            return self._memo.setdefault(key, value)
+
+    def vector(self, index: ProjectIndex) -> np.ndarray:
+        """The query embedded by the project's model (raises EmbeddingsUnavailable); once per model."""
+        return self._kept(("vector", id(index.embedder)), lambda: index.embed_query(self.text))
+
+    def named(self, index: ProjectIndex) -> list:
+        """Each term's (documents whose title holds it, documents whose path holds it or EVERYTHING: a term in the
+        project folder's own path is in every document's path), asked once per project."""
+        def build():
+            root = str(index.root).lower()
+            return [(reads.documents_titled(index, t), EVERYTHING if t in root else reads.documents_pathed(index, t))
+                    for t in self.terms]
+
+        return self._kept(("named", index.name), build)
+
+    def allowed(self, index: ProjectIndex) -> set[str] | None:
+        """The documents the tags and filters allow in this project; None when nothing narrows the search."""
+        def build():
+            by_tags = documents_with_tags(index, self.tags_all, self.tags_any)
+            by_filters = allowed_documents(index, self.filters)
+            if by_tags is None or by_filters is None:
+                return by_filters if by_tags is None else by_tags
+            return by_tags & by_filters
+
+        return self._kept(("allowed", index.name), build)
+
+    def allowed_chunks(self, index: ProjectIndex) -> list[str] | None:
+        """The chunks of the allowed documents; None when nothing narrows the search."""
+        allowed = self.allowed(index)
+        return None if allowed is None else self._kept(("chunks", index.name), lambda: reads.chunk_ids_of(index, allowed))

@@ -1,0 +1,224 @@
+"""One search request, checked once: what every surface (API, window, Power Strip, CLI, its server client, MCP)
+builds and hands to `Engine.search`, and how it crosses the HTTP hop (`to_params` / `from_params`).
+
+A request is valid once made: a bad mode, limit, scope, filter, date or query is refused here with a sentence that
+says what to change, before any search runs. Imports nothing heavy, so the CLI and the MCP process can build one
+without loading the engine.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, fields, replace
+from datetime import date
+from typing import Any, Mapping
+
+from ..errors import InvalidQuery
+from ..limits import (MAX_LIMIT, MAX_SNIPPET_TOKENS, check_number, check_query, check_scope, parse_bool,
+                      parse_number, typed_field)
+
+# hybrid, semantic, recency, keyword and tag are spec 000's modes (chunk hits); vault is spec 001's vault_search
+# (note hits, with metadata filters).
+MODES = ("hybrid", "semantic", "recency", "keyword", "tag", "vault")
+GROUPS = ("chunk", "document")
+FILTER_KEYS = ("folder", "tags", "type", "related", "properties", "created", "modified")
+DATE_BOUNDS = ("before", "on", "after")
+DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+DATE_HELP = 'Use YYYY-MM-DD, for example {"after": "2026-06-30"}.'
+MAX_DOCUMENT_ID = 200
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """A search as asked: the words, the mode, where to look, what narrows it, how many and in what shape.
+
+    Example: SearchRequest("keep a process running", mode="semantic", tags_all=("linux",), limit=5)
+    """
+
+    query: str = ""
+    mode: str = "hybrid"
+    project: str | None = None
+    scope: str = "project"  # or "all": every project, merged by score
+    tags_all: tuple[str, ...] = ()
+    tags_any: tuple[str, ...] = ()
+    filters: dict | None = None  # vault: folder, tags, type, related, properties, created, modified
+    limit: int = 20
+    group: bool = False  # one hit per document (note hits) rather than per chunk
+    explain: bool = False  # each hit says why it ranked
+    explain_document: str | None = None  # where this document ranked, or what kept it out
+    snippet_tokens: int = 30  # vault
+    include_leading_callout: bool = False  # vault
+    checked_filters: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise InvalidQuery(f"Unknown search mode '{self.mode}'; use one of: {', '.join(MODES)}.")
+        if self.query is None:
+            object.__setattr__(self, "query", "")
+        if not isinstance(self.query, str):
+            raise InvalidQuery("The query must be text.")
+        check_query(self.query)
+        check_number("limit", self.limit)
+        check_scope(self.scope)
+        object.__setattr__(self, "project", self.project or None)
+        object.__setattr__(self, "tags_all", _tags("tags_all", self.tags_all))
+        object.__setattr__(self, "tags_any", _tags("tags_any", self.tags_any))
+        document = (self.explain_document or "").strip()[:MAX_DOCUMENT_ID] or None
+        object.__setattr__(self, "explain_document", document)
+        if document and self.scope == "all":
+            raise InvalidQuery("explain_document looks inside one project; give its project instead of searching "
+                               "all of them.")
+        if self.mode == "vault":
+            if not self.query.strip():
+                raise InvalidQuery("Type something to search for (the query is empty); to list notes by metadata "
+                                   "alone use search_by_tag, search_by_folder, search_by_property or recent_notes.")
+            check_number("snippet_tokens", self.snippet_tokens, high=MAX_SNIPPET_TOKENS)
+            if self.scope == "all":
+                raise InvalidQuery("vault_search looks inside one project; give its project (scope 'all' is for "
+                                   "the other modes).")
+        object.__setattr__(self, "checked_filters", check_filters(self.filters))
+
+    @property
+    def tagged(self) -> bool:
+        """Whether tags narrow the search."""
+        return bool(self.tags_all or self.tags_any)
+
+    def but(self, **changes) -> "SearchRequest":
+        """The same request with some fields changed (and checked again)."""
+        return replace(self, **changes)
+
+    # --- the HTTP hop: GET /api/search takes the query string, POST /api/vault_search the JSON body ------------
+
+    def to_params(self) -> dict[str, Any]:
+        """The request as the API receives it: query-string pairs (lists repeat) for spec 000's modes, the JSON
+        body's fields for vault."""
+        if self.mode == "vault":
+            body = {"query": self.query, "filters": self.filters, "limit": self.limit,
+                    "snippet_tokens": self.snippet_tokens, "include_leading_callout": self.include_leading_callout,
+                    "project": self.project, "explain": self.explain, "explain_document": self.explain_document}
+            return {k: v for k, v in body.items() if v is not None}
+        params: dict[str, Any] = {"q": self.query, "mode": self.mode, "scope": self.scope, "limit": self.limit}
+        optional = {"project": self.project, "tags_all": list(self.tags_all) or None,
+                    "tags_any": list(self.tags_any) or None, "group": "document" if self.group else None,
+                    "explain": "true" if self.explain else None, "explain_document": self.explain_document}
+        return {**params, **{k: v for k, v in optional.items() if v is not None}}
+
+    @classmethod
+    def from_params(cls, args: Mapping, **fixed) -> "SearchRequest":
+        """Read a request from query-string arguments (a mapping, or one with getlist such as Flask's)."""
+        def one(name: str, default: str = "") -> str:
+            value = args.get(name, default)
+            if isinstance(value, (list, tuple)):
+                value = value[0] if value else default
+            return str(value if value is not None else default).strip()
+
+        def many(name: str) -> tuple[str, ...]:
+            raw = args.getlist(name) if hasattr(args, "getlist") else args.get(name) or []
+            values: list[str] = []
+            for item in [raw] if isinstance(raw, str) else raw:
+                values += [v.strip() for v in str(item).split(",") if v.strip()]
+            return tuple(values)
+
+        group = one("group", "chunk").lower() or "chunk"
+        if group not in GROUPS:
+            raise InvalidQuery(f"group must be 'chunk' or 'document', not '{group[:40]}'.")
+        values = dict(query=str(args.get("q") or ""), mode=one("mode", "hybrid") or "hybrid",
+                      project=one("project") or None, scope=one("scope", "project") or "project",
+                      tags_all=many("tags_all"), tags_any=many("tags_any"),
+                      limit=parse_number("limit", one("limit"), 20), group=group == "document",
+                      explain=parse_bool("explain", one("explain")), explain_document=one("explain_document") or None)
+        return cls(**{**values, **fixed})
+
+    @classmethod
+    def from_body(cls, body: Mapping, **fixed) -> "SearchRequest":
+        """Read a vault_search request from a JSON body, refusing a field of the wrong type by its name."""
+        values = dict(query=typed_field(body, "query", str, required=True),
+                      filters=typed_field(body, "filters", dict), limit=typed_field(body, "limit", int, 20),
+                      snippet_tokens=typed_field(body, "snippet_tokens", int, 30),
+                      include_leading_callout=typed_field(body, "include_leading_callout", bool, False),
+                      project=typed_field(body, "project", str), explain=typed_field(body, "explain", bool, False),
+                      explain_document=typed_field(body, "explain_document", str), mode="vault")
+        return cls(**{**values, **fixed})
+
+    def describe(self) -> dict:
+        """Every field, as JSON would show it (for logs and errors)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
+
+
+def _tags(name: str, tags) -> tuple[str, ...]:
+    if tags is None:
+        return ()
+    if isinstance(tags, str):
+        tags = [tags]
+    if not all(isinstance(t, str) for t in tags):
+        raise InvalidQuery(f"{name} must be a list of tags, such as [\"project\"].")
+    return tuple(tags)
+
+
+# --- vault_search's metadata filters, checked before any search runs ----------------------------------------
+
+def check_filters(filters: dict | None) -> dict:
+    """Validate filters and return them tidied; raise InvalidQuery with a sentence that says what to change."""
+    if filters is None:
+        return {}
+    if not isinstance(filters, dict):
+        raise InvalidQuery("filters must be an object such as {\"folder\": \"Projects\", \"tags\": [\"reference\"]}.")
+    unknown = [k for k in filters if k not in FILTER_KEYS]
+    if unknown:
+        raise InvalidQuery(f"Unknown filter '{unknown[0]}'; use any of: {', '.join(FILTER_KEYS)}.")
+    out: dict = {}
+    for key, value in filters.items():
+        if value is None:
+            continue
+        if key in ("folder", "type"):
+            if not isinstance(value, str):
+                example = "Projects" if key == "folder" else "meeting"
+                raise InvalidQuery(f"filters.{key} must be a string, such as \"{example}\".")
+            out[key] = value
+        elif key in ("tags", "related"):
+            out[key] = _string_list(key, value)
+        elif key == "properties":
+            out[key] = _properties(value)
+        else:
+            out[key] = _date_bounds(key, value)
+    return out
+
+
+def _string_list(key: str, value) -> list[str]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise InvalidQuery(f"filters.{key} must be a list of strings, such as [\"reference\", \"project\"].")
+    return [i for i in items if i.strip()]
+
+
+def _properties(value) -> dict:
+    if not isinstance(value, dict):
+        raise InvalidQuery("filters.properties must be an object of frontmatter keys and values, such as "
+                           "{\"status\": \"active\"}.")
+    for key, wanted in value.items():
+        if wanted is None or not isinstance(wanted, (str, int, float, bool)):
+            raise InvalidQuery(f"filters.properties.{key} must be a string, number or boolean, not "
+                               f"{json.dumps(wanted)}.")
+    return dict(value)
+
+
+def parse_day(value, where: str) -> date:
+    """Read a YYYY-MM-DD calendar date, or raise InvalidQuery saying 'Use YYYY-MM-DD'."""
+    if not isinstance(value, str) or not DAY.fullmatch(value.strip()):
+        raise InvalidQuery(f"{where} is {json.dumps(value)}, which is not a date. {DATE_HELP}")
+    try:
+        return date.fromisoformat(value.strip())
+    except ValueError:
+        raise InvalidQuery(f"{where} is {value!r}, which is not a real calendar date. {DATE_HELP}") from None
+
+
+def _date_bounds(key: str, value) -> dict[str, date]:
+    if not isinstance(value, dict):
+        raise InvalidQuery(f"filters.{key} must be an object with before, on and/or after dates. {DATE_HELP}")
+    unknown = [k for k in value if k not in DATE_BOUNDS]
+    if unknown:
+        raise InvalidQuery(f"filters.{key} has '{unknown[0]}'; use before, on or after. {DATE_HELP}")
+    return {bound: parse_day(day, f"filters.{key}.{bound}") for bound, day in value.items() if day is not None}
+
+
+__all__ = ["SearchRequest", "MODES", "MAX_LIMIT", "check_filters", "parse_day"]
