@@ -22,7 +22,7 @@ _EXPORTS = {
     "SearchRequest": ".search.request",  # one search as every surface asks it
     "SKMemoryError": ".errors",
     "Project": ".store.project",  # the writer of one project, as Home.open_project returns it
-    "BackgroundIndexer": ".ingest.background",  # what `serve` and `watch` start: sync, watch and embed
+    "BackgroundIndexer": ".background",  # what `serve` and `watch` start: sync, watch and embed
     "ensure_demo_project": ".content.demo",
     "USER_DOCS_NAME": ".content.docs",
     "ensure_user_docs": ".content.docs",

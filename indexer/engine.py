@@ -68,14 +68,27 @@ class Engine:
                 reason = self.background.open_errors.get(info.name, "it is not open yet")
                 raise ProjectNotFound(f"Project '{info.name}' cannot be searched: {reason}")
             return project
-        if info.name not in self._own and self.read_only:
+        if info.name not in self._own:  # searching reads the index as it was written, beside any writer
             self._own[info.name] = ProjectReader(info, self.home.settings, self.home.embedder, self.home.counter)
-        if info.name not in self._own:
-            project = self.home.open_project(info.name, role="skmemory search")
-            project.reconcile()
-            project.sync()
-            self._own[info.name] = project
         return self._own[info.name]
+
+    def _writer(self, name: str, sync: bool = True) -> Project:
+        """This engine's own writer of a project, brought up to date with its folder when first opened (an engine
+        that owns the data home: one-off commands, tests, benchmarks)."""
+        info = self.home.project(name)
+        own = self._own.get(info.name)
+        if isinstance(own, Project):
+            return own
+        if self.read_only:
+            raise SKMemoryError(f"Project '{info.name}' is open for reading only here; start `skmemory serve` to "
+                                "change it.")
+        if own is not None:
+            own.close()
+        project = self.home.open_project(info.name, role="skmemory")
+        self._own[info.name] = project
+        if sync:
+            project.sync()
+        return project
 
     def index(self, name: str | None = None) -> ProjectIndex:
         """The read side of a project (the default project when name is None)."""
@@ -109,13 +122,10 @@ class Engine:
         return [self.index(project)]
 
     def writer(self, name: str) -> Project:
-        """The project's writer: the background indexer's, or this engine's own; for programs that own the data home
-        (one-off commands, tests, benchmarks). Never a read-only view."""
+        """The project's writer: the background indexer's, or this engine's own (opened and synced with its folder
+        on first use); for programs that own the data home (one-off commands, tests, benchmarks)."""
         with self._lock:
-            project = self._project(name)
-        if not isinstance(project, Project):
-            raise SKMemoryError(f"Project '{name}' is open for reading only here; start `skmemory serve` to change it.")
-        return project
+            return self._project(name) if self.background is not None else self._writer(name)
 
     def default_project(self) -> str:
         """The project searched when none is named: the first user project, else the first at all."""
@@ -301,7 +311,7 @@ class Engine:
                 raise ProjectNotFound(f"Project '{info.name}' cannot be re-indexed: {reason}")
             return {"project": info.name, "queued": True, "sync_request": self.background.request_sync(info.name, None)}
         with self._lock:
-            project = self._project(info.name)
+            project = self._writer(info.name, sync=False)
         return {"project": info.name, "queued": False, **project.sync().to_dict()}
 
     def embed_pending(self, name: str | None = None) -> int:
@@ -334,10 +344,9 @@ class Engine:
             return self._graphs
 
     def _save_positions(self, name: str, changed: list, gone: list[str], afresh: bool) -> None:
-        with self._lock:
-            project = self._project(name)
-        if isinstance(project, Project):  # a read-only view keeps no positions
-            project.save_graph_positions(changed, gone, afresh)
+        if self.read_only:  # a read-only view keeps no positions
+            return
+        self.writer(name).save_graph_positions(changed, gone, afresh)
 
     def _write_map(self, index: ProjectIndex, rel: str, data: bytes) -> None:
         """Write a mind map file and index it before returning: here when this engine owns the project, else

@@ -89,9 +89,17 @@ class Home:
         return self.registry.remove(name)
 
     def open_project(self, name: str, role: str = "skmemory") -> Project:
-        """Open a project for writing; raises ProjectLocked if another process owns it."""
+        """Open a project for writing, its two stores repaired if a crash left them apart; raises ProjectLocked if
+        another process owns it. The one place a writer is opened (the engine, the background indexer and
+        `skmemory index` all come here)."""
         info = self.registry.get(name)
-        return Project(info, self.settings, self.embedder, self.counter, role=role)
+        project = Project(info, self.settings, self.embedder, self.counter, role=role)
+        try:
+            project.reconcile()
+        except BaseException:
+            project.close()
+            raise
+        return project
 
     def describe(self, name: str) -> dict:
         """A project's status with whether its chunks can be embedded: the running indexer's word when one owns

@@ -3,6 +3,7 @@ through a cycle, and the surfaces use only the engine's public API."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from support import REPO
@@ -121,3 +122,109 @@ def test_tests_take_their_helpers_from_support_only():
     wrong = sorted({f"{path.name} imports {target}" for path in (REPO / "tests").glob("*.py")
                     for target, _ in imports(path.stem, path, set()) if target.split(".")[0] in ("conftest", "tests")})
     assert wrong == [], "import helpers from support: " + ", ".join(wrong)
+
+
+# --- what the search request, the one parse and the reads modules make true ---------------------------------
+
+def all_imports(name: str, path: Path, known: set[str]) -> list[str]:
+    """Every module a file imports: at module level, inside functions and for type checkers alike."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            found += [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
+    return found
+
+
+def test_no_import_cycle_at_any_level():
+    """Not even through an import inside a function or one for type checkers: two modules that need each other
+    are one module, or a third is missing."""
+    mods = modules()
+    edges = {name: {t for t in all_imports(name, path, set(mods)) if t in mods and t != name}
+             for name, path in mods.items()}
+    cycle = find_cycle(edges)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+ROOMS = ("indexer.ingest", "indexer.store", "indexer.search", "indexer.graph", "indexer.mindmap", "indexer.content")
+
+
+def test_no_cycle_between_the_engines_rooms():
+    """ingest/, store/, search/, graph/, mindmap/ and content/ depend on each other one way."""
+    mods = modules()
+
+    def room(module: str) -> str | None:
+        return next((r for r in ROOMS if module == r or module.startswith(r + ".")), None)
+
+    edges: dict[str, set[str]] = {}
+    for name, path in mods.items():
+        for target in all_imports(name, path, set(mods)):
+            a, b = room(name), room(target)
+            if a and b and a != b:
+                edges.setdefault(a, set()).add(b)
+    cycle = find_cycle(edges)
+    assert cycle is None, "rooms that import each other: " + " -> ".join(cycle)
+
+
+READS = {"indexer.search.chunk_reads", "indexer.search.note_reads"}
+SQL = re.compile(r"^\s*(SELECT|WITH|INSERT|UPDATE|DELETE)\b|\bFROM\s+(chunks|documents|tags|links|json_each)\b")
+# The read side's connections: they run a SELECT given to them, and ask none of their own.
+ADAPTERS = {"indexer.search.index", "indexer.search.hnsw"}
+READ_SIDE = ("indexer.search", "indexer.graph", "indexer.mindmap", "indexer.engine")
+
+
+def sql_in(path: Path) -> list[str]:
+    """The SQL a module holds (string constants that begin a SELECT) and the queries it runs itself."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL.search(node.value):
+            found.append(f"line {node.lineno}: {node.value.strip()[:50]!r}")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in ("sql", "sql_in", "execute", "executemany", "rows_in"):
+            found.append(f"line {node.lineno}: .{node.func.attr}(...)")
+    return found
+
+
+def test_the_read_side_asks_its_questions_only_through_the_reads_modules():
+    """Every SELECT of search, explain, Cluster View and mind-map node search is a named function of chunk_reads.py
+    or note_reads.py; no leg holds SQL or runs a query, and none imports an SQL helper of the store."""
+    mods = modules()
+    wrong = {}
+    for name, path in mods.items():
+        if not name.startswith(READ_SIDE) or name in READS:
+            continue
+        held = [f for f in sql_in(path) if name not in ADAPTERS or not f.endswith("(...)")]
+        helpers = [t for t in all_imports(name, path, set(mods)) if t == "indexer.store.database"
+                   and name not in ADAPTERS]
+        if held or helpers:
+            wrong[name] = held + [f"imports {h}" for h in helpers]
+    assert wrong == {}, "SQL outside the reads modules: " + "; ".join(f"{k}: {v[:3]}" for k, v in wrong.items())
+    assert sql_in(mods["indexer.search.chunk_reads"]), "the check reads SQL where it is"
+
+
+SURFACE_SEARCHES = ("webapp.api.search", "webapp.ui.search", "webapp.ui.strip", "webapp.ui.help", "webapp.cli",
+                    "webapp.client", "webapp.mcp_tools", "webapp.mcp_server")
+
+
+def test_surfaces_hand_the_engine_a_search_request():
+    """Every surface that searches builds one SearchRequest and passes it whole: no call to a search with loose
+    keyword arguments (mode=, tags_all=, ...), and each imports SearchRequest."""
+    mods = modules()
+    loose = {"mode", "tags_all", "tags_any", "scope", "explain", "explain_document", "group", "filters"}
+    wrong = []
+    for name in SURFACE_SEARCHES:
+        tree = ast.parse(mods[name].read_text())
+        if "indexer" not in [t for t in all_imports(name, mods[name], set(mods))] and \
+                "SearchRequest" not in {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}:
+            wrong.append(f"{name} does not import SearchRequest")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+                    "search", "vault_search") and {k.arg for k in node.keywords} & loose:
+                wrong.append(f"{name} line {node.lineno}: {node.func.attr}() with loose arguments")
+    assert wrong == [], "; ".join(wrong)

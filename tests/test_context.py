@@ -94,6 +94,7 @@ def test_context_falls_back_to_keyword_search_without_the_model(data_home, vault
     home.add_project(vault, "notes")
     engine = Engine(home)
     try:
+        engine.reindex("notes")
         context = engine.context("sourdough", project="notes", token_budget=500)
     finally:
         engine.close()

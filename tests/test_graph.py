@@ -26,6 +26,7 @@ BASE = "http://127.0.0.1:8765"
 def make_engine(home, vault, name="notes") -> Engine:
     home.add_project(vault, name)
     engine = Engine(home)
+    engine.reindex(name)
     if home.embedder.available:
         engine.embed_pending(name)
     return engine

@@ -10,9 +10,9 @@ from indexer.config import Settings
 from indexer.engine import Engine
 from indexer.errors import SKMemoryError
 from indexer.home import Home
-from indexer.ingest.background import BackgroundIndexer
+from indexer.background import BackgroundIndexer
 from indexer.search.hnsw import HnswVectors
-from indexer.store.hnsw import calibrate
+from indexer.search.calibration import calibrate
 
 
 def chunks(response):
@@ -43,6 +43,7 @@ def test_hnsw_answers_as_exact_search_does_and_says_how_well(data_home, vault, r
     home = Home(Settings.from_env(), embedder=real_embedder)
     engine = Engine(home)
     try:
+        engine.writer("notes")  # a start in HNSW mode, as `skmemory serve` opens the project
         index = engine.index("notes")
         assert isinstance(index.cache, HnswVectors)  # nothing of the vectors held here
         measured = calibrate(engine.writer("notes"))

@@ -127,6 +127,7 @@ def api(home, tmp_path):
     os.symlink(outside, root / "linkout")
     home.add_project(root, "r")
     engine = Engine(home)
+    engine.reindex("r")
     app = create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765})
     yield app_client(app), root, outside
     engine.close()

@@ -262,6 +262,7 @@ def test_content_answer_stays_under_the_token_cap_on_a_busy_vault(home, tmp_path
     home.add_project(write_vault(tmp_path / "busy", files), "busy")
     engine = Engine(home)
     try:
+        engine.reindex("busy")
         answer = engine.memory_search("content", "latency", project="busy")
         counter = engine.index("busy").counter
     finally:

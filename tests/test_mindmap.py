@@ -9,7 +9,7 @@ import pytest
 from indexer.engine import Engine
 from indexer.errors import DocumentNotFound, InvalidQuery
 from indexer.errors import MapConflict, MapFormatError
-from indexer.mindmap.format import loads
+from indexer.ingest.extract.mindmap_format import loads
 from webapp import create_app
 from support import GARDEN, app_client
 
@@ -204,7 +204,7 @@ def test_the_active_map_survives_a_restart_and_follows_a_rename(home, engine, ga
     (vault / "Maps" / "Garden.mmdata").rename(vault / "Maps" / "Vegetable garden.mmdata")
     restarted = Engine(home)
     try:
-        restarted.index("notes")  # opening the project syncs it: the rename keeps the document id
+        restarted.reindex("notes")  # the restart syncs the project: the rename keeps the document id
         active = restarted.mindmaps.active()
         assert active["map"]["document_id"] == garden["map"]["document_id"]
         assert active["map"]["path"] == "Maps/Vegetable garden.mmdata"

@@ -190,7 +190,7 @@ def test_vectors_can_live_on_a_chroma_server(data_home, vault, chroma_server, re
 
 
 def test_the_embedding_rate_counts_time_spent_embedding_not_idle_time():
-    from indexer.ingest.background import EmbedRate
+    from indexer.background import EmbedRate
 
     rate = EmbedRate(batches=4)
     assert rate.per_second == 0.0  # nothing measured yet: no rate, no ETA

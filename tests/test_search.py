@@ -162,6 +162,7 @@ def test_without_model_hybrid_falls_back_and_semantic_refuses(data_home, vault):
     home.add_project(vault, "notes")
     engine = Engine(home)
     try:
+        engine.reindex("notes")  # searching never indexes: a search reads what was indexed
         response = engine.search("sourdough", mode="hybrid")
         assert response["semantic_available"] is False
         assert paths(response)[0] == "Projects/Sourdough.md"
@@ -271,6 +272,7 @@ def test_the_next_start_maps_the_vector_files_and_a_change_made_without_them_reb
         engine.close()
     engine = Engine(home)
     try:
+        engine.writer("notes")  # the next start: the writer, as `skmemory serve` opens it
         again = engine.search("bread", mode="semantic")["results"]
         assert engine.index("notes").cache.loaded_from == "files"  # the next one maps them
         assert [(r["chunk_id"], round(r["similarity"], 5)) for r in again] == \
@@ -284,6 +286,7 @@ def test_the_next_start_maps_the_vector_files_and_a_change_made_without_them_reb
         project.embed_pending()
     engine = Engine(home)
     try:
+        engine.writer("notes")
         assert paths(engine.search("a heron hunting fish", mode="semantic"))[0] == "Herons.md"
         assert engine.index("notes").cache.loaded_from == "rebuilt"
     finally:

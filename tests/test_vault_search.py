@@ -113,6 +113,7 @@ def build(base: Path, embedder: Embedder, settings: Settings | None = None) -> E
     home = Home(settings or Settings(home=base / "home"), embedder=embedder)
     home.add_project(write_vault(base / "vault"), "notes")
     engine = Engine(home)
+    engine.reindex("notes")
     if embedder.available:
         engine.embed_pending("notes")
     return engine
@@ -415,6 +416,7 @@ def test_an_index_built_before_properties_gets_them_when_it_opens(tmp_path):
     home = Home(Settings(home=tmp_path / "home"), embedder=Embedder(tmp_path / "missing-model"))
     reopened = Engine(home)
     try:
+        reopened.writer("notes")  # the writer migrates the index when it opens it
         assert paths(reopened.vault_search("Grace")) == ["Meetings/2026-07-02 Standup.md"]
         assert paths(reopened.vault_search("tomatoes garden"))[0] == "Projects/Garden.md"  # the text is all still there
         note = tmp_path / "vault/Projects/Garden.md"  # and edits keep the table current

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from indexer.ingest.background import BackgroundIndexer
+from indexer.background import BackgroundIndexer
 
 
 def eventually(check, timeout: float = 30.0):

@@ -35,7 +35,6 @@ def index_here(home: "Home", names: list[str], no_embed: bool) -> None:
     """Sync each project from its folder and embed what is pending, with progress bars on stderr."""
     for project_name in names:
         with home.open_project(project_name, role="skmemory index") as project:
-            project.reconcile()
             if project.rechunk_needed:
                 click.echo(f"{project_name}: this version of SK Memory cuts notes into chunks differently; re-chunking "
                            "every note (passages whose text is unchanged keep their embeddings).", err=True)

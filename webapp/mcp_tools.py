@@ -7,7 +7,7 @@ from __future__ import annotations
 import inspect
 import json
 from urllib.parse import quote
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -20,9 +20,6 @@ from indexer.limits import MAX_LIMIT, MAX_QUERY_CHARS, MAX_SNIPPET_TOKENS, MAX_T
 
 from .mcp_models import (ContextResponse, DocumentResponse, MemoryResponse, MindMapContextResponse,
                          MindMapSearchResponse, SearchResponse, VaultResponse)
-
-if TYPE_CHECKING:
-    from .mcp_server import ServerLink
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
@@ -76,8 +73,9 @@ def _filters(filters: VaultFilters | None) -> dict | None:
     return filters.model_dump(exclude_none=True) if filters is not None else None
 
 
-def register(server: MCPServer, link: ServerLink) -> None:
-    """Add every SK Memory tool to server; each asks the SK Memory server through link."""
+def register(server: MCPServer, link) -> None:
+    """Add every SK Memory tool to server; each asks the SK Memory server through link (mcp_server.ServerLink:
+    `call` for a route, `search` for a SearchRequest)."""
 
     def search(query: str, mode: str, **fields: Any) -> CallToolResult:
         """Every search tool builds one SearchRequest (checked here, as the server would) and hands it down."""

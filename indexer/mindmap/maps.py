@@ -18,8 +18,8 @@ from ..errors import DocumentNotFound, InvalidQuery, MapConflict, MapFormatError
 from ..search import note_reads
 from ..search.index import ProjectIndex
 from ..ingest.walk import inside
-from .extract import FILE_TYPE
-from .format import SUFFIX, MindMap, from_json, loads
+from ..ingest.extract.mindmap import FILE_TYPE
+from ..ingest.extract.mindmap_format import SUFFIX, MindMap, from_json, loads
 
 logger = logging.getLogger(__name__)
 

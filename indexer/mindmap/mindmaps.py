@@ -12,7 +12,7 @@ from typing import Callable
 from ..errors import NoActiveMap
 from ..search.index import ProjectIndex
 from . import maps
-from .format import MindMap, dumps
+from ..ingest.extract.mindmap_format import MindMap, dumps
 from .maps import ActiveMap, MapRef
 from .nodes import describe, index_state, node_context, search_nodes
 

@@ -16,8 +16,8 @@ from ..search.hybrid import hybrid
 from ..search.index import ProjectIndex
 from ..search.note_reads import document
 from ..search.query import Query
-from .extract import INDEX_FORMAT, relationships_of
-from .format import MindMap, Node
+from ..ingest.extract.mindmap import INDEX_FORMAT, relationships_of
+from ..ingest.extract.mindmap_format import MindMap, Node
 from .maps import MapRef
 
 REFRESH_HINT = "Save the map to refresh its node index, then call mindmap_get_context before editing any node."

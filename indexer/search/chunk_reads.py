@@ -349,3 +349,44 @@ def map_index_state(index: ProjectIndex, rel_path: str) -> tuple[str, int] | Non
                             AND c.embed_state = 'pending') AS pending FROM documents d WHERE d.rel_path = ?""",
                      (rel_path,))
     return (rows[0]["content_hash"], rows[0]["pending"]) if rows else None
+
+
+# --- the vectors' SQLite copies (HNSW mode reads them here; `db` is anything with the read side's sql()) ---------
+
+HAS_VECTOR = "embed_state = 'embedded' AND NOT keyword_only AND vector IS NOT NULL"
+
+
+def vector_count(db) -> int:
+    """How many chunks have a stored vector."""
+    return db.sql(f"SELECT count(*) FROM chunks WHERE {HAS_VECTOR}")[0][0]
+
+
+def vector_rowids(db) -> list[int]:
+    """The rowids of every chunk with a stored vector."""
+    return [r[0] for r in db.sql(f"SELECT rowid FROM chunks WHERE {HAS_VECTOR}")]
+
+
+def vectors_by_rowid(db, rowids: Iterable[int]) -> dict[int, bytes]:
+    """These chunks' stored vectors (float32 bytes), by rowid."""
+    return {r[0]: r[1] for r in db.sql(f"SELECT rowid, vector FROM chunks WHERE rowid {IN}", [ids(rowids)])}
+
+
+def vector_block(db, after: int, limit: int) -> list:
+    """(rowid, chunk_id, vector bytes) of the next `limit` chunks with stored vectors after a rowid, in order."""
+    return db.sql(f"SELECT rowid, chunk_id, vector FROM chunks WHERE rowid > ? AND {HAS_VECTOR} "
+                  "ORDER BY rowid LIMIT ?", (after, limit))
+
+
+def stored_vectors(db, chunk_ids: Iterable[str], ids_only: bool = False) -> list:
+    """(chunk_id, float32 vector bytes) of those of these chunks that have a stored vector; the ids drive the query
+    (with embed_state's index, SQLite would walk every chunk)."""
+    columns = "c.chunk_id" if ids_only else "c.chunk_id, c.vector"
+    return db.sql(f"SELECT {columns} FROM json_each(?) j CROSS JOIN chunks c ON c.chunk_id = j.value "
+                  "WHERE c.embed_state = 'embedded' AND NOT c.keyword_only AND c.vector IS NOT NULL",
+                  [ids(chunk_ids)])
+
+
+def index_meta(db, key: str) -> str | None:
+    """A value the index keeps about itself (index_meta), None when it has none."""
+    rows = db.sql("SELECT value FROM index_meta WHERE key = ?", (key,))
+    return rows[0][0] if rows else None

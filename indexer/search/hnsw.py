@@ -4,7 +4,7 @@ Opt-in: exact search (cache.py) is the default and the product's promise. Here S
 Each query asks Chroma for `ef` neighbours (hnswlib explores max(ef_search, neighbours asked), so this is the
 query's ef_search, and unlike the collection's own setting it applies at once, on the embedded client and on a
 Chroma server alike), rescores them exactly from SQLite's float32 copies and keeps the best. `ef` is the smallest
-that finds 98% of the exact top 10 on a sample of the project's own vectors (store/hnsw.py; status shows it).
+that finds 98% of the exact top 10 on a sample of the project's own vectors (calibration.py; status shows it).
 Searches among few chunks (a tag filter's) and the similarities of given chunks are exact.
 """
 from __future__ import annotations
@@ -18,15 +18,12 @@ from typing import Callable
 import numpy as np
 
 from ..store.database import connect
+from . import chunk_reads as reads
 
 Query = Callable[[np.ndarray, int], list[tuple[str, float]]]
 HNSW_POOL = 1000  # the most neighbours a search answers with (a threshold alone, or a deeper leg, asks no more)
 DEFAULT_EF = 128  # neighbours asked per query until the project's recall has been measured
 SUBSET_EXACT = 20_000  # a search among at most this many chunks (a filter's) is exact, from SQLite's copies
-HAS_VECTOR = "embed_state = 'embedded' AND NOT keyword_only AND vector IS NOT NULL"
-# Chunks looked up by id: the ids drive the query (with embed_state's index, SQLite would walk every chunk).
-_BY_ID = ("FROM json_each(?) j CROSS JOIN chunks c ON c.chunk_id = j.value "
-          "WHERE c.embed_state = 'embedded' AND NOT c.keyword_only AND c.vector IS NOT NULL")
 
 
 class HnswVectors:
@@ -44,7 +41,8 @@ class HnswVectors:
         self.load_seconds = 0.0
         self.version = 0
 
-    def _sql(self, sql: str, params=()) -> list[sqlite3.Row]:
+    def sql(self, sql: str, params=()) -> list[sqlite3.Row]:
+        """Run one SELECT on the project's SQLite file (chunk_reads.py asks the questions)."""
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = self._local.conn = connect(self._database, readonly=True)
@@ -60,18 +58,17 @@ class HnswVectors:
         self.version += 1  # Chroma and SQLite already hold the change; what was built from the vectors is stale
 
     def __len__(self) -> int:
-        return self._sql(f"SELECT count(*) FROM chunks WHERE {HAS_VECTOR}")[0][0]
+        return reads.vector_count(self)
 
     def __contains__(self, chunk_id: str) -> bool:
-        return bool(self._sql(f"SELECT 1 FROM chunks WHERE chunk_id = ? AND {HAS_VECTOR}", [chunk_id]))
+        return bool(reads.stored_vectors(self, [chunk_id], ids_only=True))
 
     def with_vectors(self, chunk_ids: list[str]) -> set[str]:
         """Which of these chunks have a vector."""
-        return {r[0] for r in self._sql(f"SELECT c.chunk_id {_BY_ID}", [json.dumps(list(chunk_ids))])}
+        return {r[0] for r in reads.stored_vectors(self, chunk_ids, ids_only=True)}
 
     def vectors(self, chunk_ids: list[str]) -> tuple[list[str], np.ndarray]:
-        rows = self._sql(f"SELECT c.chunk_id, c.vector {_BY_ID}", [json.dumps(list(chunk_ids))])
-        return _matrix(rows)
+        return _matrix(reads.stored_vectors(self, chunk_ids))
 
     def vector(self, chunk_id: str) -> np.ndarray | None:
         ids, matrix = self.vectors([chunk_id])
@@ -86,7 +83,7 @@ class HnswVectors:
     def search(self, query: np.ndarray, min_similarity: float, limit: int | None = None,
                chunk_ids: list[str] | None = None, ef: int | None = None) -> list[tuple[str, float]]:
         """The nearest chunks at or above min_similarity, best first: Chroma's HNSW, or exact among few chunks.
-        ef overrides the measured ef_search (store/hnsw.py measures each rung of its ladder so)."""
+        ef overrides the measured ef_search (calibration.py measures each rung of its ladder so)."""
         if chunk_ids is not None and len(chunk_ids) <= SUBSET_EXACT:
             ids, sims = self.similarities(query, chunk_ids)
             hits = [(cid, float(s)) for cid, s in zip(ids, sims.tolist()) if s >= min_similarity]
@@ -108,9 +105,9 @@ class HnswVectors:
     @property
     def ef(self) -> int:
         """Neighbours asked of Chroma per query: what the project's measurement chose, else DEFAULT_EF."""
-        rows = self._sql("SELECT value FROM index_meta WHERE key = 'hnsw_calibration'")
+        value = reads.index_meta(self, "hnsw_calibration")
         try:
-            return int(json.loads(rows[0][0])["ef_search"]) if rows else DEFAULT_EF
+            return int(json.loads(value)["ef_search"]) if value is not None else DEFAULT_EF
         except (ValueError, KeyError, TypeError):
             return DEFAULT_EF
 

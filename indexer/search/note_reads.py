@@ -140,6 +140,23 @@ def documents_with_tag(index: ProjectIndex, tag: str) -> set[str]:
     return {r[0] for r in rows}
 
 
+def documents_tagged(index: ProjectIndex, all_of: list[str], any_of: list[str]) -> set[str] | None:
+    """The documents with every tag of all_of and one of any_of, each tag matching those below it (normalised
+    tags); None when no tag is asked for."""
+    if not all_of and not any_of:
+        return None
+    docs: set[str] | None = None
+    for tag in all_of:
+        found = documents_with_tag(index, tag)
+        docs = found if docs is None else docs & found
+    if any_of:
+        either: set[str] = set()
+        for tag in any_of:
+            either |= documents_with_tag(index, tag)
+        docs = either if docs is None else docs & either
+    return docs or set()
+
+
 def tags_of(index: ProjectIndex, document_ids: Iterable[str]) -> dict[str, list[str]]:
     """These documents' tags, sorted, by document (documents without tags left out)."""
     out: dict[str, list[str]] = {}

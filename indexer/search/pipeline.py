@@ -31,10 +31,24 @@ def search(indexes: list[ProjectIndex], request) -> dict:
     pool = request.limit * GROUP_POOL if request.group else request.limit
     merged, unavailable_in, extra = [], [], {}
     available = True
+    listing = request.mode == "tag" or not query.text.strip()  # tags alone: the tagged documents, newest first
     for index in indexes:
-        if request.mode in ("keyword", "hybrid") and query.terms:
-            query.named(index)  # each term's titles and paths, asked once for every leg of this project
-        results, ranking = _one(index, query, request, pool, fallback=request.scope == "all")
+        allowed = query.allowed(index) if query.narrowed else None
+        if listing:
+            if allowed is None:
+                raise InvalidQuery("Tag search needs at least one tag: give tags_all or tags_any."
+                                   if request.mode == "tag" else "Type something to search for (the query is empty).")
+            results, ranking = tag_search(index, allowed, pool), None
+        elif allowed is not None and not allowed:
+            results, ranking = [], Ranking(request.mode, [])
+        else:
+            if request.mode in ("keyword", "hybrid") and query.terms:
+                query.named(index)  # each term's titles and paths, asked once for every leg of this project
+            # With explain_document the legs are read whole, so that the report reads the same ranking as the hits.
+            ranking = rank(index, query, request.mode, None if request.explain_document else pool,
+                           ordered=request.explain, fallback=request.scope == "all")
+            terms = query.terms if not index.semantic_available else _terms(query, request.mode)
+            results = chunk_hits(index, ranking.ranked[:pool], terms, ranking.cosines())
         # A tag listing does not load the model to say whether it could have searched by meaning.
         available = index.embedder.state == "ready" if ranking is None else index.semantic_available
         if request.scope == "all" and not available and request.mode != "tag":
@@ -59,24 +73,6 @@ def search(indexes: list[ProjectIndex], request) -> dict:
         return envelope(merged, request.mode, query.text, not unavailable_in, request.limit, scope="all",
                         projects=[i.name for i in indexes], keyword_only_projects=unavailable_in, **extra)
     return envelope(merged, request.mode, query.text, available, request.limit, project=indexes[0].name, **extra)
-
-
-def _one(index: ProjectIndex, query: Query, request, pool: int, fallback: bool) -> tuple[list[dict], Ranking | None]:
-    """One project's hits (at most `pool`) and the ranking they came from (None for a tag listing). With
-    explain_document the legs are read whole, so that the report reads the same ranking as the hits."""
-    allowed = query.allowed(index)
-    if request.mode == "tag" or not query.text.strip():
-        if allowed is None:
-            raise InvalidQuery("Tag search needs at least one tag: give tags_all or tags_any."
-                               if request.mode == "tag" else "Type something to search for (the query is empty).")
-        return tag_search(index, allowed, pool), None
-    if allowed is not None and not allowed:
-        return [], Ranking(request.mode, [])
-    limit = None if request.explain_document else pool
-    ranking = rank(index, query, request.mode, limit, ordered=request.explain, fallback=fallback)
-    terms = query.terms if not index.semantic_available else _terms(query, request.mode)
-    cosines = dict(ranking.meaning.hits) | ranking.meaning.similarity if ranking.meaning else {}
-    return chunk_hits(index, ranking.ranked[:pool], terms, cosines), ranking
 
 
 def _terms(query: Query, mode: str) -> list[str]:

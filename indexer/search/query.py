@@ -8,17 +8,17 @@ once for every project of a search).
 """
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import chunk_reads as reads
+from . import note_reads
 from .chunk_reads import EVERYTHING
 from .filters import allowed_documents
 from .grammar import STOPWORDS, FtsQuery, parse_query, parse_terms, query_words
 from .index import ProjectIndex
-from .tags import documents_with_tags
+from .tags import normalise
 
 
 @dataclass(eq=False)
@@ -34,7 +34,6 @@ class Query:
     tags_any: tuple[str, ...] = ()
     filters: dict = field(default_factory=dict)
     _memo: dict = field(default_factory=dict, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def parse(cls, text: str, tags_all=(), tags_any=(), filters: dict | None = None) -> "Query":
@@ -54,40 +53,40 @@ class Query:
         """Whether tags or filters narrow the documents searched."""
         return bool(self.tags_all or self.tags_any or self.filters)
 
-    def _kept(self, key, build):
-        with self._lock:
-            if key in self._memo:
-                return self._memo[key]
-        value = build()
-        with self._lock:
-            return self._memo.setdefault(key, value)
+    # Each memo is built from the index alone, so two threads building one at once build the same value.
 
     def vector(self, index: ProjectIndex) -> np.ndarray:
         """The query embedded by the project's model (raises EmbeddingsUnavailable); once per model."""
-        return self._kept(("vector", id(index.embedder)), lambda: index.embed_query(self.text))
+        key = ("vector", id(index.embedder))
+        if key not in self._memo:
+            self._memo[key] = index.embed_query(self.text)
+        return self._memo[key]
 
     def named(self, index: ProjectIndex) -> list:
         """Each term's (documents whose title holds it, documents whose path holds it or EVERYTHING: a term in the
         project folder's own path is in every document's path), asked once per project."""
-        def build():
-            root = str(index.root).lower()
-            return [(reads.documents_titled(index, t), EVERYTHING if t in root else reads.documents_pathed(index, t))
-                    for t in self.terms]
-
-        return self._kept(("named", index.name), build)
+        key = ("named", index.name)
+        if key not in self._memo:
+            root, named = str(index.root).lower(), []
+            for term in self.terms:
+                named.append((reads.documents_titled(index, term),
+                              EVERYTHING if term in root else reads.documents_pathed(index, term)))
+            self._memo[key] = named
+        return self._memo[key]
 
     def allowed(self, index: ProjectIndex) -> set[str] | None:
         """The documents the tags and filters allow in this project; None when nothing narrows the search."""
-        def build():
-            by_tags = documents_with_tags(index, self.tags_all, self.tags_any)
+        key = ("allowed", index.name)
+        if key not in self._memo:
+            by_tags = note_reads.documents_tagged(index, normalise(self.tags_all), normalise(self.tags_any))
             by_filters = allowed_documents(index, self.filters)
-            if by_tags is None or by_filters is None:
-                return by_filters if by_tags is None else by_tags
-            return by_tags & by_filters
-
-        return self._kept(("allowed", index.name), build)
+            both = by_tags & by_filters if by_tags is not None and by_filters is not None else None
+            self._memo[key] = both if both is not None else by_tags if by_filters is None else by_filters
+        return self._memo[key]
 
     def allowed_chunks(self, index: ProjectIndex) -> list[str] | None:
         """The chunks of the allowed documents; None when nothing narrows the search."""
-        allowed = self.allowed(index)
-        return None if allowed is None else self._kept(("chunks", index.name), lambda: reads.chunk_ids_of(index, allowed))
+        allowed, key = self.allowed(index), ("chunks", index.name)
+        if allowed is not None and key not in self._memo:
+            self._memo[key] = reads.chunk_ids_of(index, allowed)
+        return None if allowed is None else self._memo[key]

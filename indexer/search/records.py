@@ -57,6 +57,10 @@ class Ranking:
     def semantic_available(self) -> bool:
         return self.meaning is not None and self.meaning.error is None
 
+    def cosines(self) -> dict[str, float]:
+        """Every similarity in meaning this ranking knows, by chunk."""
+        return dict(self.meaning.hits) | self.meaning.similarity if self.meaning else {}
+
 
 @dataclass
 class VaultRanking:

@@ -17,19 +17,7 @@ def documents_with_tags(index: ProjectIndex, tags_all, tags_any) -> set[str] | N
 
     A tag matches itself and everything below it: `project` matches `project/alpha`.
     """
-    tags_all, tags_any = normalise(tags_all), normalise(tags_any)
-    if not tags_all and not tags_any:
-        return None
-    docs: set[str] | None = None
-    for tag in tags_all:
-        found = reads.documents_with_tag(index, tag)
-        docs = found if docs is None else docs & found
-    if tags_any:
-        either: set[str] = set()
-        for tag in tags_any:
-            either |= reads.documents_with_tag(index, tag)
-        docs = either if docs is None else docs & either
-    return docs or set()
+    return reads.documents_tagged(index, normalise(tags_all), normalise(tags_any))
 
 
 def tag_search(index: ProjectIndex, documents: set[str], limit: int | None = 20) -> list[dict]:

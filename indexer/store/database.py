@@ -4,49 +4,16 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from dataclasses import dataclass
+
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
+from ..ingest.rows import ChunkRow, DocumentRow
 from .migrations import PROPERTY_TEXT, migrate
 
 SQLITE_NAME = "index.sqlite"
-
-
-@dataclass
-class DocumentRow:
-    """The stored facts about one document."""
-
-    document_id: str
-    rel_path: str
-    file_type: str
-    title: str
-    frontmatter: dict
-    created: str | None
-    modified: float
-    size: int
-    content_hash: str
-    mtime_ns: int
-    warnings: list[str]
-
-
-@dataclass
-class ChunkRow:
-    """A chunk ready to store: its id is derived from its document and its embedded text."""
-
-    chunk_id: str
-    ordinal: int
-    heading_path: list[str]
-    content: str
-    embed_text: str
-    start_line: int
-    end_line: int
-    content_hash: str
-    ref: dict | None = None  # a mind map node reference (see indexer/mindmap), kept current on every save
-    sections: list[dict] | None = None  # the sections a packed chunk spans (see indexer/chunking.py)
-    keyword_only: bool = False  # never embedded (a note with no words for the model)
 
 
 IDS_PER_QUERY = 500  # SQLite's default limit on bound parameters is 999; stay well under it
@@ -101,6 +68,8 @@ class Store:
     def query(self, sql: str, params: Iterable = ()) -> list[sqlite3.Row]:
         with self.lock:
             return self.conn.execute(sql, tuple(params)).fetchall()
+
+    sql = query  # the read side's name: search/chunk_reads.py asks the writer's store what it asks a reader
 
     def document_by_path(self, rel_path: str) -> sqlite3.Row | None:
         rows = self.query("SELECT * FROM documents WHERE rel_path = ?", (rel_path,))

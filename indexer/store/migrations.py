@@ -28,6 +28,15 @@ def migrate(conn: sqlite3.Connection) -> None:
             )
 
 
+def behind(conn: sqlite3.Connection) -> int:
+    """How many migrations this database has not seen (a read-only connection can only ask)."""
+    try:
+        done = {row[0] for row in conn.execute("SELECT number FROM _migrations")}
+    except sqlite3.OperationalError:  # not even the first
+        return len(MIGRATIONS)
+    return sum(number not in done for number in range(1, len(MIGRATIONS) + 1))
+
+
 @migration
 def m001_documents_chunks_tags_links(conn: sqlite3.Connection) -> None:
     conn.executescript(

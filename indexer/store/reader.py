@@ -11,6 +11,7 @@ from ..ingest.embeddings import Embedder
 from ..errors import ProjectNotFound
 from ..registry import ProjectInfo
 from .database import SQLITE_NAME, Store
+from .migrations import behind
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +35,10 @@ class ProjectReader:
         self.embedder = embedder
         self.counter = counter
         self.store = Store(info.index_dir, readonly=True)
+        if behind(self.store.conn):  # only the writer migrates; search reads the schema it was written for
+            self.store.close()
+            raise ProjectNotFound(f"Project '{info.name}' was indexed by an older SK Memory; run `skmemory index "
+                                  f"{info.name}` (or `skmemory serve`) once to bring its index up to date.")
         self.vector_listeners: list = []  # nothing changes while it is open
 
     def load_vectors(self) -> tuple[list[str], np.ndarray]:

@@ -46,7 +46,7 @@ from indexer.home import Home  # noqa: E402
 from indexer.search.hybrid import KEYWORD_POOL  # noqa: E402
 from indexer.search.cache import VectorCache  # noqa: E402
 from indexer.search.keyword import keyword_search, parse_terms  # noqa: E402
-from indexer.store.hnsw import calibrate  # noqa: E402
+from indexer.search.calibration import calibrate  # noqa: E402
 
 SECTIONS_PER_NOTE = 10
 WORDS_PER_CHUNK = 130  # over half the model window (256 tokens): the chunker packs no two sections together
@@ -343,7 +343,7 @@ def server_memory(data: Path, sizes: list[int], corpus: Corpus, queries: int) ->
 
 def while_embedding(path: Path, queries: int) -> None:
     """Hybrid latency, query embedding included, idle and while the indexer embeds `path` in the background."""
-    from indexer.ingest.background import BackgroundIndexer
+    from indexer.background import BackgroundIndexer
 
     with tempfile.TemporaryDirectory(prefix="skm-bench-embedding-") as tmp:
         home = Home(Settings.from_env(tmp))

@@ -19,8 +19,8 @@ from indexer.ingest.parsed import ParsedDocument
 
 
 def parse_mindmap(path: Path, data: bytes, file_type: str) -> ParsedDocument:
-    """A mind map's nodes as sections (imported on use: indexer.mindmap builds on this package)."""
-    from indexer.mindmap.extract import parse_mindmap as parse
+    """A mind map's nodes as sections."""
+    from .mindmap import parse_mindmap as parse
 
     return parse(path, data, file_type)
 

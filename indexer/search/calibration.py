@@ -15,7 +15,8 @@ import time
 
 import numpy as np
 
-from ..search.hnsw import HAS_VECTOR, HnswVectors
+from . import chunk_reads as reads
+from .hnsw import HnswVectors
 
 logger = logging.getLogger(__name__)
 
@@ -73,14 +74,12 @@ def calibrate(project, sample: int = SAMPLE, target: float = TARGET_RECALL, seed
 
 
 def _sample_queries(project, sample: int, seed: int) -> np.ndarray | None:
-    rowids = [r[0] for r in project.store.query(f"SELECT rowid FROM chunks WHERE {HAS_VECTOR}")]
+    rowids = reads.vector_rowids(project.store)
     if len(rowids) < 2:
         return None
     rng = np.random.default_rng(seed)
     picks = rng.choice(rowids, size=(sample, 2), replace=len(rowids) < 2 * sample)
-    blobs = {r[0]: r[1] for r in project.store.query(
-        "SELECT rowid, vector FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))",
-        (json.dumps([int(x) for x in picks.ravel()]),))}
+    blobs = reads.vectors_by_rowid(project.store, [int(x) for x in picks.ravel()])
     pairs = np.stack([np.frombuffer(blobs[int(a)], np.float32) + np.frombuffer(blobs[int(b)], np.float32)
                       for a, b in picks])
     return pairs / np.linalg.norm(pairs, axis=1, keepdims=True)
@@ -92,8 +91,7 @@ def _exact_top(project, queries: np.ndarray) -> tuple[list[list[str]], int]:
     best = np.empty((len(queries), 0), dtype=np.float32)
     last, total = 0, 0
     while True:
-        rows = project.store.query(f"SELECT rowid, chunk_id, vector FROM chunks WHERE rowid > ? AND {HAS_VECTOR} "
-                                   "ORDER BY rowid LIMIT ?", (last, BLOCK))
+        rows = reads.vector_block(project.store, last, BLOCK)
         if not rows:
             break
         last, total = rows[-1][0], total + len(rows)

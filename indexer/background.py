@@ -10,11 +10,11 @@ import threading
 import time
 from collections import deque
 
-from ..errors import EmbeddingsUnavailable, SKMemoryError
-from ..home import ENGINE_STATE, Home
-from ..store.hnsw import calibrate, calibration_due
-from ..store.project import Project
-from .watcher import Watcher
+from .errors import EmbeddingsUnavailable, SKMemoryError
+from .home import ENGINE_STATE, Home
+from .ingest.watcher import Watcher
+from .search.calibration import calibrate, calibration_due
+from .store.project import Project
 
 logger = logging.getLogger(__name__)
 
@@ -121,9 +121,7 @@ class BackgroundIndexer:
 
     def _open(self, name: str) -> None:
         try:
-            project = self.home.open_project(name, role=self.role)
-            project.reconcile()
-            self.projects[name] = project
+            self.projects[name] = self.home.open_project(name, role=self.role)
             self.open_errors.pop(name, None)
         except SKMemoryError as exc:
             logger.error("Cannot open project %s: %s", name, exc)

@@ -10,11 +10,11 @@ import json
 import re
 from pathlib import Path
 
-from ..errors import ExtractionError, MapFormatError
-from ..ingest.extract.inline import normalise_tags
-from ..ingest.extract.text import decode_text
-from ..ingest.parsed import ParsedDocument, Section
-from .format import MindMap, Node, loads
+from ...errors import ExtractionError, MapFormatError
+from .inline import normalise_tags
+from .text import decode_text
+from ..parsed import ParsedDocument, Section
+from .mindmap_format import MindMap, Node, loads
 
 FILE_TYPE = "mindmap-semantic"
 INDEX_FORMAT = 1  # the layout of the node references in the index; a lower one is an older-format index

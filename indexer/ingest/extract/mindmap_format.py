@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import MapFormatError, NodeNotFound
+from ...errors import MapFormatError, NodeNotFound
 
 SUFFIX = ".mmdata"
 FORMAT_NAME = "skmemory-mindmap"

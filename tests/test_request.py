@@ -1,0 +1,166 @@
+"""One search request, checked once and parsed once: what every surface hands to the engine, how it crosses HTTP,
+and the shape of the path from the API's route to the index."""
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+
+import pytest
+
+from indexer import SearchRequest
+from indexer.config import Settings
+from indexer.errors import InvalidQuery
+from indexer.home import Home
+from indexer.search import query as query_module
+from support import app_client, indexed
+
+BASE = "http://127.0.0.1:8765"
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory, real_embedder):
+    import shutil
+
+    from support import DEMO_NOTES
+
+    vault = tmp_path_factory.mktemp("request") / "vault"
+    shutil.copytree(DEMO_NOTES, vault)
+    home = Home(Settings.from_env(tmp_path_factory.mktemp("request-home")), embedder=real_embedder)
+    with indexed(home, vault, "demo") as engine:
+        yield engine
+
+
+@pytest.mark.parametrize("fields, sentence", [
+    ({"mode": "fuzzy"}, "Unknown search mode 'fuzzy'"),
+    ({"limit": 0}, "limit must be a whole number from 1 to 100"),
+    ({"limit": True}, "limit must be a whole number"),
+    ({"scope": "everywhere"}, "Unknown scope 'everywhere'"),
+    ({"query": "x" * 1001}, "shorten it to at most 1000"),
+    ({"scope": "all", "explain_document": "abc"}, "explain_document looks inside one project"),
+    ({"mode": "vault", "query": "  "}, "Type something to search for"),
+    ({"mode": "vault", "query": "x", "filters": {"created": {"after": "June"}}}, "Use YYYY-MM-DD"),
+    ({"mode": "vault", "query": "x", "filters": {"colour": "red"}}, "Unknown filter 'colour'"),
+    ({"mode": "vault", "query": "x", "snippet_tokens": 65}, "snippet_tokens must be a whole number from 1 to 64"),
+    ({"tags_all": [1]}, "tags_all must be a list of tags"),
+])
+def test_a_bad_request_is_refused_when_made_with_a_sentence(fields, sentence):
+    with pytest.raises(InvalidQuery, match=sentence):
+        SearchRequest(**{"query": "garden", **fields})
+
+
+def test_a_request_crosses_http_unchanged():
+    requests = [
+        SearchRequest("keep a process running", "semantic", project="demo", tags_all=("linux", "cli"), limit=5),
+        SearchRequest("tmux", "hybrid", scope="all", tags_any=("a",), group=True, explain=True),
+        SearchRequest("tmux", "keyword", explain_document="abc"),
+        SearchRequest("", "tag", tags_all=("project",)),
+    ]
+    for request in requests:
+        assert SearchRequest.from_params(request.to_params()) == request
+    vault = SearchRequest("decision", "vault", filters={"folder": "Work"}, limit=3, snippet_tokens=12, explain=True)
+    assert SearchRequest.from_body(json.loads(json.dumps(vault.to_params()))) == vault
+
+
+def test_query_strings_and_bodies_are_refused_by_the_field_they_got_wrong():
+    with pytest.raises(InvalidQuery, match="group must be 'chunk' or 'document'"):
+        SearchRequest.from_params({"q": "x", "group": "page"})
+    with pytest.raises(InvalidQuery, match="explain must be true or false"):
+        SearchRequest.from_params({"q": "x", "explain": "maybe"})
+    with pytest.raises(InvalidQuery, match="'limit' must be a whole number"):
+        SearchRequest.from_body({"query": "x", "limit": "5"})
+    with pytest.raises(InvalidQuery, match="needs a 'query' field"):
+        SearchRequest.from_body({})
+
+
+def test_the_api_answers_what_the_engine_answers_for_the_same_request(engine):
+    client = app_client_for(engine)
+    for request in [SearchRequest("garden tomatoes", "hybrid", limit=5, explain=True),
+                    SearchRequest("tmux", "keyword", group=True),
+                    SearchRequest("", "tag", tags_all=("project",))]:
+        answer = client.get("/api/search", query_string=request.to_params()).get_json()
+        assert answer == json.loads(json.dumps(engine.search(request)))
+    vault = SearchRequest("garden", "vault", limit=3)
+    assert client.post("/api/vault_search", json=vault.to_params()).get_json() == \
+        json.loads(json.dumps(engine.search(vault)))
+
+
+def app_client_for(engine):
+    from webapp import create_app
+
+    client = app_client(create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765}))
+    client.get = functools.partial(client.get, base_url=BASE)  # the only host the server answers to
+    client.post = functools.partial(client.post, base_url=BASE)
+    return client
+
+
+@pytest.mark.parametrize("request_", [
+    SearchRequest("garden tomatoes", "hybrid"),
+    SearchRequest("garden tomatoes", "hybrid", explain=True, group=True),
+    SearchRequest("garden", "hybrid", explain_document="nope"),
+    SearchRequest("watering", "semantic"),
+    SearchRequest("how to water", "recency"),
+    SearchRequest("tmux", "keyword", tags_any=("project",)),
+    SearchRequest("tmux", "hybrid", scope="all"),
+    SearchRequest("", "tag", tags_all=("project",)),
+    SearchRequest("garden", "vault", explain=True),
+], ids=lambda r: f"{r.mode}-{r.scope}-{'explain' if r.explain or r.explain_document else 'plain'}")
+def test_one_parse_per_search(engine, monkeypatch, request_):
+    """Every grammar (keyword terms, FTS5 expression, highlight words) reads the text once per search, however many
+    legs, projects and explanations it has."""
+    calls = {"parse_terms": 0, "parse_query": 0, "query_words": 0}
+    for name in calls:
+        original = getattr(query_module, name)
+
+        def counting(text, _name=name, _original=original):
+            calls[_name] += 1
+            return _original(text)
+
+        monkeypatch.setattr(query_module, name, counting)
+    engine.search(request_)
+    assert calls == {"parse_terms": 1, "parse_query": 1, "query_words": 1}
+
+
+def test_context_parses_its_question_once(engine, monkeypatch):
+    seen = []
+    original = query_module.Query.parse.__func__
+    monkeypatch.setattr(query_module.Query, "parse", classmethod(lambda cls, *a, **k: seen.append(a[0]) or
+                                                                    original(cls, *a, **k)))
+    engine.context("when should I water the garden", project="demo")
+    assert seen == ["when should I water the garden"]
+
+
+FIRST_SQL_LIMIT = 5
+
+
+@pytest.mark.parametrize("params", [
+    {"q": "tmux", "mode": "keyword"},
+    {"q": "garden tomatoes", "mode": "hybrid"},
+    {"q": "garden tomatoes", "mode": "hybrid", "explain": "true", "group": "document"},
+    {"q": "when should I sow tomato seeds", "mode": "semantic"},
+    {"q": "", "mode": "tag", "tags_all": "project"},
+], ids=lambda p: p["mode"] + ("-window" if "group" in p else ""))
+def test_the_api_route_reaches_its_first_query_in_five_frames(engine, params):
+    """From the /api/search route to the function that asks the index its first question, by name (a function of
+    chunk_reads.py or note_reads.py): at most five frames, the route and that function included."""
+    client = app_client_for(engine)
+    client.get("/api/search", query_string=params)  # opened and warmed: what is measured is a search
+    db = engine.index("demo").db
+    depths: list[list[str]] = []
+
+    def trace(statement: str) -> None:
+        if depths:
+            return
+        frames = inspect.stack()[1:]
+        names = [f"{f.filename.rsplit('/', 1)[-1]}:{f.function}" for f in frames]
+        route = next(i for i, n in enumerate(names) if n == "search.py:search" and "webapp" in frames[i].filename)
+        asker = max(i for i, n in enumerate(names[:route]) if n.startswith(("chunk_reads.py:", "note_reads.py:")))
+        depths.append(list(reversed(names[asker:route + 1])))
+
+    db.set_trace_callback(trace)
+    try:
+        assert client.get("/api/search", query_string=params).status_code == 200
+    finally:
+        db.set_trace_callback(None)
+    assert depths, "no query reached the index"
+    assert len(depths[0]) <= FIRST_SQL_LIMIT, " -> ".join(depths[0])
