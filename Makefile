@@ -10,6 +10,7 @@ run: setup
 	$(BIN)/skmemory serve --demo --port $(PORT)
 
 test: setup
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -ra
 
 setup: $(VENV)/.installed

@@ -181,7 +181,8 @@ class Engine:
         return pipeline.search(indexes, request)
 
     def memory_search(self, mode: str, query, project: str | None = None) -> dict:
-        """Locate documents by frontmatter fields, 1-3 keywords or cross-reference (spec 002), e.g. ("xref", "DEC-42")."""
+        """Locate documents by frontmatter fields, 1-3 keywords or cross-reference (spec 002), e.g. ("xref",
+        "DEC-42")."""
         return memory_search(self.index(project), mode, query)
 
     def context(self, query: str, project: str | None = None, token_budget: int = 2000, scope: str = "project") -> dict:

@@ -58,7 +58,8 @@ class Home:
         resolved = Path(root).expanduser().resolve()
         home = self.settings.home
         if not inside_home and (resolved == home or home in resolved.parents):
-            raise SKMemoryError(f"{resolved} is inside SK Memory's data folder ({home}); choose a folder of your own notes.")
+            raise SKMemoryError(f"{resolved} is inside SK Memory's data folder ({home}); choose a folder of your own "
+                                f"notes.")
         if resolved == Path(resolved.anchor):
             raise SKMemoryError(f"{resolved} is the whole file system; choose the folder that holds your notes, "
                                 f"such as {Path.home() / 'Documents'}.")

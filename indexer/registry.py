@@ -24,7 +24,8 @@ class ProjectInfo:
     builtin: bool = False
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "name": self.name, "root": str(self.root), "index_dir": str(self.index_dir), "builtin": self.builtin}
+        return {"id": self.id, "name": self.name, "root": str(self.root), "index_dir": str(self.index_dir),
+                "builtin": self.builtin}
 
 
 class Registry:
@@ -47,7 +48,8 @@ class Registry:
         return conn
 
     def _info(self, row: sqlite3.Row) -> ProjectInfo:
-        return ProjectInfo(row["id"], row["name"], Path(row["root"]), self.home / "projects" / row["id"], bool(row["builtin"]))
+        return ProjectInfo(row["id"], row["name"], Path(row["root"]), self.home / "projects" / row["id"],
+                           bool(row["builtin"]))
 
     def list(self) -> list[ProjectInfo]:
         """Return every project, by name."""
@@ -74,13 +76,15 @@ class Registry:
         name = (name or path.name or "project").strip()
         _check_name(name)
         with self._connect() as conn:
-            clash = conn.execute("SELECT name, root FROM projects WHERE name = ? OR root = ?", (name, str(path))).fetchone()
+            clash = conn.execute("SELECT name, root FROM projects WHERE name = ? OR root = ?",
+                                 (name, str(path))).fetchone()
             if clash is not None:
                 if clash["root"] == str(path):
                     raise ProjectExists(f"{path} is already the project '{clash['name']}'.")
                 raise ProjectExists(f"A project named '{clash['name']}' already exists; give this folder another name.")
             project_id = uuid.uuid4().hex[:12]
-            conn.execute("INSERT INTO projects (id, name, root, builtin) VALUES (?, ?, ?, ?)", (project_id, name, str(path), int(builtin)))
+            conn.execute("INSERT INTO projects (id, name, root, builtin) VALUES (?, ?, ?, ?)",
+                         (project_id, name, str(path), int(builtin)))
         return self.get(name)
 
     def rename(self, old: str, new: str) -> ProjectInfo:

@@ -34,7 +34,8 @@ def test_search_matches_the_engine(client, home):
                                        "absolute_path", "file_type", "similarity", "search_type", "project", "tags",
                                        "created", "modified", "snippet"}
     tagged = get(client, "/api/search?mode=tag&tags_all=project&tags_all=outdoors").get_json()
-    assert sorted(r["relative_path"] for r in tagged["results"]) == ["Projects/Compost log.md", "Projects/Garden plan.md"]
+    assert sorted(r["relative_path"] for r in tagged["results"]) == ["Projects/Compost log.md",
+                                                                     "Projects/Garden plan.md"]
     everywhere = get(client, "/api/search?q=bread&scope=all").get_json()
     assert everywhere["scope"] == "all" and everywhere["results"][0]["project"] == "notes"
 

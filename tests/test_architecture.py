@@ -221,7 +221,8 @@ def test_surfaces_hand_the_engine_a_search_request():
     for name in SURFACE_SEARCHES:
         tree = ast.parse(mods[name].read_text())
         if "indexer" not in [t for t in all_imports(name, mods[name], set(mods))] and \
-                "SearchRequest" not in {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}:
+                "SearchRequest" not in {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                                        for a in n.names}:
             wrong.append(f"{name} does not import SearchRequest")
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (

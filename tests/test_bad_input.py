@@ -15,7 +15,8 @@ def bad_vault(tmp_path):
     root.mkdir()
     (root / "good.md").write_text("# Good\n\nThis note is fine and mentions otters.\n")
     (root / "latin1.txt").write_bytes("caf\xe9 au lait and cr\xe8me br\xfbl\xe9e".encode("latin-1"))
-    (root / "bad-yaml.md").write_text("---\ntitle: [unclosed\ncreated: {{date}}\n---\n# Body\n\nStill searchable walrus.\n")
+    (root / "bad-yaml.md").write_text("---\ntitle: [unclosed\ncreated: {{date}}\n---\n# Body\n\nStill searchable "
+                                      "walrus.\n")
     (root / "bad.json").write_text('{"name": "broken", "items": [1, 2,, }')
     (root / "bad.csv").write_text('a,b\n"unterminated,quote\n1,2\n')
     (root / "binary.txt").write_bytes(b"\x00\x01\x02PNG" * 100)

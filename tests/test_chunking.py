@@ -192,7 +192,8 @@ def test_the_notes_own_description_opens_its_first_chunk_and_gives_a_bodiless_pa
     sections = [Section(["Usage"], "## Usage\n\nType /cloze to hide an answer.", 5, 7)]
     meta = {"description": "Creates collapsible content that is not shown by default", "type": "Command"}
     [chunk] = chunk_document(ParsedDocument("markdown", "Cloze", sections, frontmatter=meta), counter)
-    assert chunk.embed_text == "Cloze\nCreates collapsible content that is not shown by default\n\nUsage\n\nType /cloze to hide an answer."
+    assert chunk.embed_text == ("Cloze\nCreates collapsible content that is not shown by default\n\nUsage\n\n"
+                                "Type /cloze to hide an answer.")
     assert chunk.content == "## Usage\n\nType /cloze to hide an answer."  # the content stays the file's text
     assert "Command" not in chunk.embed_text  # other properties are not embedded
     [page] = chunk_document(ParsedDocument("markdown", "Publish Web", [], frontmatter={

@@ -75,7 +75,8 @@ def test_typing_lights_up_semantic_matches_and_a_click_opens_the_panel(page, ser
 def test_legend_and_filters_hide_nodes_and_all_projects_loads(page, server):
     page.goto("/cluster?project=notes")
     page.wait_for_function("() => window.skmCluster && window.skmCluster.ready")
-    hidden = "() => window.skmCluster.graph.nodes().filter(n => window.skmCluster.renderer.getNodeDisplayData(n)?.hidden).length"
+    hidden = ("() => window.skmCluster.graph.nodes()"
+              ".filter(n => window.skmCluster.renderer.getNodeDisplayData(n)?.hidden).length")
     assert page.evaluate(hidden) == 0
     page.locator("#cluster-legend input").first.uncheck()
     size = page.evaluate("() => window.skmCluster.data.clusters[0].size")

@@ -54,7 +54,8 @@ def test_context_packs_the_best_chunks_with_provenance_that_points_at_real_lines
     scores = [i["score"] for i in items]
     assert scores == sorted(scores, reverse=True)
     sourdough = (vault / "Projects/Sourdough.md").read_text().split("\n")
-    assert sourdough[items[0]["lines"][0] - 1] == "# Sourdough bread" and items[0]["heading_path"] == ["Sourdough bread"]
+    assert sourdough[items[0]["lines"][0] - 1] == "# Sourdough bread"
+    assert items[0]["heading_path"] == ["Sourdough bread"]
 
 
 def test_a_chunk_that_does_not_fit_is_skipped_for_a_smaller_one_never_cut(engine, vault):

@@ -72,7 +72,8 @@ def test_kill_during_embedding_then_restart_is_consistent(data_home, tmp_path):
     docs = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
     states = dict(conn.execute("SELECT embed_state, count(*) FROM chunks GROUP BY embed_state").fetchall())
     chunk_ids = [r[0] for r in conn.execute("SELECT chunk_id FROM chunks")]
-    per_doc = conn.execute("SELECT count(*) FROM (SELECT document_id, ordinal FROM chunks GROUP BY 1, 2 HAVING count(*) > 1)").fetchone()[0]
+    per_doc = conn.execute("SELECT count(*) FROM (SELECT document_id, ordinal FROM chunks GROUP BY 1, 2 HAVING "
+                           "count(*) > 1)").fetchone()[0]
     conn.close()
     assert docs == 120
     assert states == {"embedded": len(chunk_ids)} and len(chunk_ids) >= 120  # every chunk of every note embedded

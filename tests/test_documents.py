@@ -33,7 +33,7 @@ def doc_id(engine, path):
 
 def test_a_relative_link_shows_both_ways(engine):
     a = engine.document(doc_id(engine, "Projects/a.md"), "notes")
-    assert [(l["target"], l["relative_path"]) for l in a["links"]] == [("../x.md", "x.md")]
+    assert [(link["target"], link["relative_path"]) for link in a["links"]] == [("../x.md", "x.md")]
     x = engine.document(doc_id(engine, "x.md"), "notes")
     # ../x.md from Projects/, related_to [[X]] and [[x]]: three notes name x, each by another rule; d does not.
     assert [d["relative_path"] for d in x["backlinks"]] == ["Journal/c.md", "Projects/a.md", "Projects/b.md"]
@@ -49,7 +49,7 @@ def test_the_graph_draws_the_links_the_panel_lists(engine):
 
 def test_a_link_to_nothing_is_listed_unresolved(engine):
     c = engine.document(doc_id(engine, "Journal/c.md"), "notes")
-    assert {l["target"]: l["document_id"] is not None for l in c["links"]} == {"x": True, "Nowhere": False}
+    assert {link["target"]: link["document_id"] is not None for link in c["links"]} == {"x": True, "Nowhere": False}
 
 
 def test_lists_carry_each_documents_tags_in_one_answer(engine, tmp_path):
@@ -74,4 +74,4 @@ def test_links_follow_the_index_after_every_change(engine, tmp_path):
     y = engine.document(doc_id(engine, "y.md"), "notes")
     assert y["backlinks"] == []
     e = engine.document(doc_id(engine, "Journal/e.md"), "notes")
-    assert [(l["target"], l["document_id"]) for l in e["links"]] == [("x", None)]
+    assert [(link["target"], link["document_id"]) for link in e["links"]] == [("x", None)]

@@ -95,7 +95,8 @@ def test_vault_search_explains_each_leg_and_writes_the_fusion_out(engine):
         assert f"= {note['score']:.4f}" in why["rule"]
     first = answer["results"][0]["explain"]["legs"]
     assert set(first) == {"bm25", "meaning", "first_chunk"}
-    best = max(n["explain"]["legs"]["bm25"]["score"] for n in answer["results"] if n["explain"]["legs"]["bm25"]["found"])
+    best = max(n["explain"]["legs"]["bm25"]["score"] for n in answer["results"]
+               if n["explain"]["legs"]["bm25"]["found"])
     leader = next(n for n in answer["results"] if n["explain"]["legs"]["bm25"].get("rank") == 1)
     assert leader["explain"]["legs"]["bm25"]["score"] == best  # rank 1 in BM25 is the note BM25 scored highest
 
@@ -137,7 +138,8 @@ def test_a_note_under_the_threshold_gives_its_similarity(engine):
     report = engine.search("tmux", project="demo", explain_document=sourdough)["explain_document"]
     semantic = report["legs"]["semantic"]
     assert not report["found"] and not semantic["found"]
-    assert semantic["similarity"] < 0.3 and f"{semantic['similarity']:.4f} is under the threshold 0.3" in semantic["why"]
+    assert semantic["similarity"] < 0.3
+    assert f"{semantic['similarity']:.4f} is under the threshold 0.3" in semantic["why"]
     assert "'tmux' is missing" in report["legs"]["keyword"]["why"]
     vault = engine.vault_search("tmux", project="demo", explain_document=sourdough)["explain_document"]
     assert "none of its chunks holds any of the words ('tmux')" == vault["legs"]["bm25"]["why"]

@@ -11,7 +11,6 @@ import re
 import shutil
 import subprocess
 import threading
-import urllib.request
 from pathlib import Path
 
 import pytest

@@ -153,15 +153,18 @@ def test_markdown_inline_edge_cases():
 
 def test_markdown_frontmatter_dates_become_iso_strings():
     doc = parse("a.md", "---\npublished: 2022-09-16\nseen: [2023-01-01, 5]\nnested: {at: 2023-01-02T03:04:05}\n---\n")
-    assert doc.frontmatter == {"published": "2022-09-16", "seen": ["2023-01-01", 5], "nested": {"at": "2023-01-02T03:04:05"}}
+    assert doc.frontmatter == {"published": "2022-09-16", "seen": ["2023-01-01", 5],
+                               "nested": {"at": "2023-01-02T03:04:05"}}
     assert doc.sections == []
 
 
 def test_logseq_page_properties_become_frontmatter_tags_and_links():
-    page = "title:: Flash cards\ntags:: #Academic, [[Spaced Repetition]]\nalias:: cards\ntype:: [[Feature]]\n\n- ## Usage\n\t- ### Create\n\t\tuse `#card`\n- ## Notes\n"
+    page = ("title:: Flash cards\ntags:: #Academic, [[Spaced Repetition]]\nalias:: cards\ntype:: [[Feature]]\n\n"
+            "- ## Usage\n\t- ### Create\n\t\tuse `#card`\n- ## Notes\n")
     doc = parse("flashcards.md", page)
     assert doc.title == "Flash cards"
-    assert doc.frontmatter == {"title": "Flash cards", "tags": ["Academic", "Spaced Repetition"], "alias": ["cards"], "type": "Feature"}
+    assert doc.frontmatter == {"title": "Flash cards", "tags": ["Academic", "Spaced Repetition"], "alias": ["cards"],
+                               "type": "Feature"}
     assert doc.tags == ["academic", "spaced repetition"]
     assert targets(doc, "wikilink") == ["Spaced Repetition", "Feature"]
     assert outline(doc) == [(["Usage"], 6, 6), (["Usage", "Create"], 7, 8), (["Notes"], 9, 9)]
@@ -266,7 +269,8 @@ def test_invalid_json_is_indexed_as_plain_text_with_a_warning():
 def test_csv_rows_become_column_value_lines():
     doc = parse("people.csv", 'name,city,note\nAlice,Paris,\nBob,"New\nYork","likes, commas"\n')
     assert doc.file_type == "csv"
-    assert doc.sections[0].text == "name, city, note\nname: Alice; city: Paris\nname: Bob; city: New\nYork; note: likes, commas"
+    assert doc.sections[0].text == ("name, city, note\nname: Alice; city: Paris\nname: Bob; city: New\n"
+                                    "York; note: likes, commas")
     assert outline(doc) == [([], 1, 4)]
     assert doc.warnings == []
 
@@ -310,7 +314,8 @@ def test_invalid_yaml_warns_and_is_still_indexed():
 
 
 def test_xml_text_content_with_lines():
-    doc = parse("feed.xml", '<?xml version="1.0"?>\n<rss>\n  <title>Tide &amp; moon</title>\n  <item>Low tide at <b>6</b></item>\n</rss>\n')
+    doc = parse("feed.xml", '<?xml version="1.0"?>\n<rss>\n  <title>Tide &amp; moon</title>\n'
+                            '  <item>Low tide at <b>6</b></item>\n</rss>\n')
     assert doc.file_type == "xml"
     assert doc.sections[0].text == "Tide & moon\nLow tide at 6"
     assert outline(doc) == [([], 3, 4)]
@@ -326,7 +331,8 @@ def test_broken_xml_strips_tags_with_a_warning():
 
 def test_html_visible_text_and_title():
     page = ("<html><head><title>Recipes</title><style>body {color: red}</style></head>\n<body>\n"
-            "<h1>Bread</h1><p>Mix <b>flour</b>and water.</p>\n<script>var secret = 1;</script>\n<p>Bake.</p>\n</body></html>\n")
+            "<h1>Bread</h1><p>Mix <b>flour</b>and water.</p>\n<script>var secret = 1;</script>\n<p>Bake.</p>\n"
+            "</body></html>\n")
     doc = parse("r.html", page)
     assert doc.file_type == "html" and doc.title == "Recipes"
     assert doc.text == "Bread Mix flourand water.\nBake."
@@ -343,7 +349,8 @@ def test_html_title_falls_back_to_h1_then_file_name():
 def make_pdf(pages: list[str], broken_page: int | None = None) -> bytes:
     """Write a minimal PDF by hand: one Helvetica text line per page; broken_page gets an unknown filter."""
     objects = ["<< /Type /Catalog /Pages 2 0 R >>",
-               f"<< /Type /Pages /Kids [{' '.join(f'{4 + 2 * i} 0 R' for i in range(len(pages)))}] /Count {len(pages)} >>",
+               f"<< /Type /Pages /Kids [{' '.join(f'{4 + 2 * i} 0 R' for i in range(len(pages)))}] "
+               f"/Count {len(pages)} >>",
                "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
     for index, text in enumerate(pages, start=1):
         stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET" if text else ""
@@ -407,7 +414,8 @@ CANVAS = {
 
 
 def test_canvas_text_cards_file_cards_and_link_cards():
-    text = '{\n\t"nodes":[\n' + ",\n".join("\t\t" + json.dumps(n) for n in CANVAS["nodes"]) + '\n\t],\n\t"edges":[]\n}\n'
+    text = '{\n\t"nodes":[\n' + ",\n".join("\t\t" + json.dumps(n)
+                                           for n in CANVAS["nodes"]) + '\n\t],\n\t"edges":[]\n}\n'
     doc = parse("Board.canvas", text)
     assert doc.file_type == "canvas" and doc.title == "Board"
     assert [(s.text, s.start_line) for s in doc.sections] == [
@@ -450,7 +458,8 @@ def test_every_real_note_parses_into_well_formed_sections(name):
 
 
 def test_kepano_evergreen_note():
-    doc = parse_real(vault("kepano-obsidian"), "Notes/Evergreen notes turn ideas into objects that you can manipulate.md")
+    doc = parse_real(vault("kepano-obsidian"),
+                     "Notes/Evergreen notes turn ideas into objects that you can manipulate.md")
     assert doc.title == "Evergreen notes turn ideas into objects that you can manipulate"
     assert doc.tags == ["0🌲"]
     assert doc.created == "2023-09-14"
@@ -498,7 +507,8 @@ def test_logseq_flashcards_page():
     assert doc.tags == ["academic", "card", "docs"]  # `#card` in code spans is not a tag; '- ... #card' is
     wikilinks = targets(doc, "wikilink")
     assert wikilinks[:2] == ["Feature", "All Platforms"] and "Left sidebar" in wikilinks and "card" not in wikilinks
-    assert outline(doc)[:3] == [(["Usage"], 6, 21), (["Functionality"], 22, 22), (["Functionality", 'What\'s a "card"?'], 23, 40)]
+    assert outline(doc)[:3] == [(["Usage"], 6, 21), (["Functionality"], 22, 22), (["Functionality",
+                                                                                   'What\'s a "card"?'], 23, 40)]
 
 
 def test_logseq_titles_from_properties_and_yaml():

@@ -55,7 +55,8 @@ def by_path(graph) -> dict:
     path = {n["id"]: n["path"] for n in graph["nodes"]}
     labels = {c["id"]: c["label"] for c in graph["clusters"]}
     return {
-        "nodes": sorted((n["path"], n["title"], labels[n["cluster"]], n["size"], n["x"], n["y"]) for n in graph["nodes"]),
+        "nodes": sorted((n["path"], n["title"], labels[n["cluster"]], n["size"], n["x"], n["y"])
+                        for n in graph["nodes"]),
         "edges": sorted((path[e["source"]], path[e["target"]], e["kind"], e["weight"]) for e in graph["edges"]),
         "clusters": [(c["label"], c["color"], c["size"]) for c in graph["clusters"]],
     }
@@ -228,6 +229,7 @@ def test_cluster_page_and_partial(client):
     assert 'data-graph-url="/api/graph?project=notes"' in html
     rendered.clear()
     partial = client.get("/cluster?scope=all", base_url=BASE, headers={"HX-Request": "true"})
-    assert rendered[0] == "cluster/_view.html" and 'data-graph-url="/api/graph?scope=all"' in partial.get_data(as_text=True)
+    assert rendered[0] == "cluster/_view.html"
+    assert 'data-graph-url="/api/graph?scope=all"' in partial.get_data(as_text=True)
     assert "HX-Request" in partial.headers["Vary"]
     assert client.get("/cluster?project=nowhere", base_url=BASE).status_code == 404

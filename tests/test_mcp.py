@@ -126,7 +126,8 @@ def test_every_tool_answers_what_the_json_api_answers(live, tmp_path):
             tagged = check_matches_api(
                 await s.call_tool("tag_search", {"tags_all": ["project"], "tags_any": ["outdoors"]}),
                 api(port, "/api/search", q="", mode="tag", tags_all="project", tags_any="outdoors", limit=20))
-            assert {r["relative_path"] for r in tagged["results"]} == {"Projects/Compost log.md", "Projects/Garden plan.md"}
+            assert {r["relative_path"] for r in tagged["results"]} == {"Projects/Compost log.md",
+                                                                       "Projects/Garden plan.md"}
             everywhere = check_matches_api(
                 await s.call_tool("search_all_projects", {"query": "bread", "mode": "keyword"}),
                 api(port, "/api/search", q="bread", mode="keyword", scope="all", limit=10))
@@ -243,7 +244,8 @@ def test_starts_the_server_when_none_runs(vault, data_home, tmp_path):
     port = free_port()
     env = {**os.environ, "SKMEMORY_HOME": str(data_home), "SKMEMORY_PORT": str(port),
            "SKMEMORY_MODEL": str(tmp_path / "no-model")}  # no model: fast to start, and semantic search must fail
-    subprocess.run(SKMEMORY + ["add", str(vault), "--name", "notes"], env=env, check=True, timeout=120, capture_output=True)
+    subprocess.run(SKMEMORY + ["add", str(vault), "--name", "notes"], env=env, check=True, timeout=120,
+                   capture_output=True)
 
     async def scenario():
         async with mcp_session(env, tmp_path / "mcp.log") as s:
@@ -293,7 +295,8 @@ def test_when_the_server_cannot_start_every_tool_says_how_to_start_it(vault, dat
 
     threading.Thread(target=refuse, daemon=True).start()
     env = {**os.environ, "SKMEMORY_HOME": str(data_home), "SKMEMORY_PORT": str(port)}
-    subprocess.run(SKMEMORY + ["add", str(vault), "--name", "notes"], env=env, check=True, timeout=120, capture_output=True)
+    subprocess.run(SKMEMORY + ["add", str(vault), "--name", "notes"], env=env, check=True, timeout=120,
+                   capture_output=True)
     args = {"hybrid_search": {"query": "x"}, "semantic_search": {"query": "x"}, "tag_search": {"tags_all": ["a"]},
             "search_all_projects": {"query": "x"}, "vault_search": {"query": "x"},
             "vault_search_by_tag": {"tags": ["a"]}, "vault_search_by_folder": {"folder": ""},

@@ -192,7 +192,8 @@ def test_a_new_map_saved_without_an_index_and_the_missing_state(engine, vault):
     assert opened["map"]["document_id"] is None and opened["index_state"] == "missing"
     missing = engine.mindmaps.search_nodes("train to Lisbon", limit=5)
     assert missing["results"] == [] and "Save the map" in missing["message"]
-    saved = engine.mindmaps.save("Maps/Trips.mmdata", engine.mindmaps.load("notes", path="Maps/Trips.mmdata")["content"],
+    saved = engine.mindmaps.save("Maps/Trips.mmdata", engine.mindmaps.load("notes",
+                                                                           path="Maps/Trips.mmdata")["content"],
                                 project="notes")
     assert saved["map"]["revision"] == 5 and saved["map"]["document_id"]
     assert engine.mindmaps.active()["map"]["document_id"] == saved["map"]["document_id"]

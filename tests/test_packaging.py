@@ -69,8 +69,10 @@ def test_every_package_the_code_imports_is_declared():
 # --- the wheel, installed outside the checkout -------------------------------------------------------------------
 
 def sources(target: Path) -> Path:
-    """A copy of the files git tracks or would (a clean clone, plus new files), so the build leaves the checkout alone."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO, capture_output=True, timeout=60)
+    """A copy of the files git tracks or would (a clean clone, plus new files), so the build leaves the checkout
+    alone."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                            capture_output=True, timeout=60)
     if listed.returncode != 0:
         pytest.skip("needs a git checkout to know which files a clean clone has")
     for rel in filter(None, listed.stdout.decode().split("\0")):

@@ -58,7 +58,8 @@ def test_sections_are_packed_and_bodiless_sections_make_no_chunk(project):
     # The chunker before packing made 2, 6, 1, 10 and 4 (tests/fixtures/index-v1): one per heading, headings alone too.
     assert counts == {"Garden.md": 1, "Plugins/Dataview.md": 1, "Reading list.md": 1,
                       "Sourdough handbook.md": 4, "Templates/Daily.md": 0}
-    words = [len(r["content"].split()) for r in project.store.query("SELECT content FROM chunks WHERE NOT keyword_only")]
+    words = [len(r["content"].split())
+             for r in project.store.query("SELECT content FROM chunks WHERE NOT keyword_only")]
     assert min(words) > 5
     # The template has no words for the model: one keyword-only chunk, never embedded, and a title of its own.
     [template] = chunks_of(project, "Templates/Daily.md")
@@ -133,7 +134,8 @@ def test_editing_one_paragraph_reembeds_at_most_two_chunks(project, shapes):
     project.embed_pending()
     note = shapes / "Sourdough handbook.md"
     edits = [("Rice flour", "Rice or semolina flour"), ("forty-five minutes", "a full hour"),
-             ("smelled pleasantly sour", "smelled sour"), ("Bake\ncovered for twenty minutes", "Bake\ncovered for twenty-two minutes"),
+             ("smelled pleasantly sour", "smelled sour"), ("Bake\ncovered for twenty minutes",
+                                                           "Bake\ncovered for twenty-two minutes"),
              ("A pale\ncrust means", "A pale crust, or one that stays soft after cooling,\nmeans")]
     for old, new in edits:
         assert old in note.read_text()
@@ -151,7 +153,8 @@ def test_the_first_chunk_of_every_note_is_embedded_before_any_second_chunk(proje
     batches = []
 
     def record():
-        batches.append(project.store.query("SELECT ordinal FROM chunks WHERE embed_state = 'embedded' AND NOT keyword_only"))
+        batches.append(project.store.query("SELECT ordinal FROM chunks WHERE embed_state = 'embedded' AND NOT "
+                                           "keyword_only"))
 
     project.settings = dataclasses.replace(project.settings, embed_batch_size=1)
     while project.embed_pending(max_batches=1):  # one chunk per round (group of 4 with batch size 1)
@@ -195,7 +198,8 @@ def test_an_index_built_by_the_old_chunker_upgrades_in_place(home, shapes):
         assert report.updated == 5 and report.failed == 0
         assert project.store.meta("chunker_version") == str(CHUNKER_VERSION)
         assert not project.rechunk_needed
-        rows = project.store.query("SELECT content_hash, embed_state, vector, sections FROM chunks WHERE NOT keyword_only")
+        rows = project.store.query("SELECT content_hash, embed_state, vector, sections FROM chunks WHERE NOT "
+                                   "keyword_only")
         assert len(rows) == 7 and all(r["sections"] for r in rows)
         # Nothing to embed for a chunk whose text the old index embedded; everything else is queued.
         new_text = [r for r in rows if r["content_hash"] not in old_vectors]

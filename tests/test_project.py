@@ -48,7 +48,8 @@ def test_indexes_every_supported_file_with_metadata(project, vault):
     links = project.store.query("SELECT target, kind FROM links WHERE document_id = ?", (garden["document_id"],))
     assert ("Compost log", "wikilink") in [tuple(r) for r in links]
     tips = doc(project, "Reference/Search tips.md")
-    tip_links = [tuple(r) for r in project.store.query("SELECT target, kind FROM links WHERE document_id = ?", (tips["document_id"],))]
+    tip_links = [tuple(r) for r in project.store.query("SELECT target, kind FROM links WHERE document_id = ?",
+                                                       (tips["document_id"],))]
     assert ("Welcome", "related_to") in tip_links
 
     chat = doc(project, "Conversations/Trip planning.json")
@@ -57,7 +58,8 @@ def test_indexes_every_supported_file_with_metadata(project, vault):
     assert journal["title"] == "2026-06-01"
 
     # Sections packed into chunks that record each section's heading path and lines; frontmatter is not embedded.
-    chunks = project.store.query("SELECT * FROM chunks WHERE document_id = ? ORDER BY ordinal", (garden["document_id"],))
+    chunks = project.store.query("SELECT * FROM chunks WHERE document_id = ? ORDER BY ordinal",
+                                 (garden["document_id"],))
     sections = [s for c in chunks for s in json.loads(c["sections"])]
     headings = [s["heading_path"] for s in sections]
     assert ["Garden plan", "Watering"] in headings
@@ -82,7 +84,8 @@ def test_embeds_pending_chunks_into_chroma_and_resync_does_nothing(project):
     # The real model puts the sourdough chunk nearest to a question about bread.
     q = project.embedder.embed(["how long do I bake bread"])[0]
     best = ids[int(np.argmax(vectors @ q))]
-    row = project.store.query("SELECT d.rel_path FROM chunks c JOIN documents d USING (document_id) WHERE chunk_id = ?", (best,))
+    row = project.store.query("SELECT d.rel_path FROM chunks c JOIN documents d USING (document_id) WHERE chunk_id = ?",
+                              (best,))
     assert row[0][0] == "Projects/Sourdough.md"
 
     again = project.sync()

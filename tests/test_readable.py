@@ -41,7 +41,8 @@ def test_badges_embeds_placeholders_tags_and_empty_tasks_give_nothing():
 
 def test_logseq_block_properties_and_image_sizes_give_nothing_and_bullets_go():
     text = ("- ## Usage\n\t- To create a card, add `#card`.\n\t  logseq.order-list-type:: number\n"
-            "\t  id:: 6103e488-22d4-4751-b27a-69b278067c26\n\t- ![demo](x.gif){:height 538, :width 485}\n\t- rating:: 4")
+            "\t  id:: 6103e488-22d4-4751-b27a-69b278067c26\n\t- ![demo](x.gif){:height 538, :width 485}\n"
+            "\t- rating:: 4")
     assert reader_text(text) == "Usage\nTo create a card, add `#card`.\ndemo\nrating:: 4"
 
 

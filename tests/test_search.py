@@ -256,7 +256,8 @@ def test_semantic_with_nothing_at_the_threshold_offers_weaker_matches_apart(engi
     assert "weaker_matches" not in engine.search("baking bread with a starter", mode="semantic")  # found: none
     assert "weaker_matches" not in engine.search(question, mode="hybrid")  # hybrid keeps 0.3 and up itself
     everywhere = engine.search(question, mode="semantic", scope="all")
-    assert everywhere["results"] == [] and everywhere["weaker_matches"][0]["relative_path"] == weaker[0]["relative_path"]
+    assert everywhere["results"] == []
+    assert everywhere["weaker_matches"][0]["relative_path"] == weaker[0]["relative_path"]
     tagged = engine.search(question, mode="semantic", tags_all=["project"])  # the tag filter holds for them too
     assert all("project" in " ".join(w["tags"]) for w in tagged.get("weaker_matches", []))
 

@@ -137,7 +137,8 @@ def test_commands_find_the_server_from_the_data_home_alone(server):
     status = json.loads(run("status", "notes", "--json", env=bare).stdout)
     assert status["owner"] == {"role": "skmemory serve", "pid": proc.pid, "url": f"http://127.0.0.1:{port}/"}
     second = run("serve", "--port", str(free_port()), env=bare)
-    assert second.returncode == 2 and f"already running for this data folder at http://127.0.0.1:{port}/" in second.stderr
+    assert second.returncode == 2
+    assert f"already running for this data folder at http://127.0.0.1:{port}/" in second.stderr
 
 
 def test_server_follows_a_new_file_and_stops_cleanly(server, vault):

@@ -1,4 +1,5 @@
-"""vault_search on the real model, SQLite FTS5 and the vector cache: query syntax, filters, fusion, fields, reranking."""
+"""vault_search on the real model, SQLite FTS5 and the vector cache: query syntax, filters, fusion, fields,
+reranking."""
 from __future__ import annotations
 
 import json
@@ -81,12 +82,16 @@ tags: [recipe]
 Feed the starter twelve hours before baking. Mix flour, water and salt. memo
 """,
     "Reference/Kit.md": "# Kit\n\nA starter kit for seedlings. memo\n",
-    "Boards/Roadmap.canvas": json.dumps({"nodes": [{"id": "a", "type": "text", "x": 0, "y": 0, "width": 200, "height": 80,
-                                                     "text": "Roadmap: ship the vault-cortex search in July. memo"}], "edges": []}),
+    "Boards/Roadmap.canvas": json.dumps({"nodes": [{"id": "a", "type": "text", "x": 0, "y": 0, "width": 200,
+                                                    "height": 80,
+                                                    "text": "Roadmap: ship the vault-cortex search in July. memo"}],
+                                         "edges": []}),
     "Logs/deploy.txt": "deploy/local finished in 42 seconds\nsecond run was fine memo\n",
-    "Archive/Shopping.md": "# Shopping\n\n" + "Buy bread, milk, coffee, rice, soap, paper, pens, apples, onions, garlic and "
+    "Archive/Shopping.md": "# Shopping\n\n" + "Buy bread, milk, coffee, rice, soap, paper, pens, apples, onions, "
+                           "garlic and "
                            "cheese; also some tomatoes for the weekend. memo\n",
-    **{f"Recipes/Salsa {i}.md": f"# Salsa {i}\n\nTomatoes, tomatoes and more tomatoes: chop the tomatoes. memo\n" for i in range(1, 5)},
+    **{f"Recipes/Salsa {i}.md": f"# Salsa {i}\n\nTomatoes, tomatoes and more tomatoes: chop the tomatoes. memo\n"
+       for i in range(1, 5)},
 }
 DEFAULT_MTIME = datetime(2026, 8, 15, 12, 0)
 MTIMES = {
@@ -270,12 +275,14 @@ def test_limit_and_total(word_engine):
 def test_without_the_model_search_is_keyword_only(fts_engine):
     response = fts_engine.vault_search("tomatoes")
     assert response["search_mode"] == "fts" and response["reranked"] is False
-    assert set(paths(response)) == {"Projects/Garden.md", "Archive/Shopping.md"} | {f"Recipes/Salsa {i}.md" for i in range(1, 5)}
+    assert set(paths(response)) == {"Projects/Garden.md", "Archive/Shopping.md"} | {f"Recipes/Salsa {i}.md"
+                                                                                    for i in range(1, 5)}
 
 
 # --- filters ------------------------------------------------------------------------------------------------------
 
-PV, PG, MS, AL = "Projects/Vault Cortex.md", "Projects/Garden.md", "Meetings/2026-07-02 Standup.md", "People/Ada Lovelace.md"
+PV, PG = "Projects/Vault Cortex.md", "Projects/Garden.md"
+MS, AL = "Meetings/2026-07-02 Standup.md", "People/Ada Lovelace.md"
 
 
 @pytest.mark.parametrize("filters, expected", [
@@ -321,7 +328,8 @@ def test_filters_apply_inside_each_leg(engine):
     assert paths(engine.vault_search("tomatoes", limit=1, filters={"folder": "Archive"})) == ["Archive/Shopping.md"]
     only_meaning = engine.vault_search("career aspirations", filters={"folder": "Journal"})
     assert paths(only_meaning) == ["Journal/2026-06-01.md"] and only_meaning["search_mode"] == "hybrid"
-    assert "Journal/2026-06-01.md" not in paths(engine.vault_search("career aspirations", filters={"tags": ["project"]}))
+    assert "Journal/2026-06-01.md" not in paths(engine.vault_search("career aspirations",
+                                                                    filters={"tags": ["project"]}))
 
 
 @pytest.mark.parametrize("key", ["created", "modified"])
@@ -387,7 +395,8 @@ def test_a_notes_properties_are_words_its_bm25_leg_finds(tmp_path):
         assert paths(engine.vault_search("vc")) == ["Projects/Vault Cortex.md"]  # aliases: [cortex, vc]
         logseq = tmp_path / "vault/pages/Flashcards.md"
         logseq.parent.mkdir()
-        logseq.write_text("description:: spaced repetition for memorising\nicon:: 🃏\n\n- Cards are blocks tagged #card.\n")
+        logseq.write_text("description:: spaced repetition for memorising\nicon:: 🃏\n\n- Cards are blocks tagged "
+                          "#card.\n")
         note = tmp_path / "vault/Meetings/2026-07-02 Standup.md"
         note.write_text(note.read_text().replace("attendees: [Ada, Grace]", "attendees: [Ada, Linus]"))
         engine.reindex("notes")
@@ -409,7 +418,8 @@ def test_an_index_built_before_properties_gets_them_when_it_opens(tmp_path):
         conn.executescript("""
             DROP TRIGGER chunks_bm25_ai; DROP TRIGGER chunks_bm25_ad; DROP TRIGGER chunks_bm25_au;
             DROP TRIGGER documents_bm25_au; DROP TABLE chunks_bm25;
-            CREATE VIRTUAL TABLE chunks_bm25 USING fts5(title, heading_path, content, tokenize='porter unicode61 remove_diacritics 2');
+            CREATE VIRTUAL TABLE chunks_bm25 USING fts5(title, heading_path, content,
+                tokenize='porter unicode61 remove_diacritics 2');
             INSERT INTO chunks_bm25(rowid, title, heading_path, content)
                 SELECT c.rowid, d.title, c.heading_path, c.content FROM chunks c JOIN documents d USING (document_id);
             DELETE FROM _migrations WHERE name = 'm008_bm25_with_properties';""")
@@ -420,7 +430,8 @@ def test_an_index_built_before_properties_gets_them_when_it_opens(tmp_path):
         assert paths(reopened.vault_search("Grace")) == ["Meetings/2026-07-02 Standup.md"]
         assert paths(reopened.vault_search("tomatoes garden"))[0] == "Projects/Garden.md"  # the text is all still there
         note = tmp_path / "vault/Projects/Garden.md"  # and edits keep the table current
-        note.write_text(note.read_text().replace("tags: [project/garden, outdoors]", "tags: [project/garden, allotment]"))
+        note.write_text(note.read_text().replace("tags: [project/garden, outdoors]",
+                                                 "tags: [project/garden, allotment]"))
         reopened.reindex("notes")
         assert paths(reopened.vault_search("allotment")) == ["Projects/Garden.md"]
         assert paths(reopened.vault_search("drip line")) == ["Projects/Garden.md"]
@@ -543,7 +554,8 @@ def test_a_hub_note_without_text_for_the_model_is_found_by_its_title(tmp_path, r
     (vault / "Templates").mkdir(parents=True)
     (vault / "Books.md").write_text("![[Books.base]]\n")
     (vault / "Templates/Book Template.md").write_text(
-        "---\ncategories: ['[[Books]]']\nauthor: []\ngenre: []\n---\nBooks I read: author, genre, pages and my rating.\n")
+        "---\ncategories: ['[[Books]]']\nauthor: []\ngenre: []\n---\n"
+        "Books I read: author, genre, pages and my rating.\n")
     (vault / "Movies.md").write_text("![[Movies.base]]\n")
     (vault / "Reading log.md").write_text("# Reading log\n\nThree books this month, all of them novels.\n")
     with indexed(Home(Settings(home=tmp_path / "home"), embedder=real_embedder), vault) as engine:

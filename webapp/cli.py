@@ -38,7 +38,8 @@ class ErrorsAsSentences(click.Group):
         except Exception as exc:
             if os.environ.get("SKMEMORY_DEBUG"):
                 raise
-            click.echo(f"Error: unexpected {type(exc).__name__}: {exc} (set SKMEMORY_DEBUG=1 for the traceback).", err=True)
+            click.echo(f"Error: unexpected {type(exc).__name__}: {exc} (set SKMEMORY_DEBUG=1 for the traceback).",
+                       err=True)
             ctx.exit(2)
 
 
@@ -228,7 +229,8 @@ def watch(ctx: click.Context, name: str | None) -> None:
             for project in background.status()["projects"]:
                 if project.get("pending"):
                     click.echo(f"{project['project']}: {project['pending']} chunks waiting for embeddings; notes "
-                               f"searchable by meaning: {project['documents_embedded']} of {project['documents_with_text']}",
+                               f"searchable by meaning: {project['documents_embedded']} of "
+                               f"{project['documents_with_text']}",
                                err=True)
     except KeyboardInterrupt:
         pass
@@ -259,7 +261,8 @@ def status(ctx: click.Context, name: str | None, as_json: bool) -> None:
         click.echo(f"{s['project']} ({s['root']})")
         click.echo(f"  documents: {s['documents']}  chunks: {s['chunks']}  embedded: {s['embedded']}  "
                    f"pending: {s['pending']}  failed: {s['failed']}")
-        click.echo(f"  notes searchable by meaning: {s.get('documents_embedded', 0)} of {s.get('documents_with_text', 0)}")
+        click.echo(f"  notes searchable by meaning: {s.get('documents_embedded', 0)} of "
+                   f"{s.get('documents_with_text', 0)}")
         if s.get("embeddings_available"):
             click.echo(f"  embeddings: available ({s.get('model')})")
         else:
@@ -312,7 +315,8 @@ def serve(ctx: click.Context, port: int, demo: bool) -> None:
         click.echo("No projects yet: add one with `skmemory add PATH` (or start with --demo).", err=True)
 
     def ready(url: str, background) -> None:
-        click.echo(f"SK Memory is running at {url} (Ctrl+C stops). Projects: {', '.join(background.projects) or 'none'}.", err=True)
+        click.echo(f"SK Memory is running at {url} (Ctrl+C stops). Projects: "
+                   f"{', '.join(background.projects) or 'none'}.", err=True)
 
     run_server(home, port, on_ready=ready)
 

@@ -160,7 +160,8 @@ class ServerClient:
                 body = {"error": "http_error", "detail": f"The server answered {exc.code}."}
             raise ServerError(exc.code, body.get("error", "error"), body.get("detail", str(exc))) from None
         except urllib.error.URLError as exc:
-            raise SKMemoryError(f"Cannot reach SK Memory at {self.base} ({exc.reason}); start it with `skmemory serve`.") from None
+            raise SKMemoryError(f"Cannot reach SK Memory at {self.base} ({exc.reason}); start it with "
+                                "`skmemory serve`.") from None
 
 
 def _segment(name: str) -> str:

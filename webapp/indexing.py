@@ -26,7 +26,8 @@ def report_line(name: str, report: dict) -> str:
 
 def meaning_line(name: str, done: int, seconds: float, counts: dict) -> str:
     return (f"{name}: {done} chunks embedded in {seconds:.1f} s ({done / max(seconds, 1e-9):.1f} chunks/s); "
-            f"notes searchable by meaning: {counts.get('documents_embedded', 0)} of {counts.get('documents_with_text', 0)}.")
+            f"notes searchable by meaning: {counts.get('documents_embedded', 0)} of "
+            f"{counts.get('documents_with_text', 0)}.")
 
 
 # --- no server: this process owns the index for the duration ---------------------------------------------------

@@ -39,9 +39,12 @@ class SearchResult(Shape):
     tags: list[str]
     created: str | None
     modified: str | None
-    heading_path: list[str] = Field(description="The headings above the part of the chunk that matched, outermost first.")
-    lines: list[int] = Field(description="First and last line of the part that matched, in the file (use with get_document).")
-    chunk_lines: list[int] | None = Field(None, description="First and last line of the whole chunk (content) in the file.")
+    heading_path: list[str] = Field(description="The headings above the part of the chunk that matched, outermost "
+                                    "first.")
+    lines: list[int] = Field(description="First and last line of the part that matched, in the file (use with "
+                             "get_document).")
+    chunk_lines: list[int] | None = Field(None,
+                                          description="First and last line of the whole chunk (content) in the file.")
     snippet: str = Field(description="A plain-text excerpt of the chunk around the first match.")
     highlights: list[list[int]] = Field([], description=HIGHLIGHTS)
     explain: dict[str, Any] | None = Field(None, description=EXPLAIN)

@@ -116,7 +116,8 @@ class ServerLink:
                 with self._lock:  # the server went away: forget it, and start it again once
                     self._client = None
                 if attempt == 2:
-                    raise ToolError(f"SK Memory's server stopped answering ({exc}). {HOW_TO_START.format(home=self.home)}") from None
+                    raise ToolError(f"SK Memory's server stopped answering ({exc}). "
+                                    f"{HOW_TO_START.format(home=self.home)}") from None
         raise AssertionError("unreachable")
 
 

@@ -274,7 +274,8 @@ def register(server: MCPServer, link) -> None:
 
     @tool
     def get_context(query: Query, token_budget: Annotated[int, Field(
-                        ge=MIN_TOKEN_BUDGET, le=MAX_TOKEN_BUDGET, description="Most tokens of chunk text to return.")] = 2000,
+                        ge=MIN_TOKEN_BUDGET, le=MAX_TOKEN_BUDGET,
+                        description="Most tokens of chunk text to return.")] = 2000,
                     project: Project = None,
                     scope: Annotated[Literal["project", "all"], Field(
                         description="'all' draws from every project.")] = "project",

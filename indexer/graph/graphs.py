@@ -76,7 +76,8 @@ class ForgeGraphs:
                                 for c in g["clusters"]]
             out["nodes"] += [{**n, "id": node_id("all", name, n["document_id"]), "cluster": first + n["cluster"],
                               "x": round(n["x"] + shift, 3)} for n in g["nodes"]]
-            out["edges"] += [{**e, "source": node_id("all", name, e["source"]), "target": node_id("all", name, e["target"])}
+            out["edges"] += [{**e, "source": node_id("all", name, e["source"]),
+                              "target": node_id("all", name, e["target"])}
                              for e in g["edges"]]
             out["stats"].update({k: v for k, v in g["stats"].items() if k in ("documents", "embedded_documents",
                                                                              "link_edges", "semantic_edges")})

@@ -120,7 +120,8 @@ def full_layout(src: GraphSource, labels: list[int]) -> tuple[np.ndarray, list[s
             slots[: len(with_vec)] = match_angles(slots[: len(with_vec)], vectors, ordered[: len(with_vec)])
         for slot, i in zip(slots, ordered):
             pos[i] = centres[c] + slot
-            how[i] = SEMANTIC if vectors is not None and src.has_vector[i] else (BESIDE if vectors is not None else FOLDER)
+            how[i] = SEMANTIC if vectors is not None and src.has_vector[i] else (BESIDE if vectors is not None
+                                                                                 else FOLDER)
     return pos, how
 
 

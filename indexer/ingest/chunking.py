@@ -19,7 +19,8 @@ The design, in the order the work is done:
    an empty task) never makes a chunk on its own: it joins its neighbours. A document with nothing but such units
    (a template, a page that only embeds a base) gets one `keyword_only` chunk of its text, which keyword search
    finds by title, path and text and the model never embeds, unless the note describes itself in its frontmatter
-   (below): then the chunk is that description, embedded with the title (its lines are given as 1-1). A cut is not made where it would leave a scrap.
+   (below): then the chunk is that description, embedded with the title (its lines are given as 1-1). A cut is not made
+   where it would leave a scrap.
 4. **Where a chunk came from.** A chunk records every section it spans, with its heading path, its lines in the
    file and its offset in the chunk's content, so a result can point at the part that matched. The content is
    the file's text with the original line breaks between sections, so line N of the content is line

@@ -154,7 +154,8 @@ def _load(model_path: Path | None, device: str | None):
     try:
         path = model_path or default_model_path()
         if not path.is_dir():
-            return None, f"the model folder {path} does not exist; set SKMEMORY_MODEL to a local sentence-transformers folder"
+            return None, (f"the model folder {path} does not exist; set SKMEMORY_MODEL to a local "
+                          "sentence-transformers folder")
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
 

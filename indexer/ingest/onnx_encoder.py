@@ -31,7 +31,8 @@ _MIN_PROBE_COSINE = 0.9999  # the same fp32 weights: anything less means the exp
 def cache_key(model_dir: Path) -> str:
     """A name for this model's exported copy: changes whenever its weights or configuration change."""
     digest = hashlib.sha1()
-    for name in ("config.json", "tokenizer.json", "sentence_bert_config.json", "model.safetensors", "pytorch_model.bin"):
+    for name in ("config.json", "tokenizer.json", "sentence_bert_config.json", "model.safetensors",
+                 "pytorch_model.bin"):
         path = model_dir / name
         if path.exists():
             st = path.stat()

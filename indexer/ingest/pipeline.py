@@ -80,7 +80,8 @@ def read_file(path: Path, max_bytes: int) -> FileRead:
         except FileNotFoundError as exc:
             raise Gone(str(path)) from exc
         except PermissionError:
-            raise ExtractionError("Permission denied: SK Memory cannot read this file; check its permissions.") from None
+            raise ExtractionError("Permission denied: SK Memory cannot read this file; check its "
+                                  "permissions.") from None
         except IsADirectoryError:
             raise Gone(str(path)) from None
         except OSError as exc:
@@ -88,7 +89,8 @@ def read_file(path: Path, max_bytes: int) -> FileRead:
                 raise ExtractionError("Symlink loop: this link points back at itself.") from None
             raise ExtractionError(f"Cannot read this file: {exc.strerror or exc}.") from None
         if (after.st_mtime_ns, after.st_size) == (before.st_mtime_ns, before.st_size) and len(data) == after.st_size:
-            return FileRead(data, after.st_mtime_ns, after.st_size, getattr(after, "st_birthtime", None), after.st_ctime)
+            return FileRead(data, after.st_mtime_ns, after.st_size, getattr(after, "st_birthtime", None),
+                            after.st_ctime)
     raise ExtractionError("The file kept changing while it was read; it will be read again on its next change.")
 
 
@@ -135,8 +137,9 @@ def apply_embed_budget(parsed: ParsedDocument, chunks: list[ChunkRow], budget: i
     for chunk in embeddable[budget:]:
         chunk.keyword_only = True
         chunk.embed_text = ""  # never read by the model (its id, made from this text, is already set)
-    return [f"Only the first {budget:,} of its {len(embeddable):,} passages are searchable by meaning (a {parsed.file_type} "
-            "file; SKMEMORY_MACHINE_EMBED_CHUNKS sets how many); every passage is searchable by keyword."]
+    return [f"Only the first {budget:,} of its {len(embeddable):,} passages are searchable by meaning (a "
+            f"{parsed.file_type} file; SKMEMORY_MACHINE_EMBED_CHUNKS sets how many); every passage is searchable by "
+            "keyword."]
 
 
 def index_file(store, root: Path, rel_path: str, counter: TokenCounter, max_bytes: int,
@@ -169,7 +172,8 @@ def index_file(store, root: Path, rel_path: str, counter: TokenCounter, max_byte
         return "failed", store.record_file_error(rel_path, str(exc)), 0
     except Exception as exc:  # an extractor bug must not stop the indexer: record it on the file
         logger.exception("Extractor failed on %s", rel_path)
-        return "failed", store.record_file_error(rel_path, f"Could not parse this file ({type(exc).__name__}: {exc})."), 0
+        return "failed", store.record_file_error(rel_path,
+                                                 f"Could not parse this file ({type(exc).__name__}: {exc})."), 0
 
     doc_id = document_id or (existing["document_id"] if existing else uuid.uuid4().hex)
     chunks = build_chunks(doc_id, parsed, counter, embed_budget)

@@ -9,7 +9,8 @@ Two layers, because keyword search and the model want different things:
   numbers stay those of the file.
 - `reader_text` turns a chunk's content into the text the model embeds. A markdown link or image gives its text
   or alt text, a wikilink its alias or target, and URLs, `![[embeds]]`, `{{template placeholders}}`, Templater
-  tags, HTML tags, list bullets, Logseq block ids and image sizes, and empty task boxes give nothing (a Logseq macro such as `{{cloze answer}}` gives its arguments):
+  tags, HTML tags, list bullets, Logseq block ids and image sizes, and empty task boxes give nothing (a Logseq macro
+  such as `{{cloze answer}}` gives its arguments):
   they are noise to the model and make tiny chunks look alike.
   The chunk's content keeps them, so a keyword search for a URL or a placeholder still finds the note.
 """
@@ -36,7 +37,8 @@ _HTML_TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>\n]*)?/?>")
 _TASK_BOX = re.compile(r"(?m)^([ \t]*(?:[-*+]|\d+[.)])[ \t]+)\[[ xX/\-]?\][ \t]*")
 _HEADING_MARKS = re.compile(r"(?m)^([ \t]*(?:[-*+][ \t]+)?)#{1,6}[ \t]+")
 _BLANK_ITEM = re.compile(r"(?m)^[ \t]*(?:[-*+>|]|\d+[.)])?[ \t]*[-*+|:]*[ \t]*$\n?")
-_SYSTEM_PROPERTY = re.compile(r"(?mi)^[ \t]*(?:[-*+][ \t]+)?(?:id|collapsed|heading|logseq\.[\w.-]+|background-color)::.*$")
+_SYSTEM_PROPERTY = re.compile(r"(?mi)^[ \t]*(?:[-*+][ \t]+)?"
+                              r"(?:id|collapsed|heading|logseq\.[\w.-]+|background-color)::.*$")
 _LOGSEQ_ATTRIBUTES = re.compile(r"\{:[^{}\n]*\}")  # ![img](x.png){:height 538, :width 485}
 _BULLET = re.compile(r"(?m)^[ \t]*[-*+][ \t]+")
 _SPACES = re.compile(r"[ \t]{2,}")

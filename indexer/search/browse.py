@@ -1,4 +1,5 @@
-"""Listing notes by metadata alone: by tag, by folder, by property, most recently changed; same result shape as vault_search."""
+"""Listing notes by metadata alone: by tag, by folder, by property, most recently changed; same result shape as
+vault_search."""
 from __future__ import annotations
 
 from ..errors import InvalidQuery
@@ -57,7 +58,8 @@ def search_by_folder(index: ProjectIndex, folder: str, filters: dict | None = No
 def search_by_property(index: ProjectIndex, properties: dict, filters: dict | None = None, limit: int = 20) -> dict:
     """List notes whose frontmatter has every key with the given value (string, number or boolean); newest first."""
     if not isinstance(properties, dict) or not properties:
-        raise InvalidQuery("properties must name at least one frontmatter key and value, such as {\"status\": \"active\"}.")
+        raise InvalidQuery("properties must name at least one frontmatter key and value, such as {\"status\": "
+                           "\"active\"}.")
     return browse(index, {**(filters or {}), "properties": properties}, "recent", limit)
 
 

@@ -154,7 +154,8 @@ class VectorCache:
                 self._rows = MemoryRows([], empty)
         codes, params = quantize(vectors)
         if len(params):
-            self._worst = (max(self._worst[0], float(params[:, 1].max())), max(self._worst[1], float(params[:, 2].max())))
+            self._worst = (max(self._worst[0], float(params[:, 1].max())),
+                           max(self._worst[1], float(params[:, 2].max())))
         fresh = [i for i, cid in enumerate(ids) if cid not in self._row]
         self._rows.reserve(len(self._rows.ids) + len(fresh))
         for i, cid in enumerate(ids):

@@ -31,7 +31,8 @@ def summaries(index: ProjectIndex, rows: list) -> list[dict]:
     tags = note_reads.tags_of(index, [r["document_id"] for r in rows])
     return [{
         "document_id": r["document_id"], "title": r["title"], "relative_path": r["rel_path"],
-        "absolute_path": str(index.root / r["rel_path"]), "file_type": r["file_type"], "tags": tags.get(r["document_id"], []),
+        "absolute_path": str(index.root / r["rel_path"]), "file_type": r["file_type"],
+        "tags": tags.get(r["document_id"], []),
         "created": r["created"], "modified": iso(r["modified"]), "size": r["size"], "project": index.name,
     } for r in rows]
 

@@ -357,7 +357,8 @@ def vault_explain_document(index: ProjectIndex, ranking: VaultRanking, document_
     returned = place <= limit
     verdict = f"It ranked {ordinal(place)} of {len(fused)} notes (score {candidate.score:.4f})"
     verdict += "." if returned else f": past the limit of {limit}, so it was not returned."
-    return {**out, "found": True, "rank": place, "fused_rank": ranking.fused_rank.get(document_id), "returned": returned,
+    return {**out, "found": True, "rank": place, "fused_rank": ranking.fused_rank.get(document_id),
+            "returned": returned,
             "score": round(candidate.score, 6), "legs": legs, "verdict": verdict}
 
 

@@ -70,7 +70,10 @@ def _related_targets(frontmatter: dict, links: list[str]) -> list[str]:
     out = list(links)
     for key in ("related", "related_to"):
         value = frontmatter.get(key)
-        out += [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, list):
+            out += [v for v in value if isinstance(v, str)]
     return out
 
 

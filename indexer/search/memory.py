@@ -342,6 +342,7 @@ def _mentions(index: ProjectIndex, docs: dict[str, Doc], target: Doc) -> dict[st
     if "id" in target.frontmatter:  # a frontmatter field such as `supersedes: DEC-42` is a mention too
         by_id = _mention(target.id)
         for doc in docs.values():
-            if doc.document_id not in out and doc is not target and any(by_id.search(s) for s in _strings(doc.frontmatter)):
+            if doc.document_id not in out and doc is not target and any(by_id.search(s)
+                                                                        for s in _strings(doc.frontmatter)):
                 out[doc.document_id] = {}
     return out

@@ -136,7 +136,8 @@ def memory_documents(index: ProjectIndex, document_ids: Iterable[str] | None) ->
 
 def documents_with_tag(index: ProjectIndex, tag: str) -> set[str]:
     """The documents with a tag or one below it (`project` holds `project/alpha`)."""
-    rows = index.sql("SELECT document_id FROM tags WHERE tag = ? OR substr(tag, 1, ?) = ?", (tag, len(tag) + 1, tag + "/"))
+    rows = index.sql("SELECT document_id FROM tags WHERE tag = ? OR substr(tag, 1, ?) = ?", (tag, len(tag) + 1,
+                                                                                             tag + "/"))
     return {r[0] for r in rows}
 
 

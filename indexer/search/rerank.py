@@ -61,7 +61,8 @@ class Reranker:
     def _load(self) -> None:
         go_offline()
         if not self.path.is_dir():
-            self._error = f"the reranker folder {self.path} does not exist; set SKMEMORY_RERANKER to a local cross-encoder folder"
+            self._error = (f"the reranker folder {self.path} does not exist; set SKMEMORY_RERANKER to a local "
+                           "cross-encoder folder")
             logger.warning("Reranker unavailable: %s", self._error)
             return
         try:

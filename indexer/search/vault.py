@@ -270,7 +270,8 @@ def leading_callout(text: str) -> dict | None:
     return {"type": m.group(1).lower(), "title": m.group(2).strip(), "body": "\n".join(body).strip()}
 
 
-def note_results(index: ProjectIndex, document_ids: list[str], include_leading_callout: bool = False) -> dict[str, dict]:
+def note_results(index: ProjectIndex, document_ids: list[str], include_leading_callout: bool = False
+                 ) -> dict[str, dict]:
     """Build the result of each note (without snippet or score), keyed by document id."""
     if not document_ids:
         return {}

@@ -36,7 +36,8 @@ def rows_in(run: Callable[[str, tuple], list], query: str, ids: Iterable, params
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     """Open the index database with the settings every connection needs (WAL, foreign keys, busy timeout)."""
     if readonly:
-        conn = sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+        conn = sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro", uri=True, timeout=30,
+                               check_same_thread=False)
     else:
         conn = sqlite3.connect(path, timeout=30, check_same_thread=False)
         conn.execute("PRAGMA journal_mode=WAL")
@@ -94,7 +95,8 @@ class Store:
         pending document, so that each note becomes findable by meaning early; then the rest.
         """
         return self.query(
-            """SELECT c.chunk_id, c.document_id, c.embed_text, c.vector FROM chunks c JOIN documents d USING (document_id)
+            """SELECT c.chunk_id, c.document_id, c.embed_text, c.vector
+               FROM chunks c JOIN documents d USING (document_id)
                WHERE c.embed_state = 'pending'
                ORDER BY c.vector IS NULL, c.ordinal > 0, d.modified DESC, c.document_id, c.ordinal LIMIT ?""",
             (limit,),
@@ -102,7 +104,8 @@ class Store:
 
     def embedded_ids(self) -> set[str]:
         """Chunks that have a vector (keyword-only chunks have none)."""
-        return {r[0] for r in self.query("SELECT chunk_id FROM chunks WHERE embed_state = 'embedded' AND NOT keyword_only")}
+        return {r[0]
+                for r in self.query("SELECT chunk_id FROM chunks WHERE embed_state = 'embedded' AND NOT keyword_only")}
 
     def all_chunk_ids(self) -> set[str]:
         return {r[0] for r in self.query("SELECT chunk_id FROM chunks")}
@@ -161,7 +164,8 @@ class Store:
             for r in self.query("SELECT rel_path, warnings FROM documents WHERE warnings != '[]' ORDER BY rel_path")
         ]
         chunk_failures = [
-            {"path": r["rel_path"], "error": f"{r['n']} chunk(s) could not be embedded: {r['embed_error']}", "indexed": True}
+            {"path": r["rel_path"], "error": f"{r['n']} chunk(s) could not be embedded: {r['embed_error']}",
+             "indexed": True}
             for r in self.query(
                 """SELECT d.rel_path, count(*) AS n, max(c.embed_error) AS embed_error FROM chunks c
                    JOIN documents d USING (document_id) WHERE c.embed_state = 'failed' GROUP BY d.rel_path"""
@@ -171,7 +175,8 @@ class Store:
 
     # --- writing -----------------------------------------------------------------------------------------
 
-    def save_document(self, doc: DocumentRow, chunks: list[ChunkRow], tags: list[str], links: list[tuple[str, str]]) -> tuple[list[str], int]:
+    def save_document(self, doc: DocumentRow, chunks: list[ChunkRow], tags: list[str], links: list[tuple[str, str]]
+                      ) -> tuple[list[str], int]:
         """Insert or replace a document and diff its chunks: return (chunk ids removed, count of chunks added).
 
         Chunks whose id is unchanged keep their embedding; only new ids are queued as pending.
@@ -180,11 +185,12 @@ class Store:
             c = self.conn
             c.execute("DELETE FROM file_errors WHERE rel_path = ?", (doc.rel_path,))
             c.execute(
-                """INSERT INTO documents (document_id, rel_path, file_type, title, frontmatter, frontmatter_type, created,
-                       modified, size, content_hash, mtime_ns, warnings, indexed_at)
+                """INSERT INTO documents (document_id, rel_path, file_type, title, frontmatter, frontmatter_type,
+                       created, modified, size, content_hash, mtime_ns, warnings, indexed_at)
                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, datetime('now'))
                    ON CONFLICT(document_id) DO UPDATE SET rel_path=excluded.rel_path, file_type=excluded.file_type,
-                       title=excluded.title, frontmatter=excluded.frontmatter, frontmatter_type=excluded.frontmatter_type,
+                       title=excluded.title, frontmatter=excluded.frontmatter,
+                       frontmatter_type=excluded.frontmatter_type,
                        created=excluded.created, modified=excluded.modified, size=excluded.size,
                        content_hash=excluded.content_hash, mtime_ns=excluded.mtime_ns, warnings=excluded.warnings,
                        indexed_at=excluded.indexed_at""",
@@ -206,8 +212,10 @@ class Store:
             for ch in chunks:
                 if ch.chunk_id in existing:
                     c.execute(
-                        "UPDATE chunks SET ordinal = ?, start_line = ?, end_line = ?, ref = ?, sections = ? WHERE chunk_id = ?",
-                        (ch.ordinal, ch.start_line, ch.end_line, _ref_json(ch.ref), _sections_json(ch.sections), ch.chunk_id),
+                        "UPDATE chunks SET ordinal = ?, start_line = ?, end_line = ?, ref = ?, sections = ? "
+                        "WHERE chunk_id = ?",
+                        (ch.ordinal, ch.start_line, ch.end_line, _ref_json(ch.ref), _sections_json(ch.sections),
+                         ch.chunk_id),
                     )
                     if existing[ch.chunk_id] != (ch.content, json.dumps(ch.heading_path)):
                         # Same text for the model (so the vector stays), other text for keyword search: a changed URL.
@@ -232,7 +240,8 @@ class Store:
                           "(SELECT rowid FROM chunks WHERE document_id = ? ORDER BY ordinal LIMIT 1)",
                           (json.dumps(doc.frontmatter, default=str), doc.document_id))
             c.execute("DELETE FROM tags WHERE document_id = ?", (doc.document_id,))
-            c.executemany("INSERT OR IGNORE INTO tags (document_id, tag) VALUES (?, ?)", [(doc.document_id, t) for t in tags])
+            c.executemany("INSERT OR IGNORE INTO tags (document_id, tag) VALUES (?, ?)", [(doc.document_id, t)
+                                                                                          for t in tags])
             c.execute("DELETE FROM links WHERE document_id = ?", (doc.document_id,))
             c.executemany(
                 "INSERT OR IGNORE INTO links (document_id, target, kind) VALUES (?, ?, ?)",
@@ -251,7 +260,8 @@ class Store:
     def move_document(self, document_id: str, new_rel_path: str) -> None:
         """Give a document a new path, keeping its id (a rename or move of the same content)."""
         with self.lock, self.conn:
-            self.conn.execute("DELETE FROM documents WHERE rel_path = ? AND document_id != ?", (new_rel_path, document_id))
+            self.conn.execute("DELETE FROM documents WHERE rel_path = ? AND document_id != ?",
+                              (new_rel_path, document_id))
             self.conn.execute("UPDATE documents SET rel_path = ? WHERE document_id = ?", (new_rel_path, document_id))
 
     def delete_documents(self, document_ids: list[str]) -> list[str]:
@@ -259,7 +269,8 @@ class Store:
         removed: list[str] = []
         with self.lock, self.conn:
             for doc_id in document_ids:
-                removed += [r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE document_id = ?", (doc_id,))]
+                removed += [r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE document_id = ?",
+                                                            (doc_id,))]
                 self.conn.execute("DELETE FROM documents WHERE document_id = ?", (doc_id,))
         return removed
 
@@ -269,7 +280,8 @@ class Store:
         removed = self.delete_documents([row["document_id"]]) if row else []
         with self.lock, self.conn:
             self.conn.execute(
-                "INSERT INTO file_errors (rel_path, error) VALUES (?, ?) ON CONFLICT(rel_path) DO UPDATE SET error=excluded.error, at=datetime('now')",
+                "INSERT INTO file_errors (rel_path, error) VALUES (?, ?) ON CONFLICT(rel_path) "
+                "DO UPDATE SET error=excluded.error, at=datetime('now')",
                 (rel_path, error),
             )
         return removed

@@ -54,7 +54,8 @@ class WriterLock:
         if not _try_lock(fd):
             os.close(fd)
             holder = read_holder(self.path)
-            who = f"{holder.get('role', 'another process')} (pid {holder.get('pid', '?')})" if holder else "another process"
+            who = (f"{holder.get('role', 'another process')} (pid {holder.get('pid', '?')})" if holder
+                   else "another process")
             hint = (
                 " Stop it first, or let it do the work: the running server indexes on its own."
                 if holder.get("role") == "skmemory serve"

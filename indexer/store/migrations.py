@@ -15,7 +15,8 @@ def migration(fn: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Con
 
 def migrate(conn: sqlite3.Connection) -> None:
     """Apply every migration this database has not seen yet, each in its own transaction."""
-    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (number INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)")
+    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (number INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                 "applied_at TEXT NOT NULL)")
     done = {row[0] for row in conn.execute("SELECT number FROM _migrations")}
     for number, fn in enumerate(MIGRATIONS, start=1):
         if number in done:
@@ -106,9 +107,12 @@ def m002_full_text_indexes(conn: sqlite3.Connection) -> None:
     # Porter: BM25 ranking with stemming. Both are external-content tables kept current by triggers.
     conn.executescript(
         """
-        CREATE VIRTUAL TABLE chunks_trigram USING fts5(content, content='chunks', content_rowid='rowid', tokenize='trigram');
-        CREATE VIRTUAL TABLE chunks_porter USING fts5(heading_path, content, content='chunks', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2');
-        CREATE VIRTUAL TABLE documents_trigram USING fts5(title, rel_path, content='documents', content_rowid='rowid', tokenize='trigram');
+        CREATE VIRTUAL TABLE chunks_trigram USING fts5(content, content='chunks', content_rowid='rowid',
+            tokenize='trigram');
+        CREATE VIRTUAL TABLE chunks_porter USING fts5(heading_path, content, content='chunks', content_rowid='rowid',
+            tokenize='porter unicode61 remove_diacritics 2');
+        CREATE VIRTUAL TABLE documents_trigram USING fts5(title, rel_path, content='documents', content_rowid='rowid',
+            tokenize='trigram');
 
         CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
             INSERT INTO chunks_trigram(rowid, content) VALUES (new.rowid, new.content);
@@ -116,12 +120,14 @@ def m002_full_text_indexes(conn: sqlite3.Connection) -> None:
         END;
         CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
             INSERT INTO chunks_trigram(chunks_trigram, rowid, content) VALUES ('delete', old.rowid, old.content);
-            INSERT INTO chunks_porter(chunks_porter, rowid, heading_path, content) VALUES ('delete', old.rowid, old.heading_path, old.content);
+            INSERT INTO chunks_porter(chunks_porter, rowid, heading_path, content)
+                VALUES ('delete', old.rowid, old.heading_path, old.content);
         END;
         CREATE TRIGGER chunks_au AFTER UPDATE OF content, heading_path ON chunks BEGIN
             INSERT INTO chunks_trigram(chunks_trigram, rowid, content) VALUES ('delete', old.rowid, old.content);
             INSERT INTO chunks_trigram(rowid, content) VALUES (new.rowid, new.content);
-            INSERT INTO chunks_porter(chunks_porter, rowid, heading_path, content) VALUES ('delete', old.rowid, old.heading_path, old.content);
+            INSERT INTO chunks_porter(chunks_porter, rowid, heading_path, content)
+                VALUES ('delete', old.rowid, old.heading_path, old.content);
             INSERT INTO chunks_porter(rowid, heading_path, content) VALUES (new.rowid, new.heading_path, new.content);
         END;
 
@@ -129,10 +135,12 @@ def m002_full_text_indexes(conn: sqlite3.Connection) -> None:
             INSERT INTO documents_trigram(rowid, title, rel_path) VALUES (new.rowid, new.title, new.rel_path);
         END;
         CREATE TRIGGER documents_ad AFTER DELETE ON documents BEGIN
-            INSERT INTO documents_trigram(documents_trigram, rowid, title, rel_path) VALUES ('delete', old.rowid, old.title, old.rel_path);
+            INSERT INTO documents_trigram(documents_trigram, rowid, title, rel_path)
+                VALUES ('delete', old.rowid, old.title, old.rel_path);
         END;
         CREATE TRIGGER documents_au AFTER UPDATE OF title, rel_path ON documents BEGIN
-            INSERT INTO documents_trigram(documents_trigram, rowid, title, rel_path) VALUES ('delete', old.rowid, old.title, old.rel_path);
+            INSERT INTO documents_trigram(documents_trigram, rowid, title, rel_path)
+                VALUES ('delete', old.rowid, old.title, old.rel_path);
             INSERT INTO documents_trigram(rowid, title, rel_path) VALUES (new.rowid, new.title, new.rel_path);
         END;
         """
@@ -150,7 +158,8 @@ def m003_chunk_vectors(conn: sqlite3.Connection) -> None:
 BM25_TRIGGERS = """
         CREATE TRIGGER chunks_bm25_ai AFTER INSERT ON chunks BEGIN
             INSERT INTO chunks_bm25(rowid, title, heading_path, content)
-                VALUES (new.rowid, (SELECT title FROM documents WHERE document_id = new.document_id), new.heading_path, new.content);
+                VALUES (new.rowid, (SELECT title FROM documents WHERE document_id = new.document_id),
+                        new.heading_path, new.content);
         END;
         CREATE TRIGGER chunks_bm25_ad AFTER DELETE ON chunks BEGIN
             DELETE FROM chunks_bm25 WHERE rowid = old.rowid;
@@ -173,7 +182,8 @@ def m004_bm25_with_titles(conn: sqlite3.Connection) -> None:
     # title it was indexed with can no longer be looked up.
     conn.executescript(
         """
-        CREATE VIRTUAL TABLE chunks_bm25 USING fts5(title, heading_path, content, tokenize='porter unicode61 remove_diacritics 2');
+        CREATE VIRTUAL TABLE chunks_bm25 USING fts5(title, heading_path, content,
+            tokenize='porter unicode61 remove_diacritics 2');
         INSERT INTO chunks_bm25(rowid, title, heading_path, content)
             SELECT c.rowid, d.title, c.heading_path, c.content FROM chunks c JOIN documents d USING (document_id);
         """

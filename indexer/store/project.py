@@ -108,7 +108,8 @@ class Project:
         model = self.embedder.fingerprint
         stored_model = self.store.meta("embedding_model")
         if stored_model is not None and stored_model != model:
-            logger.warning("Project %s was embedded with %s, not %s: embedding it again", self.name, stored_model, model)
+            logger.warning("Project %s was embedded with %s, not %s: embedding it again", self.name, stored_model,
+                           model)
             self.store.forget_vectors()
             with self._vector_lock:
                 self.vectors.delete(sorted(self.vectors.ids()))
@@ -161,7 +162,8 @@ class Project:
     def sync(self, rel_paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
         """Bring the index in line with the disk for these paths (files or folders), or the whole root if None."""
         if not self.root.is_dir():
-            raise SKMemoryError(f"The folder of project '{self.name}' ({self.root}) is missing; reconnect the drive or remove the project.")
+            raise SKMemoryError(f"The folder of project '{self.name}' ({self.root}) is missing; reconnect the drive or "
+                                f"remove the project.")
         on_disk, stored = self._scope(rel_paths)
         rechunk = self.rechunk_needed and rel_paths is None
         report = SyncReport()
@@ -181,7 +183,8 @@ class Project:
                 self._sync_file(rel, stored.get(rel), vanished, by_hash, report, force=rechunk)
             except Exception:  # one file must never stop the rest
                 logger.exception("Indexing %s failed", rel)
-                report.removed_chunk_ids += self.store.record_file_error(rel, "Indexing failed unexpectedly; see the log.")
+                report.removed_chunk_ids += self.store.record_file_error(rel,
+                                                                         "Indexing failed unexpectedly; see the log.")
                 report.failed += 1
             if progress:
                 progress(done, total)
@@ -199,7 +202,8 @@ class Project:
             self.rechunk_needed = False
         return report
 
-    def _sync_file(self, rel: str, known, vanished: dict, by_hash: dict, report: SyncReport, force: bool = False) -> None:
+    def _sync_file(self, rel: str, known, vanished: dict, by_hash: dict, report: SyncReport,
+                   force: bool = False) -> None:
         path = self.root / rel
         read: FileRead | None = None
         doc_id = None
@@ -293,7 +297,8 @@ class Project:
         fresh = [r for r in rows if r["vector"] is None]
         done = 0
         if reused:
-            done += self._store_vectors(reused, np.stack([np.frombuffer(r["vector"], dtype=np.float32) for r in reused]))
+            done += self._store_vectors(reused, np.stack([np.frombuffer(r["vector"], dtype=np.float32)
+                                                          for r in reused]))
         if fresh:
             done += self._embed_fresh(fresh)
         return done

@@ -39,7 +39,8 @@ def main() -> None:
     engine = Engine(home)
     try:
         started = time.perf_counter()
-        index = engine.index(PROJECT)  # opens and syncs
+        engine.writer(PROJECT)  # opens and syncs
+        index = engine.index(PROJECT)
         print(f"indexed (keyword only) in {time.perf_counter() - started:.1f} s")
         statements: list[str] = []
         index.db.set_trace_callback(statements.append)

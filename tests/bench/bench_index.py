@@ -49,8 +49,9 @@ def chunk_shape(store) -> dict:
 def documents_with_vectors(store) -> tuple[int, int]:
     """(documents with at least one embedded chunk, documents with at least one chunk to embed)."""
     has_flag = any(r[1] == "keyword_only" for r in store.query("PRAGMA table_info(chunks)"))
+    where = " WHERE NOT keyword_only" if has_flag else ""
     row = store.query("""SELECT count(DISTINCT CASE WHEN embed_state = 'embedded' THEN document_id END),
-                                count(DISTINCT document_id) FROM chunks""" + (" WHERE NOT keyword_only" if has_flag else ""))[0]
+                                count(DISTINCT document_id) FROM chunks""" + where)[0]
     return row[0], row[1]
 
 
@@ -82,9 +83,11 @@ def main() -> None:
             report = project.sync()
             sync_seconds = time.perf_counter() - started
             shape = chunk_shape(project.store)
-            print(f"{args.path.name}: {shape['documents']} documents ({report.failed} failed), {shape['chunks']} chunks, "
+            print(f"{args.path.name}: {shape['documents']} documents ({report.failed} failed), "
+                  f"{shape['chunks']} chunks, "
                   f"{shape['per_document']:.2f} per document"
-                  + (f" (+ {shape['keyword_only']} keyword-only, of notes without a body)" if shape["keyword_only"] else ""))
+                  + (f" (+ {shape['keyword_only']} keyword-only, of notes without a body)" if shape["keyword_only"]
+                     else ""))
             print(f"words per chunk: p10 {shape['p10']:.0f}, p50 {shape['p50']:.0f}, p90 {shape['p90']:.0f}; "
                   f"chunks of 5 words or fewer: {shape['tiny_share']:.1%}")
             print(f"keyword-searchable: {sync_seconds:.1f} s ({shape['documents'] / sync_seconds:.0f} files/s)")

@@ -3,8 +3,8 @@
 Run by hand (not part of the test suite):
 
     .venv/bin/python tests/bench/bench_load.py
-    .venv/bin/python tests/bench/bench_load.py --search ../shared/corpora/logseq-docs --embed ../shared/corpora/tldr-en \\
-        --clients 50 --seconds 60
+    .venv/bin/python tests/bench/bench_load.py --search ../shared/corpora/logseq-docs \\
+        --embed ../shared/corpora/tldr-en --clients 50 --seconds 60
 
 It indexes --search fully (model included) in a fresh data home, starts `skmemory serve`, and measures in one run:
 1. the baseline: one client's searches, one at a time, on the idle server;
@@ -62,9 +62,11 @@ def queries_from(port: int) -> list[tuple[str, dict | None]]:
         if mode == "vault":
             out.append(("/api/vault_search", {"query": title, "project": "search", "limit": 10}))
         elif mode == "tag":
-            out.append((f"/api/search?{urllib.parse.urlencode({'mode': 'tag', 'tags_all': rng.choice(tags), 'project': 'search'})}", None))
+            params = {"mode": "tag", "tags_all": rng.choice(tags), "project": "search"}
+            out.append((f"/api/search?{urllib.parse.urlencode(params)}", None))
         else:
-            out.append((f"/api/search?{urllib.parse.urlencode({'q': title, 'mode': mode, 'project': 'search', 'limit': 10})}", None))
+            params = {"q": title, "mode": mode, "project": "search", "limit": 10}
+            out.append((f"/api/search?{urllib.parse.urlencode(params)}", None))
     return out
 
 
@@ -101,7 +103,8 @@ def main() -> None:
         deadline = time.monotonic() + 180
         while True:
             try:
-                if request(port, "/api/status")["embeddings"] == "ready" and project_state(port, "search").get("chunks"):
+                ready = request(port, "/api/status")["embeddings"] == "ready"
+                if ready and project_state(port, "search").get("chunks"):
                     break
             except OSError:
                 pass

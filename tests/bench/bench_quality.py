@@ -31,6 +31,7 @@ from indexer.engine import Engine  # noqa: E402
 from indexer.errors import ProjectNotFound  # noqa: E402
 from indexer.home import Home  # noqa: E402
 from indexer.search.grammar import WORD  # noqa: E402
+from indexer.search.request import SearchRequest  # noqa: E402
 from indexer.search.vault import DEFAULT_FUSION, DEFAULT_NOTE_LEG, FUSIONS, vault_search  # noqa: E402
 
 PROJECT = "beir"
@@ -108,8 +109,8 @@ def index_corpus(engine: Engine, home: Home, notes: Path):
     except ProjectNotFound:
         home.add_project(notes, PROJECT)
     started = time.perf_counter()
-    index = engine.index(PROJECT)  # opens, reconciles and syncs the project
-    project = engine.writer(PROJECT)
+    project = engine.writer(PROJECT)  # opens, reconciles and syncs the project
+    index = engine.index(PROJECT)
     counts = project.store.counts()
     print(f"indexed: {counts['documents']} documents, {counts['chunks']} chunks in "
           f"{time.perf_counter() - started:.1f} s; {counts['pending']} chunks wait for embeddings", flush=True)
@@ -209,7 +210,8 @@ def evaluate(engine: Engine, index, queries: list[dict], relevant: dict[str, set
         ("semantic (spec-000, sim >= 0.5)", chunk_mode("semantic")),
         ("hybrid (spec-000)", chunk_mode("hybrid")),
     ]
-    systems.append((f"vault_search (default: {DEFAULT_FUSION}{' + first-chunk leg' if DEFAULT_NOTE_LEG else ''})", vault))
+    systems.append((f"vault_search (default: {DEFAULT_FUSION}{' + first-chunk leg' if DEFAULT_NOTE_LEG else ''})",
+                    vault))
     # The other fusion rules and note scorings vault_search can use, side by side.
     for fusion in FUSIONS:
         for note_leg in (False, True):
@@ -218,7 +220,8 @@ def evaluate(engine: Engine, index, queries: list[dict], relevant: dict[str, set
             label = f"vault_search {fusion}{' + first-chunk leg' if note_leg else ''}"
 
             def variant(q: str, fusion=fusion, note_leg=note_leg) -> list[str]:
-                found = vault_search(index, q, limit=TOP, fusion=fusion, note_leg=note_leg)["results"]
+                found = vault_search(index, SearchRequest(q, "vault", limit=TOP), fusion=fusion,
+                                     note_leg=note_leg)["results"]
                 return [corpus_id(r["path"]) for r in found]
 
             systems.append((label, variant))

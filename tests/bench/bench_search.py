@@ -45,7 +45,10 @@ from indexer.errors import ProjectNotFound  # noqa: E402
 from indexer.home import Home  # noqa: E402
 from indexer.search.hybrid import KEYWORD_POOL  # noqa: E402
 from indexer.search.cache import VectorCache  # noqa: E402
-from indexer.search.keyword import keyword_search, parse_terms  # noqa: E402
+from indexer.search.grammar import parse_terms  # noqa: E402
+from indexer.search.keyword import keyword_search  # noqa: E402
+from indexer.search.query import Query  # noqa: E402
+from indexer.search.request import SearchRequest  # noqa: E402
 from indexer.search.calibration import calibrate  # noqa: E402
 
 SECTIONS_PER_NOTE = 10
@@ -56,6 +59,7 @@ CHUNK_NOISE = 1.0  # a chunk's cosine to its centroid is about 1 / sqrt(1 + nois
 QUERY_NOISE = 1.0
 COMMON_QUERIES = 10
 LIMIT = 20
+WINDOW_LIMIT = 30  # what the search window asks for (webapp/ui/search.py)
 DIM = 384
 WRITE_BATCH = 5000
 
@@ -171,8 +175,8 @@ SCAN_LIMIT = 200_000  # the Python substring scan (keyword's baseline) runs up t
 
 def measure(engine: Engine, corpus: Corpus, size: int, queries: int, seed: int) -> None:
     name = f"synthetic-{size}"
-    index = engine.index(name)
     project = engine.writer(name)
+    index = engine.index(name)
     rng = np.random.default_rng(seed)
     hnsw = engine.home.settings.vector_search == "hnsw"
 
@@ -228,10 +232,13 @@ def measure(engine: Engine, corpus: Corpus, size: int, queries: int, seed: int) 
                                       "substring + numpy scans")
     methods = {  # name: (search, the baseline it is compared with)
         "keyword (engine.search)": (lambda q: engine.search(q, mode="keyword", project=name, limit=LIMIT), scanned),
-        f"keyword leg, pool {KEYWORD_POOL}": (lambda q: keyword_search(index, q, KEYWORD_POOL), scanned),
+        f"keyword leg, pool {KEYWORD_POOL}": (lambda q: keyword_search(index, Query.parse(q), KEYWORD_POOL), scanned),
         "semantic (engine.search)": (lambda q: engine.search(q, mode="semantic", project=name, limit=LIMIT), numpy_),
         "semantic, cache.search only": (lambda q: index.cache.search(by_text[q], 0.5, LIMIT), numpy_),
         "hybrid (engine.search)": (lambda q: engine.search(q, mode="hybrid", project=name, limit=LIMIT), both),
+        # The window's own request: explained (the why popover) and one row per document, 30 of them.
+        "hybrid, window (explain, grouped)": (lambda q: engine.search(SearchRequest(
+            q, "hybrid", project=name, limit=WINDOW_LIMIT, explain=True, group=True)), "hybrid (engine.search)"),
         "vault_search": (lambda q: engine.vault_search(q, limit=LIMIT, project=name), both),
         numpy_: (numpy_scan, None),
         chroma_: (chroma_query, None),
@@ -260,7 +267,8 @@ def measure(engine: Engine, corpus: Corpus, size: int, queries: int, seed: int) 
         recalls["ours"].append(len(exact & {cid for cid, _ in index.cache.search(by_text[q], -1.0, 10)}) / 10)
         recalls["chroma"].append(len(exact & {cid for cid, _ in project.vectors.query(by_text[q], 10)}) / 10)
 
-    print(f"  keyword matches per query (median, up to {KEYWORD_POOL}): topic {statistics.median(matches['topic']):,.0f}, "
+    print(f"  keyword matches per query (median, up to {KEYWORD_POOL}): "
+          f"topic {statistics.median(matches['topic']):,.0f}, "
           f"common {statistics.median(matches['common']):,.0f}")
     print(f"  {'per query, ms':30s} {'topic p50':>9s} {'p95':>8s} {'ratio':>6s}   "
           f"{'common p50':>10s} {'p95':>8s} {'ratio':>6s}   baseline")
@@ -299,16 +307,19 @@ def server_memory(data: Path, sizes: list[int], corpus: Corpus, queries: int) ->
     proc = subprocess.Popen([str(exe), "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
 
-    def get(path: str, body: dict | None = None):
+    def get(path: str, body: dict | None = None, page: bool = False):
         data_ = json.dumps(body).encode() if body is not None else None
         headers = {"Content-Type": "application/json", CLIENT_HEADER: "bench_search"} if body else {}
+        if page:  # what the window's htmx asks: the results partial
+            headers = {"HX-Request": "true"}
         request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data_, headers=headers)
         with urllib.request.urlopen(request, timeout=600) as response:
-            return json.load(response)
+            return response.read() if page else json.load(response)
 
     def memory() -> str:
         fields = dict(line.split(":", 1) for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines())
-        return f"resident {int(fields['VmRSS'].split()[0]) / 1024:,.0f} MB (peak {int(fields['VmHWM'].split()[0]) / 1024:,.0f} MB)"
+        resident, peak = (int(fields[key].split()[0]) / 1024 for key in ("VmRSS", "VmHWM"))
+        return f"resident {resident:,.0f} MB (peak {peak:,.0f} MB)"
 
     try:
         deadline = time.monotonic() + 1800
@@ -329,10 +340,13 @@ def server_memory(data: Path, sizes: list[int], corpus: Corpus, queries: int) ->
             rng = np.random.default_rng(size)
             texts = [" ".join(rng.choice(corpus.topic_words[t][:10], 2, replace=False))
                      for t in rng.integers(0, min(len(corpus.topic_words), size // SECTIONS_PER_NOTE), queries)]
-            times = {"hybrid": [], "semantic": [], "vault_search": []}
+            times = {"hybrid": [], "window (hybrid, explained, grouped)": [], "semantic": [], "vault_search": []}
             for q in texts:
                 for mode in ("hybrid", "semantic"):
-                    times[mode].append(timed(get, f"/api/search?q={urllib.parse.quote(q)}&mode={mode}&project={name}")[0])
+                    times[mode].append(timed(get,
+                                             f"/api/search?q={urllib.parse.quote(q)}&mode={mode}&project={name}")[0])
+                times["window (hybrid, explained, grouped)"].append(timed(
+                    get, f"/search?q={urllib.parse.quote(q)}&project={name}&kw=1&smart=1&m=1", page=True)[0])
                 times["vault_search"].append(timed(get, "/api/vault_search", {"query": q, "project": name})[0])
             line = ", ".join(f"{m} p50 {percentiles(t)[0]:.0f} ms" for m, t in times.items())
             print(f"  {size:,} chunks through the API (query embedding included): {line}; {memory()}", flush=True)
@@ -371,7 +385,7 @@ def while_embedding(path: Path, queries: int) -> None:
             for n, q in enumerate([texts[0]] + texts):  # the backends take turns, first and second alike
                 for backend, encoder in (order if n % 2 else order[::-1]):
                     embedder._query_encoder = encoder
-                    seconds[backend].append(timed(engine.search, q, "hybrid", "vault")[0])
+                    seconds[backend].append(timed(engine.search, SearchRequest(q, "hybrid", project="vault"))[0])
             embedder._query_encoder = encoders["onnx"]
             return {backend: percentiles(times[1:]) for backend, times in seconds.items()}
 
@@ -409,7 +423,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50, help="topic queries per size (plus 10 common-word ones)")
     parser.add_argument("--topics", type=int, default=300, help="topics, each with its own words and centroid")
     parser.add_argument("--home", type=Path, help="folder to keep the notes and the index in, and reuse next time")
-    parser.add_argument("--build-only", action="store_true", help="build (or check) the indexes in --home, measure nothing")
+    parser.add_argument("--build-only", action="store_true",
+                        help="build (or check) the indexes in --home, measure nothing")
     parser.add_argument("--no-server", action="store_true", help="skip the resident memory of `skmemory serve`")
     args = parser.parse_args()
     if args.while_embedding:

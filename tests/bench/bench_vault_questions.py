@@ -10,7 +10,8 @@ person asks, in other words than the note uses) and `exact` (a term the note hol
 number), each with the note(s) that answer it. The vault is indexed and embedded in a temporary data home; then
 for every mode the documents are ranked by their best chunk and a question is a hit@5 when one of its notes is
 among the first five (hit@1: first). A third set is made from the vault itself: every markdown note's own
-title as the query (titles no other note shares; at most 200), the known-item lookup a person does most. Modes: `bm25 (notes)` (the baseline: k1 1.2, b 0.75 over each file's whole text, no
+title as the query (titles no other note shares; at most 200), the known-item lookup a person does most. Modes: `bm25
+(notes)` (the baseline: k1 1.2, b 0.75 over each file's whole text, no
 vectors), `semantic` (exact cosine, no threshold, so that the chunks themselves are judged), `semantic 0.5` (the
 product's direct threshold), `hybrid`, `vault_search` (its default fusion), and vault_search with each other rule
 (`rrf`: reciprocal rank fusion, k 60; `max_min`: the best normalised leg plus 0.3 of the others; `weighted`: a
@@ -35,6 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from indexer.config import Settings  # noqa: E402
 from indexer.engine import Engine  # noqa: E402
 from indexer.home import Home  # noqa: E402
+from indexer.search.chunk_reads import hit_rows  # noqa: E402
+from indexer.search.query import Query  # noqa: E402
+from indexer.search.request import SearchRequest  # noqa: E402
 from indexer.search.semantic import semantic_search  # noqa: E402
 from indexer.search.vault import DEFAULT_FUSION, DEFAULT_NOTE_LEG, FUSIONS, vault_search  # noqa: E402
 
@@ -76,7 +80,8 @@ class TextbookBM25:
             for w in words:
                 tf = terms.get(w, 0)
                 if tf:
-                    score += self.idf[w] * tf * (self.k1 + 1) / (tf + self.k1 * (1 - self.b + self.b * length / self.average))
+                    norm = 1 - self.b + self.b * length / self.average
+                    score += self.idf[w] * tf * (self.k1 + 1) / (tf + self.k1 * norm)
             if score:
                 scores.append((-score, self.paths[i]))
         return [path for _, path in sorted(scores)]
@@ -117,8 +122,8 @@ def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict) -> None:
         engine = Engine(home)
         try:
             started = time.perf_counter()
+            project = engine.writer("vault")  # opens and syncs the project
             index = engine.index("vault")
-            project = engine.writer("vault")
             synced = time.perf_counter() - started
             home.embedder.load()
             started = time.perf_counter()
@@ -135,17 +140,20 @@ def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict) -> None:
 
             modes = {
                 "bm25 (notes)": bm25.rank,
-                "semantic": lambda q: paths(r for r in _rows(index, semantic_search(index, q, POOL, -1.0))),
-                "semantic 0.5": lambda q: paths(engine.search(q, mode="semantic", project="vault", limit=POOL)["results"]),
+                "semantic": lambda q: paths(r for r in _rows(index, semantic_search(
+                    index, Query.parse(q), POOL, -1.0).ranked)),
+                "semantic 0.5": lambda q: paths(engine.search(q, mode="semantic", project="vault",
+                                                              limit=POOL)["results"]),
                 "hybrid": lambda q: paths(engine.search(q, mode="hybrid", project="vault", limit=POOL)["results"]),
-                "vault_search": lambda q: documents(r["path"] for r in engine.vault_search(q, limit=20, project="vault")["results"]),
+                "vault_search": lambda q: documents(r["path"] for r in engine.vault_search(q, limit=20,
+                                                                                           project="vault")["results"]),
             }
             for fusion in FUSIONS:  # the fusion rules and note scorings vault_search can use, side by side
                 for note_leg in (False, True):
                     if (fusion, note_leg) != (DEFAULT_FUSION, DEFAULT_NOTE_LEG):
                         modes[f"vs {fusion}{'+first' if note_leg else ''}"] = (
                             lambda q, f=fusion, n=note_leg: [r["path"] for r in vault_search(
-                                index, q, limit=20, fusion=f, note_leg=n)["results"]])
+                                index, SearchRequest(q, "vault", limit=20), fusion=f, note_leg=n)["results"]])
             sets["titles"] = title_items(index)  # known items: a note looked up by its own title
             for kind, items in sets.items():
                 if not items:
@@ -157,8 +165,8 @@ def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict) -> None:
                     pooled[(kind, name)][0].extend(hits)
                     pooled[(kind, name)][1].extend(reciprocal)
                     pooled[(kind, name)][2].extend(firsts)
-                    print(f"  {'':{len(kind) + 3}s}{name:14s} {statistics.fmean(hits):6.3f} {statistics.fmean(reciprocal):7.3f}"
-                          f" {statistics.fmean(firsts):6.3f}")
+                    print(f"  {'':{len(kind) + 3}s}{name:14s} {statistics.fmean(hits):6.3f} "
+                          f"{statistics.fmean(reciprocal):7.3f} {statistics.fmean(firsts):6.3f}")
                     if show_misses:
                         for q, top in misses:
                             print(f"      miss: {q!r} -> {top}")
@@ -184,17 +192,15 @@ def report(questions: list[Path], corpora: Path, show_misses: bool = False) -> N
     if len(questions) > 1:
         print("all sets pooled:")
         for (kind, name), (hits, reciprocal, firsts) in pooled.items():
-            print(f"  {kind:12s} {name:14s} hit@5 {statistics.fmean(hits):6.3f}  MRR@10 {statistics.fmean(reciprocal):7.3f}"
-                  f"  hit@1 {statistics.fmean(firsts):6.3f}  ({len(hits)} questions)")
+            print(f"  {kind:12s} {name:14s} hit@5 {statistics.fmean(hits):6.3f}  "
+                  f"MRR@10 {statistics.fmean(reciprocal):7.3f}  hit@1 {statistics.fmean(firsts):6.3f}  "
+                  f"({len(hits)} questions)")
 
 
 def _rows(index, scored):
     """(chunk_id, similarity, type) triples as rows with relative_path, without building full results."""
-    ids = [cid for cid, _, _ in scored]
-    path_of = {r[0]: r[1] for r in index.sql_in(
-        "SELECT c.chunk_id, d.rel_path FROM chunks c JOIN documents d USING (document_id) WHERE c.chunk_id IN ({ids})",
-        ids)}
-    return [{"relative_path": path_of[cid]} for cid in ids if cid in path_of]
+    rows = hit_rows(index, [cid for cid, _, _ in scored])
+    return [{"relative_path": rows[cid]["rel_path"]} for cid, _, _ in scored if cid in rows]
 
 
 if __name__ == "__main__":

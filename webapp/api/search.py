@@ -164,7 +164,8 @@ def memory_search():
 def context():
     return jsonify(get_engine().context(
         request.args.get("q", ""), project=request.args.get("project") or None,
-        token_budget=int_arg("budget", 2000, low=MIN_TOKEN_BUDGET, high=MAX_TOKEN_BUDGET), scope=request.args.get("scope", "project"),
+        token_budget=int_arg("budget", 2000, low=MIN_TOKEN_BUDGET,
+                             high=MAX_TOKEN_BUDGET), scope=request.args.get("scope", "project"),
     ))
 
 

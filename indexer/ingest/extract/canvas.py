@@ -28,7 +28,8 @@ def parse_canvas(path: Path, data: bytes, file_type: str) -> ParsedDocument:
             skipped += 1
             continue
         # Obsidian writes one node per line, so the node's id finds its line.
-        line = locator.line_of(json.dumps(node["id"], ensure_ascii=False)) if isinstance(node.get("id"), str) else locator.line_of("{")
+        named = isinstance(node.get("id"), str)
+        line = locator.line_of(json.dumps(node["id"], ensure_ascii=False) if named else "{")
         kind = node.get("type")
         if kind == "text" and isinstance(node.get("text"), str) and node["text"].strip():
             card_tags, card_links = scan_text(node["text"])
@@ -39,7 +40,8 @@ def parse_canvas(path: Path, data: bytes, file_type: str) -> ParsedDocument:
             links.append(Link(node["file"].strip(), "file"))
         elif kind == "link" and isinstance(node.get("url"), str) and node["url"].strip():
             sections.append(Section([], node["url"].strip(), line, line))
-        elif kind not in ("text", "file", "link", "group") or (kind == "text" and not isinstance(node.get("text"), str)):
+        elif kind not in ("text", "file", "link", "group") or (
+                kind == "text" and not isinstance(node.get("text"), str)):
             skipped += 1
     if skipped:
         warnings.append(f"{skipped} of the canvas's {len(nodes)} cards are not text, file, link or group cards of the "

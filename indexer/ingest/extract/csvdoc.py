@@ -34,9 +34,11 @@ class _Problems:
     def warnings(self) -> list[str]:
         found = []
         if self.invalid:
-            found.append(f"{self.invalid} row(s) are not valid CSV (first {self.first_invalid}); they were indexed as plain text.")
+            found.append(f"{self.invalid} row(s) are not valid CSV (first {self.first_invalid}); they were indexed as "
+                         f"plain text.")
         if self.ragged:
-            found.append(f"{self.ragged} row(s) have a different number of fields than the header (first at line {self.first_ragged}).")
+            found.append(f"{self.ragged} row(s) have a different number of fields than the header (first at line "
+                         f"{self.first_ragged}).")
         return found
 
 

@@ -90,7 +90,8 @@ def _yaml_frontmatter(lines: list[str], end: int) -> Frontmatter:
     if not isinstance(data, dict):
         # A list or a lone string is more likely prose between two rules than metadata: keep it as text.
         return Frontmatter(
-            warnings=[f"Frontmatter is a {type(data).__name__}, not a mapping of keys to values; it was indexed as text."]
+            warnings=[f"Frontmatter is a {type(data).__name__}, not a mapping of keys to values; it was indexed as "
+                      f"text."]
         )
     size = len(json.dumps(data, default=str))
     if size > MAX_FRONTMATTER_BYTES:

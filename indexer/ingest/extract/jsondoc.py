@@ -15,7 +15,8 @@ def load_json(text: str) -> tuple[object, str | None]:
     try:
         return json.loads(text), None
     except json.JSONDecodeError as exc:
-        return None, f"File is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}; it was indexed as plain text."
+        return None, (f"File is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}; it was indexed "
+                      "as plain text.")
     except RecursionError:
         return None, "File is JSON nested too deeply to read; it was indexed as plain text."
 

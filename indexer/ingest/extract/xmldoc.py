@@ -29,7 +29,8 @@ def parse_xml(path: Path, data: bytes, file_type: str) -> ParsedDocument:
             f"File is not valid XML (line {exc.lineno}): {expat.ErrorString(exc.code)}; its tags were stripped instead."
         )
         return plain_document(path, html.unescape(strip_tags(text)), file_type, warnings)
-    return ParsedDocument(file_type=file_type, title=path.stem, sections=group_units(collected.units()), warnings=warnings)
+    return ParsedDocument(file_type=file_type, title=path.stem, sections=group_units(collected.units()),
+                          warnings=warnings)
 
 
 def strip_tags(text: str) -> str:
