@@ -45,21 +45,20 @@ def chunks_with_term(index: ProjectIndex, term: str) -> set[int]:
 
 def documents_titled(index: ProjectIndex, term: str) -> set[str]:
     """The documents whose title holds the term."""
-    if len(term) >= 3:
-        rows = index.sql("SELECT d.document_id FROM documents_trigram f JOIN documents d ON d.rowid = f.rowid "
-                         "WHERE documents_trigram MATCH ?", ("title : " + phrase(term),))
-    else:
-        rows = index.sql("SELECT document_id FROM documents WHERE instr(lower(title), ?) > 0", (term,))
-    return {r[0] for r in rows}
+    return _documents_holding(index, "title", term)
 
 
 def documents_pathed(index: ProjectIndex, term: str) -> set[str]:
     """The documents whose path inside the project holds the term."""
+    return _documents_holding(index, "rel_path", term)
+
+
+def _documents_holding(index: ProjectIndex, column: str, term: str) -> set[str]:
     if len(term) >= 3:
         rows = index.sql("SELECT d.document_id FROM documents_trigram f JOIN documents d ON d.rowid = f.rowid "
-                         "WHERE documents_trigram MATCH ?", ("rel_path : " + phrase(term),))
+                         "WHERE documents_trigram MATCH ?", (f"{column} : " + phrase(term),))
     else:
-        rows = index.sql("SELECT document_id FROM documents WHERE instr(lower(rel_path), ?) > 0", (term,))
+        rows = index.sql(f"SELECT document_id FROM documents WHERE instr(lower({column}), ?) > 0", (term,))
     return {r[0] for r in rows}
 
 

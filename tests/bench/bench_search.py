@@ -237,8 +237,8 @@ def measure(engine: Engine, corpus: Corpus, size: int, queries: int, seed: int) 
         "semantic, cache.search only": (lambda q: index.cache.search(by_text[q], 0.5, LIMIT), numpy_),
         "hybrid (engine.search)": (lambda q: engine.search(q, mode="hybrid", project=name, limit=LIMIT), both),
         # The window's own request: explained (the why popover) and one row per document, 30 of them.
-        "hybrid, window (explain, grouped)": (lambda q: engine.search(SearchRequest(
-            q, "hybrid", project=name, limit=WINDOW_LIMIT, explain=True, group=True)), "hybrid (engine.search)"),
+        "hybrid, window (explain, grouped)": (lambda q: engine.search(
+            q, mode="hybrid", project=name, limit=WINDOW_LIMIT, explain=True, group=True), "hybrid (engine.search)"),
         "vault_search": (lambda q: engine.vault_search(q, limit=LIMIT, project=name), both),
         numpy_: (numpy_scan, None),
         chroma_: (chroma_query, None),
@@ -345,8 +345,8 @@ def server_memory(data: Path, sizes: list[int], corpus: Corpus, queries: int) ->
                 for mode in ("hybrid", "semantic"):
                     times[mode].append(timed(get,
                                              f"/api/search?q={urllib.parse.quote(q)}&mode={mode}&project={name}")[0])
-                times["window (hybrid, explained, grouped)"].append(timed(
-                    get, f"/search?q={urllib.parse.quote(q)}&project={name}&kw=1&smart=1&m=1", page=True)[0])
+                window = f"/search?q={urllib.parse.quote(q)}&project={name}&kw=1&smart=1&m=1"
+                times["window (hybrid, explained, grouped)"].append(timed(lambda: get(window, page=True))[0])
                 times["vault_search"].append(timed(get, "/api/vault_search", {"query": q, "project": name})[0])
             line = ", ".join(f"{m} p50 {percentiles(t)[0]:.0f} ms" for m, t in times.items())
             print(f"  {size:,} chunks through the API (query embedding included): {line}; {memory()}", flush=True)

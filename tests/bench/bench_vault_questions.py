@@ -21,6 +21,7 @@ per set and pooled over every file.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import re
@@ -109,16 +110,22 @@ def title_items(index, limit: int = 200) -> list[dict]:
             if r[0].endswith(".md") and count[r[1].strip().lower()] == 1 and r[1].strip()][:limit]
 
 
-def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict) -> None:
+def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict, keep: Path | None = None,
+            only: set[str] | None = None) -> None:
     spec = json.loads(path.read_text(encoding="utf-8"))
     vault = corpora / spec["corpus"]
     if not vault.is_dir():
         print(f"{path.name}: skipped, {vault} is not a folder")
         return
     sets = {"paraphrased": spec.get("questions", []), "exact terms": spec.get("exact", [])}
-    with tempfile.TemporaryDirectory(prefix="skm-bench-questions-") as tmp:
+    with contextlib.ExitStack() as stack:
+        if keep is None:
+            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="skm-bench-questions-")))
+        else:  # kept between runs: a second run only searches
+            tmp = keep / spec["corpus"]
         home = Home(Settings.from_env(tmp))
-        home.add_project(vault, "vault")
+        if "vault" not in {p.name for p in home.projects()}:
+            home.add_project(vault, "vault")
         engine = Engine(home)
         try:
             started = time.perf_counter()
@@ -155,6 +162,8 @@ def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict) -> None:
                             lambda q, f=fusion, n=note_leg: [r["path"] for r in vault_search(
                                 index, SearchRequest(q, "vault", limit=20), fusion=f, note_leg=n)["results"]])
             sets["titles"] = title_items(index)  # known items: a note looked up by its own title
+            if only:
+                modes = {name: rank for name, rank in modes.items() if name in only}
             for kind, items in sets.items():
                 if not items:
                     continue
@@ -180,15 +189,19 @@ def main() -> None:
                         help="JSON files: {corpus, questions: [{q, relevant: [paths]}], exact: [...]}")
     parser.add_argument("--corpora", type=Path, default=CORPORA, help=f"where the corpora are (default {CORPORA})")
     parser.add_argument("--show-misses", action="store_true", help="print each question a mode misses at 5")
+    parser.add_argument("--home", type=Path, help="keep each vault's index here and reuse it next time")
+    parser.add_argument("--modes", help="only these modes, comma-separated (e.g. hybrid,vault_search)")
     args = parser.parse_args()
-    report(args.questions, args.corpora, args.show_misses)
+    report(args.questions, args.corpora, args.show_misses, args.home,
+           set(args.modes.split(",")) if args.modes else None)
 
 
-def report(questions: list[Path], corpora: Path, show_misses: bool = False) -> None:
+def report(questions: list[Path], corpora: Path, show_misses: bool = False, keep: Path | None = None,
+           only: set[str] | None = None) -> None:
     """Score every question file and, for more than one, the pooled figures."""
     pooled: dict = {}
     for path in questions:
-        run_set(path, corpora, show_misses, pooled)
+        run_set(path, corpora, show_misses, pooled, keep, only)
     if len(questions) > 1:
         print("all sets pooled:")
         for (kind, name), (hits, reciprocal, firsts) in pooled.items():

@@ -22,10 +22,10 @@ def static(filename: str):
 
 
 def similarity_percent(result: dict) -> int:
-    """The similarity as a percentage: hybrid scores are 1 + similarity, keyword and tag matches 1.0."""
-    score = result["similarity"]
-    if result["search_type"] == "hybrid":
-        score -= 1.0
+    """The similarity in meaning as a percentage (the hit's cosine; a recency score for older answers without it)."""
+    score = result.get("cosine")
+    if score is None:
+        score = result["similarity"] if result["search_type"] != "hybrid" else 0.0
     return round(max(0.0, min(score, 1.0)) * 100)
 
 
