@@ -117,7 +117,8 @@ def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict, keep: Pa
     if not vault.is_dir():
         print(f"{path.name}: skipped, {vault} is not a folder")
         return
-    sets = {"paraphrased": spec.get("questions", []), "exact terms": spec.get("exact", [])}
+    sets = {"paraphrased": spec.get("questions", []), "exact terms": spec.get("exact", []),
+            "typos": spec.get("typos", [])}
     with contextlib.ExitStack() as stack:
         if keep is None:
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="skm-bench-questions-")))

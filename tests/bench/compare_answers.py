@@ -203,7 +203,7 @@ def diff(old: Path, new: Path, ignore: list[str]) -> int:
             differing += 1
             lines_out += [f"{key}: {f}" for f in found[:5]]
     print("\n".join(lines_out[:200]))
-    modes = sorted({k.rsplit("|", 1)[-1] for k in a})
+    modes = sorted({"tag" if "|tag|" in k else k.rsplit("|", 1)[-1] for k in a})
     print(f"{len(a)} answers old, {len(b)} new, over {len(modes)} kinds ({', '.join(modes)}); "
           f"{differing} differ")
     return differing
