@@ -134,9 +134,12 @@ def test_empty_and_whitespace_sections_make_no_chunks(counter):
     )
     chunks = chunk_document(doc, counter)
     assert [(c.ordinal, c.content, c.heading_path) for c in chunks] == [(0, "Text.", ["B"])]
-    # An empty document still has one keyword-only chunk, so that keyword search finds it by title and path.
+    # An empty document still has one chunk, so that keyword search finds it by title and path; the model reads its
+    # name. Without a word even in its name, the model reads nothing.
     [empty] = chunk_document(ParsedDocument("markdown", "T", []), counter)
-    assert empty.keyword_only and empty.content == "" and empty.embed_text == ""
+    assert not empty.keyword_only and empty.content == "" and empty.embed_text == "T"
+    [nameless] = chunk_document(ParsedDocument("markdown", "{{title}}", []), counter)
+    assert nameless.keyword_only and nameless.embed_text == ""
 
 
 def test_sections_are_packed_in_document_order_and_each_is_recorded(counter):
@@ -184,8 +187,16 @@ def test_a_heading_alone_joins_its_neighbours_and_a_note_of_headings_only_has_no
     [chunk] = chunk_document(ParsedDocument("markdown", "Plan", sections), counter)
     assert chunk.content == text and (chunk.start_line, chunk.end_line) == (1, 7)
     headings_only = [Section(["T"], "# {{title}}", 1, 1), Section(["T", "Tasks"], "## Tasks\n\n- [ ]\n- [ ]", 3, 6)]
-    [keyword] = chunk_document(ParsedDocument("markdown", "Daily", headings_only), counter)
-    assert keyword.keyword_only and keyword.embed_text == "" and "## Tasks" in keyword.content
+    [daily] = chunk_document(ParsedDocument("markdown", "Daily", headings_only), counter)
+    assert daily.embed_text == "Daily" and "## Tasks" in daily.content  # what the model reads of it is its name
+
+
+def test_a_note_of_properties_is_read_by_the_model_as_its_name_and_properties(counter):
+    meta = {"categories": ["[[Movies]]"], "cover": "https://example.com/poster.jpg", "director": ["[[Ridley Scott]]"],
+            "rating": 7, "year": 1982, "last": "2023-09-14", "seen": True}
+    [film] = chunk_document(ParsedDocument("markdown", "Blade Runner", [], frontmatter=meta), counter)
+    assert film.embed_text == "Blade Runner\ncategories: Movies; director: Ridley Scott; rating: 7; year: 1982"
+    assert not film.keyword_only
 
 
 def test_the_notes_own_description_opens_its_first_chunk_and_gives_a_bodiless_page_meaning(counter):

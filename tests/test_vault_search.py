@@ -549,7 +549,8 @@ def test_a_leg_that_cannot_see_a_note_does_not_count_against_it():
 
 def test_a_hub_note_without_text_for_the_model_is_found_by_its_title(tmp_path, real_embedder):
     """kepano's vault has 62 such notes (Books, Movies, People: a title and `![[X.base]]`); a search for the title
-    gave the template first, because the hub could only score on one leg of three."""
+    gave the template first, because the hub could only score on one leg of three. The model reads such a note as
+    its name; while that waits to be embedded, a meaning leg that cannot see the note counts as the others' mean."""
     vault = tmp_path / "vault"
     (vault / "Templates").mkdir(parents=True)
     (vault / "Books.md").write_text("![[Books.base]]\n")
@@ -562,9 +563,14 @@ def test_a_hub_note_without_text_for_the_model_is_found_by_its_title(tmp_path, r
         answer = engine.vault_search("Books", explain=True)
         assert answer["search_mode"] == "hybrid"
         assert paths(answer)[0] == "Books.md"
-        legs = answer["results"][0]["explain"]["legs"]
-        assert legs["meaning"]["blind"] and legs["first_chunk"]["blind"] and "no vector" in legs["meaning"]["why"]
+        assert answer["results"][0]["explain"]["legs"]["meaning"]["found"]  # by its name
         assert paths(engine.vault_search("movies"))[0] == "Movies.md"
+        (vault / "Films.md").write_text("![[Films.base]]\n")
+        engine.reindex("notes")  # indexed, not yet embedded
+        waiting = engine.vault_search("Films", explain=True)
+        assert paths(waiting)[0] == "Films.md"
+        legs = waiting["results"][0]["explain"]["legs"]
+        assert legs["meaning"]["blind"] and legs["first_chunk"]["blind"] and "no vector" in legs["meaning"]["why"]
 
 
 def test_every_fusion_keeps_vault_searchs_answer_shape(word_engine):
@@ -579,9 +585,9 @@ def test_every_fusion_keeps_vault_searchs_answer_shape(word_engine):
             assert "tomato" in NOTES[paths(response)[0]].lower(), (fusion, note_leg)
 
 
-def test_a_question_close_to_no_note_in_meaning_still_finds_the_note_with_some_of_its_words(tmp_path, real_embedder):
-    """kepano's "the 1982 Ridley Scott film I rated": no chunk reaches 0.3 by meaning and no note holds every word,
-    so the answer was empty; it had only worked while template noise lifted some chunk over 0.3."""
+def test_a_note_of_properties_is_found_by_the_words_and_the_meaning_of_its_properties(tmp_path, real_embedder):
+    """kepano's "the 1982 Ridley Scott film I rated": the note has no body, only properties. Its words are in the
+    BM25 leg (properties), and the model reads the note as its name and properties, so meaning finds it too."""
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "Blade Runner.md").write_text("---\nyear: 1982\ndirector: '[[Ridley Scott]]'\nrating: 9\n---\n"
@@ -589,7 +595,10 @@ def test_a_question_close_to_no_note_in_meaning_still_finds_the_note_with_some_o
     (vault / "Reading log.md").write_text("# Reading log\n\nThree books this month, all of them novels.\n")
     with indexed(Home(Settings(home=tmp_path / "home"), embedder=real_embedder), vault) as engine:
         question = "the 1982 Ridley Scott film I rated"
-        assert engine.search(question, mode="semantic", project="notes")["results"] == []  # nothing close by meaning
-        answer = engine.vault_search(question)
-        assert paths(answer) == ["Blade Runner.md"]  # by its properties' words; no vector contributed
-        assert answer["search_mode"] == "fts"
+        by_meaning = engine.search(question, mode="semantic", project="notes")["results"]
+        assert [r["relative_path"] for r in by_meaning] == ["Blade Runner.md"]
+        answer = engine.vault_search(question, explain=True)
+        assert paths(answer)[0] == "Blade Runner.md"
+        assert answer["search_mode"] == "hybrid"
+        legs = answer["results"][0]["explain"]["legs"]
+        assert legs["bm25"]["found"] and legs["meaning"]["found"]

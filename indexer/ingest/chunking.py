@@ -17,10 +17,11 @@ The design, in the order the work is done:
    boundary its neighbour.
 3. **No chunk without a body.** A unit with no words for the model (a heading alone, a placeholder, a comment,
    an empty task) never makes a chunk on its own: it joins its neighbours. A document with nothing but such units
-   (a template, a page that only embeds a base) gets one `keyword_only` chunk of its text, which keyword search
-   finds by title, path and text and the model never embeds, unless the note describes itself in its frontmatter
-   (below): then the chunk is that description, embedded with the title (its lines are given as 1-1). A cut is not made
-   where it would leave a scrap.
+   (a template, a page that only embeds a base, a film note of properties) gets one chunk of its text for keyword
+   search, and the model reads what the note is: its description when its frontmatter has one (below), else its
+   title and its properties ("Blade Runner / director: Ridley Scott; year: 1982"), so it can be found by meaning
+   and by its own name. Only a note with no words at all, not even in its title, is `keyword_only`. A cut is not
+   made where it would leave a scrap.
 4. **Where a chunk came from.** A chunk records every section it spans, with its heading path, its lines in the
    file and its offset in the chunk's content, so a result can point at the part that matched. The content is
    the file's text with the original line breaks between sections, so line N of the content is line
@@ -46,7 +47,7 @@ logger = logging.getLogger(__name__)
 
 MAX_TOKENS = 256  # the all-MiniLM-L6-v2 window, in word-piece tokens including [CLS]/[SEP] and the prefix
 PREFIX_MAX_TOKENS = 32
-CHUNKER_VERSION = 2  # bump when the same file would be cut differently: indexes re-chunk at start-up
+CHUNKER_VERSION = 3  # bump when the same file would be cut differently: indexes re-chunk at start-up
 MIN_FILL = 0.5  # a chunk is cut no earlier than this share of its window, unless the text runs out
 MIN_TAIL = 0.25  # ... nor where what is left of the document would be shorter than this share
 _KEY_CHARS = 24  # how much of a unit's opening decides ties between equally strong cuts
@@ -423,17 +424,39 @@ def chunk_document(
     for first, last in _cuts(fitted, sections, prefixes, max_tokens):
         drafts.append(_draft(len(drafts), fitted[first:last], sections, prefixes, line_indexes))
     if not drafts:
-        # No body: one chunk of whatever text there is, for keyword search on it, the title and the path. The model
-        # reads it only when the note describes itself (a Logseq page of properties with a description::).
+        # No body: one chunk of whatever text there is, for keyword search on it, the title and the path.
         only = _draft(0, fitted, sections, prefixes, line_indexes) if fitted else ChunkDraft(0, [], "", "", 1, 1)
-        only.embed_text, only.keyword_only = "", True
+        title, _ = prefixes.get([])
         if lead:  # what a reader sees of such a page is its description: that is the chunk, for both searches
             lead = _truncate(lead, counter.pieces(lead), LEAD_MAX_TOKENS)
-            title, _ = prefixes.get([])
             only = ChunkDraft(0, [], lead, f"{title}\n{lead}" if title else lead, 1, 1,
                               sections=[{"heading_path": [], "lines": [1, 1], "offset": 0}])
+        else:  # what the note is: its name and its properties, for the model (the content keeps the note's text)
+            identity = "\n".join(p for p in (reader_text(title), _properties_text(doc)) if has_words(p))
+            identity = _truncate(identity, counter.pieces(identity), max_tokens - _SPECIAL_TOKENS)
+            only.embed_text, only.keyword_only = (identity, False) if has_words(identity) else ("", True)
         drafts.append(only)
     return drafts
+
+
+# Properties that say where a note's file or picture lives, or when it was touched: not what the note is about.
+IDENTITY_SKIPPED = frozenset({"cover", "image", "banner", "icon", "created", "updated", "modified", "last",
+                              "date", "id", "uuid", "cssclasses", "cssclass", "publish", "permalink"})
+
+
+def _properties_text(doc: ParsedDocument) -> str:
+    """A note's properties as words ("director: Ridley Scott; year: 1982"): links as their text, no URLs."""
+    parts = []
+    for key, value in (doc.frontmatter.items() if isinstance(doc.frontmatter, dict) else ()):
+        if str(key).lower() in IDENTITY_SKIPPED:
+            continue
+        values = value if isinstance(value, list) else [value]
+        words = [reader_text(str(v)) for v in values
+                 if isinstance(v, (str, int, float)) and not isinstance(v, bool) and "://" not in str(v)]
+        words = [w for w in words if has_words(w)]
+        if words:
+            parts.append(f"{key}: {', '.join(words)}")
+    return "; ".join(parts)
 
 
 def _lead(doc: ParsedDocument) -> str:

@@ -119,3 +119,21 @@ def parse_terms(text: str) -> list[str]:
 def query_words(text: str) -> list[str]:
     """The words of a query worth highlighting in a match by meaning (lowercase, 2+ characters)."""
     return [w for w in re.findall(r"\w[\w'-]*", text.lower()) if len(w) > 1]
+
+
+def without_stopwords(text: str) -> tuple[str, list[str]]:
+    """The query with its bare stopwords left out (a "quoted phrase" keeps its own, operators stay), and the words
+    left out; the text unchanged when every word is a stopword ("how to" still searches for both)."""
+    kept, dropped = [], []
+    for m in LEXEME.finditer(text or ""):
+        raw = m.group(0)
+        bare = m.group("bare")
+        word = "".join(WORD.findall(bare)).lower() if bare is not None else ""
+        if bare is not None and bare not in OPERATORS and word in STOPWORDS and "".join(WORD.findall(bare)) == \
+                bare.strip(".,;:!?()[]{}'\""):
+            dropped.append(word)
+        else:
+            kept.append(raw)
+    if not any(WORD.search(k) for k in kept if k not in OPERATORS):
+        return text or "", []
+    return " ".join(kept), dropped

@@ -16,7 +16,7 @@ from . import chunk_reads as reads
 from . import note_reads
 from .chunk_reads import EVERYTHING
 from .filters import allowed_documents
-from .grammar import STOPWORDS, FtsQuery, parse_query, parse_terms, query_words
+from .grammar import FtsQuery, parse_query, parse_terms, query_words, without_stopwords
 from .index import ProjectIndex
 from .tags import normalise
 
@@ -26,10 +26,10 @@ class Query:
     """What was typed, read every way a leg needs it, once; and what narrows the search."""
 
     text: str
-    terms: list[str]  # the keyword leg's terms
-    words: list[str]  # highlighted in matches by meaning
-    fts: FtsQuery  # the BM25 legs' expression (and its OR of positive terms)
-    stopwords: frozenset[str]  # the terms that are stopwords
+    terms: list[str]  # the keyword side's terms: every one must match (stopwords left out, never required)
+    words: list[str]  # highlighted in matches by meaning (stopwords left out)
+    fts: FtsQuery  # the BM25 legs' expression (and its OR of positive terms), stopwords left out
+    stopwords: frozenset[str]  # the stopwords left out of the three
     tags_all: tuple[str, ...] = ()
     tags_any: tuple[str, ...] = ()
     filters: dict = field(default_factory=dict)
@@ -37,10 +37,12 @@ class Query:
 
     @classmethod
     def parse(cls, text: str, tags_all=(), tags_any=(), filters: dict | None = None) -> "Query":
-        """Read a query once: its terms, FTS5 expression and highlight words."""
+        """Read a query once: its terms, FTS5 expression and highlight words. A stopword outside quotes is never
+        required and never highlighted ("MCP server for AI clients" needs no chunk holding "for"), unless every
+        word is one."""
         text = text or ""
-        terms = parse_terms(text)
-        return cls(text, terms, query_words(text), parse_query(text), frozenset(t for t in terms if t in STOPWORDS),
+        content, dropped = without_stopwords(text)
+        return cls(text, parse_terms(content), query_words(content), parse_query(content), frozenset(dropped),
                    tuple(tags_all or ()), tuple(tags_any or ()), dict(filters or {}))
 
     @classmethod
