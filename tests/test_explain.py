@@ -48,9 +48,13 @@ def test_a_result_found_by_both_legs_shows_both_ranks_and_the_numbers_each_leg_g
     alone = [r["chunk_id"] for r in engine.search("tmux", mode="keyword", project="demo", limit=100)["results"]]
     assert keyword["rank"] == alone.index(tmux["chunk_id"]) + 1
     assert keyword["title"] == ["tmux"]
-    # The spec's rule for a chunk found both ways, written out with its numbers.
-    assert tmux["similarity"] == pytest.approx(1 + semantic["similarity"], abs=1e-4)
-    assert why["score"] == tmux["similarity"] and "1 + similarity" in why["rule"]
+    # The rule for a chunk found both ways (spec 000: at least 1.0, boosted), written out with its numbers: "tmux"
+    # stands whole in the note's title, and its words match as strongly as any chunk's.
+    boost = why["boost"]
+    assert boost["name"] == 1 and boost["name_bonus"] == 0.5 and boost["word_strength"] == pytest.approx(1.0)
+    assert tmux["similarity"] == pytest.approx(1 + semantic["similarity"] + 0.5 + 0.3 * boost["word_strength"],
+                                               abs=1e-3)
+    assert why["score"] == tmux["similarity"] and "1 + similarity" in why["rule"] and "name 0.5" in why["rule"]
     assert why["matched_words"] == ["tmux"]
     assert why["rank"] == answer["results"].index(tmux) + 1
 

@@ -186,6 +186,25 @@ def bm25_chunk_ids(index: ProjectIndex, match: str, limit: int, document_ids: se
     return [r[0] for r in rows]
 
 
+def bm25_chunk_scores(index: ProjectIndex, match: str, limit: int, document_ids: set[str] | None
+                      ) -> list[tuple[str, float]]:
+    """(chunk_id, BM25 score, higher is better) of the best `limit` chunks for an FTS5 expression, best first."""
+    clause, params = "", [match]
+    if document_ids is not None:
+        clause = f" AND c.document_id {IN}"
+        params.append(ids(sorted(document_ids)))
+    rows = index.sql(f"""SELECT c.chunk_id, -{BM25_RANK} FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid
+                         WHERE chunks_bm25 MATCH ?{clause} ORDER BY {BM25_RANK}, f.rowid LIMIT ?""", [*params, limit])
+    return [(r[0], r[1]) for r in rows]
+
+
+def bm25_scores_of(index: ProjectIndex, match: str, chunk_ids: Iterable[str]) -> dict[str, float]:
+    """The BM25 score (higher is better) of each of these chunks that matches an FTS5 expression."""
+    return {r[0]: r[1] for r in index.sql(
+        f"""SELECT c.chunk_id, -{BM25_RANK} FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid
+            WHERE chunks_bm25 MATCH ? AND c.chunk_id {IN}""", [match, ids(chunk_ids)])}
+
+
 def bm25_best_chunks(index: ProjectIndex, match: str, limit: int) -> list[tuple[int, float]]:
     """(rowid, BM25 score, lower is better) of the best `limit` chunks, from the full-text index alone."""
     return [tuple(r) for r in index.sql(f"SELECT f.rowid, {BM25_RANK} AS score FROM chunks_bm25 f "

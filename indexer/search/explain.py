@@ -16,6 +16,7 @@ import numpy as np
 
 from . import chunk_reads, note_reads
 from .filters import allowed_documents
+from .hybrid import STRENGTH_WEIGHT, TITLE_BONUS
 from .index import ProjectIndex
 from .records import MeaningLeg, Ranking, VaultRanking
 from .tags import documents_with_tags, normalise
@@ -60,10 +61,17 @@ def meaning_ranks(index: ProjectIndex, leg: MeaningLeg, chunk_ids: list[str], sc
     return known
 
 
-def _rule(search_type: str, similarity: float | None, ranking: Ranking, recency=None) -> str:
+NAME_MATCHES = {2: "the query is its title, an alias or its file name", 1: "the query stands whole in its title",
+                0: "no name match"}
+
+
+def _rule(search_type: str, similarity: float | None, ranking: Ranking, recency=None, boost=None,
+          score: float | None = None) -> str:
     threshold = ranking.meaning.threshold if ranking.meaning else None
     if search_type == "hybrid":
-        return f"found by both legs: 1 + similarity = 1 + {similarity:.4f}"
+        name, strength = boost or (0, 0.0)
+        return (f"found by both legs: 1 + similarity {similarity:.4f} + name {TITLE_BONUS[name]:g} "
+                f"({NAME_MATCHES[name]}) + {STRENGTH_WEIGHT:g} × word strength {strength:.4f} = {score:.4f}")
     if search_type == "keyword":
         return "found by the keyword leg alone: 1.0 (title matches first, then chunks holding more of the words)"
     if search_type == "recency" and recency:
@@ -108,9 +116,14 @@ def annotate(index: ProjectIndex, ranking: Ranking, results: list[dict], terms: 
                 legs["semantic"] = {"found": False, "rank": None, "similarity": None, "threshold": meaning.threshold,
                                     "why": meaning.error or f"similarity under {meaning.threshold}"}
         sim = semantic[cid][1] if cid in semantic else r["similarity"]
+        boost = ranking.boosts.get(cid) if r["search_type"] == "hybrid" else None
         r["explain"] = {"mode": ranking.mode, "rank": place, "search_type": r["search_type"], "score": r["similarity"],
-                        "legs": legs, "rule": _rule(r["search_type"], sim, ranking, ranking.recency.get(cid)),
+                        "legs": legs, "rule": _rule(r["search_type"], sim, ranking, ranking.recency.get(cid), boost,
+                                                    r["similarity"]),
                         "matched_words": words}
+        if boost is not None:
+            r["explain"]["boost"] = {"name": boost[0], "name_bonus": TITLE_BONUS[boost[0]],
+                                     "word_strength": round(boost[1], 4)}
 
 
 def _quoted(words: list[str]) -> str:
@@ -252,7 +265,15 @@ def _leg_entry(ranking: VaultRanking, leg: str, candidate) -> dict:
 
 
 def fusion_rule(ranking: VaultRanking, candidate, k: int, bonus: float, weights: dict) -> str:
-    """The fused score written out with this note's numbers."""
+    """The fused score written out with this note's numbers (and the name bonus when the query names the note)."""
+    rule = _fused_rule(ranking, candidate, k, bonus, weights)
+    if candidate.name:
+        rule += (f"; + name {TITLE_BONUS[candidate.name]:g} ({NAME_MATCHES[candidate.name]}) = "
+                 f"{candidate.score:.4f}")
+    return rule
+
+
+def _fused_rule(ranking: VaultRanking, candidate, k: int, bonus: float, weights: dict) -> str:
     legs = [leg for leg in LEG_NAMES if leg in ranking.legs]
     parts = list(zip(legs, candidate.parts))
     if ranking.fusion == "rrf":

@@ -12,6 +12,7 @@ quoted away, so every emitted term is a double-quoted run of letters and digits.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -137,3 +138,34 @@ def without_stopwords(text: str) -> tuple[str, list[str]]:
     if not any(WORD.search(k) for k in kept if k not in OPERATORS):
         return text or "", []
     return " ".join(kept), dropped
+
+
+def normal_words(text: str) -> str:
+    """Text as its lowercase words, one space apart: how a query is held against a note's name."""
+    return " ".join(WORD.findall((text or "").lower()))
+
+
+def name_match(forms: tuple[str, ...], names: list[str]) -> int:
+    """How a query (its normal_words forms) matches a note's names (title, aliases, file name): 2 when it is one of
+    them, 1 when it stands whole inside one, 0 otherwise."""
+    named = [f" {normal_words(n)} " for n in names if n]
+    forms = tuple(f for f in forms if f)
+    if any(n.strip() == f for n in named for f in forms):
+        return 2
+    return 1 if any(f" {f} " in n for n in named for f in forms) else 0
+
+
+def aliases(frontmatter: str | None) -> list[str]:
+    """A note's aliases from its frontmatter JSON (aliases: or alias:, a list or one string)."""
+    try:
+        meta = json.loads(frontmatter or "{}")
+    except ValueError:
+        return []
+    found: list[str] = []
+    for key in ("aliases", "alias"):
+        value = meta.get(key) if isinstance(meta, dict) else None
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, list):
+            found += [v for v in value if isinstance(v, str)]
+    return found

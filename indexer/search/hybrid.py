@@ -1,19 +1,25 @@
 """Hybrid search, the default: keyword and semantic together, a chunk found by both boosted above the rest.
 
-The scores are spec 000's: found by both legs 1 + similarity, by the keyword leg alone 1.0, by meaning alone its
-similarity (at least 0.3). Within them, two rules decide the order (chosen on SciFact and the graded vault
-questions, tests/bench/bench_quality.py and bench_vault_questions.py):
+The scores keep spec 000's shape: found by the keyword side alone 1.0, by meaning alone its similarity (at least
+0.3), found by both at least 1.0 and boosted:
 
-- A long question rarely has every word in one chunk. When no chunk does, the PARTIAL_POOL chunks that BM25 ranks
-  best for some of the words count as found by both legs, but only when meaning found them as strongly as semantic
-  search alone requires (0.5): a chunk that merely shares a few words with a question must not outrank one that
-  answers it. When some chunk does hold every word (a note's own title typed in), partial matches stay out.
-- Chunks found by the keyword leg alone tie at 1.0 and keep that leg's order: titles holding more of the words
-  first (spec 000: title matches above content matches), then chunks holding more of them, then newer ones.
+    1 + similarity + name bonus + STRENGTH_WEIGHT * word strength
 
-One implementation reads the legs only as far as the first `limit` results need (see `hybrid`); with no limit
-(explain_document) or with `ordered` (explain) the keyword leg is read in its own order to KEYWORD_POOL, so that
-every result's place in it is known.
+- The name bonus is TITLE_BONUS[2] when the whole query is the note's title, an alias or its file name, and
+  TITLE_BONUS[1] when it stands whole inside one: the note named what you typed comes first (a known item), above
+  notes that merely mention it in a link.
+- Word strength is how strongly the words match: the chunk's field-weighted BM25 (title, headings, text, the note's
+  properties) over the best of the keyword side's chunks.
+
+The keyword side holds the chunks where every word (stopwords left out) is in the text, the title or the path
+(spec 000's substring match, in its order: titles first), and then those whose title, headings, text or properties
+hold every word as BM25 reads them (stemmed: an id in the frontmatter, `running` for `runs`). A long question
+rarely has every word in one chunk: when none does, the PARTIAL_POOL chunks BM25 ranks best for some of the words
+count as found by both, but only when meaning found them as strongly as semantic search alone requires (0.5).
+
+The legs are read only as far as the first `limit` results need (see `hybrid`); with no limit (explain_document) or
+with `ordered` (explain) the keyword leg is read in its own order to KEYWORD_POOL, so that every result's place in
+it is known. The rule is chosen on the graded vault questions and SciFact (tests/bench).
 """
 from __future__ import annotations
 
@@ -30,6 +36,9 @@ from .semantic import DIRECT_THRESHOLD, HYBRID_THRESHOLD, unavailable
 KEYWORD_POOL = 5000
 PARTIAL_POOL = 20
 PARTIAL_MIN_SIMILARITY = DIRECT_THRESHOLD
+TITLE_BONUS = {2: 1.0, 1: 0.5, 0: 0.0}  # the query is the note's name (2), or stands whole inside it (1)
+STRENGTH_WEIGHT = 0.3
+STRENGTH_REFERENCE = 64  # word strength is measured against the best of the keyword side's first chunks
 _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="skmemory-hybrid")
 
 
@@ -37,48 +46,81 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
            chunk_ids: list[str] | None = None, ordered: bool = False) -> Ranking:
     """The first `limit` chunks of hybrid's ranking (None: every chunk that scores), with its legs' records.
 
-    The keyword leg is probed beside the semantic scan. When it finds fewer chunks than the probe (most questions),
-    they are merged whole with the best chunks by meaning beyond them. When it finds more (a common word), none of
-    them is fetched whole: a chunk found by both legs scores 1 + similarity, above any other, so the semantic leg is
-    read best first and each stretch of it asked which of its chunks keyword search would find, until `limit` are
-    found or the leg ends (under 0.3); only then are the keyword leg's other chunks (1.0, in its order) and the rest
-    of the semantic leg needed. Without the model: the keyword leg alone.
+    The keyword side is probed beside the semantic scan. When it finds fewer chunks than the probe (most
+    questions), they are merged whole with the best chunks by meaning beyond them. When it finds more (a common
+    word), none of them is fetched whole: a chunk found by both scores over 1, above any other, so the semantic leg
+    is read best first and each stretch of it asked which of its chunks the keyword side would find, until the
+    `limit` best are certain (no chunk further down could outscore them) or the leg ends (under 0.3); the notes
+    named by the query are asked for directly. Only then are the keyword side's other chunks (1.0, in its order)
+    and the rest of the semantic leg needed. Without the model: the keyword side alone.
     """
     whole = limit is None
     probe = KEYWORD_POOL if whole or ordered else 4 * limit + 64
     if not index.semantic_available:
-        hits = keyword_search(index, query, KEYWORD_POOL if whole else limit, allowed)
-        return Ranking("hybrid", hits, KeywordLeg([cid for cid, _, _ in hits], query.terms),
+        hits = keyword_side(index, query, KEYWORD_POOL if whole else limit, allowed)
+        return Ranking("hybrid", [(cid, 1.0, "keyword") for cid in hits], KeywordLeg(hits, query.terms),
                        MeaningLeg([], HYBRID_THRESHOLD, error=unavailable(index)), whole=whole)
-    keyword_future = _pool.submit(keyword_search, index, query, probe, allowed)  # beside the scan
+    keyword_future = _pool.submit(keyword_side, index, query, probe, allowed)  # beside the scan
     vector = query.vector(index)
     k = None if whole else 4 * limit + 64
     top = index.cache.search(vector, HYBRID_THRESHOLD, k, chunk_ids=chunk_ids)
-    keyword_hits = keyword_future.result()
-    keyword = KeywordLeg([cid for cid, _, _ in keyword_hits], query.terms)
+    keyword = KeywordLeg(keyword_future.result(), query.terms)
     meaning = MeaningLeg(top, HYBRID_THRESHOLD, vector)
-    if len(keyword_hits) < probe or probe == KEYWORD_POOL:  # the whole keyword leg (as far as KEYWORD_POOL)
+    if len(keyword.chunks) < probe or probe == KEYWORD_POOL:  # the whole keyword side (as far as KEYWORD_POOL)
         semantic = _beyond(index, vector, set(keyword.chunks), limit, chunk_ids, top, k)
-        partial = partial_matches(index, query, PARTIAL_POOL, allowed) if semantic and not keyword_hits else []
+        partial = partial_matches(index, query, PARTIAL_POOL, allowed) if semantic and not keyword.chunks else []
         meaning.similarity = _similarities(index, vector, semantic, keyword.chunks + partial)
-        ranked, counted = _merge(keyword_hits, partial, sorted(semantic + list(meaning.similarity.items()),
-                                                                key=lambda hit: (-hit[1], hit[0])))
-        return Ranking("hybrid", ranked if whole else ranked[:limit], keyword, meaning, partial=counted, whole=whole)
+        sims = dict(semantic) | meaning.similarity
+        boosts = _boosts(index, query, [c for c in keyword.chunks + partial if c in sims], keyword.chunks or partial)
+        ranked, counted = _merge(keyword.chunks, partial, sorted(sims.items(), key=lambda hit: (-hit[1], hit[0])),
+                                 boosts)
+        return Ranking("hybrid", ranked if whole else ranked[:limit], keyword, meaning, partial=counted,
+                       boosts=boosts, whole=whole)
+    named = _named_chunks(index, query, allowed)  # a note named by the query may lie far down the semantic leg
+    named_sims = dict(zip(*_similarity_pairs(index, vector, named)))
     while True:
-        matched = keyword_matching(index, query, [cid for cid, _ in top])
-        both = [(cid, sim) for cid, sim in top if cid in matched]
-        if len(both) >= limit or len(top) < k:
+        matched = keyword_matching(index, query, [cid for cid, _ in top]) | bm25_matching(
+            index, query, [cid for cid, _ in top])
+        both = {cid: sim for cid, sim in top if cid in matched}
+        both |= {cid: sim for cid, sim in named_sims.items() if sim >= HYBRID_THRESHOLD}
+        boosts = _boosts(index, query, list(both), keyword.chunks)
+        scores = sorted((1.0 + sim + _bonus(boosts.get(cid)) for cid, sim in both.items()), reverse=True)
+        exhausted = len(top) < k
+        # A chunk further down scores at most 1 + the last similarity read + the word strength bonus.
+        if exhausted or (len(scores) >= limit and scores[limit - 1] >= 1.0 + top[-1][1] + STRENGTH_WEIGHT):
             break
         k *= 4
         top = index.cache.search(vector, HYBRID_THRESHOLD, k, chunk_ids=chunk_ids)
     meaning.hits = top
-    ranked = [(cid, 1.0 + sim, "hybrid") for cid, sim in both]
+    meaning.similarity = {cid: sim for cid, sim in named_sims.items() if cid not in dict(top)}
+    ranked = sorted(((cid, 1.0 + sim + _bonus(boosts.get(cid)), "hybrid") for cid, sim in both.items()),
+                    key=lambda s: (-s[1], s[0]))
     if len(ranked) < limit:  # the semantic leg was read to its end: every other keyword match is under 0.3
-        found = {cid for cid, _ in both}
-        ranked += [(cid, 1.0, "keyword") for cid, _, _ in keyword_search(index, query, limit + len(found), allowed)
+        found = set(both)
+        ranked += [(cid, 1.0, "keyword") for cid in keyword_side(index, query, limit + len(found), allowed)
                    if cid not in found]
-        ranked += [(cid, sim, "semantic") for cid, sim in top if cid not in matched]
-    return Ranking("hybrid", ranked[:limit], keyword, meaning)
+        ranked += [(cid, sim, "semantic") for cid, sim in top if cid not in matched and cid not in found]
+    return Ranking("hybrid", ranked[:limit], keyword, meaning, boosts=boosts)
+
+
+def keyword_side(index: ProjectIndex, query, limit: int, allowed: set[str] | None) -> list[str]:
+    """Hybrid's keyword side, best first: chunks holding every word in their text, title or path (spec 000's
+    order), then chunks whose title, headings, text or properties hold every word as BM25 reads them."""
+    found = [cid for cid, _, _ in keyword_search(index, query, limit, allowed)]
+    if len(found) < limit and query.fts.match:
+        have = set(found)
+        found += [cid for cid, _ in _bm25(index, query.fts.match, limit, allowed) if cid not in have]
+    return found[:limit]
+
+
+def bm25_matching(index: ProjectIndex, query, chunk_ids: list[str]) -> set[str]:
+    """Which of these chunks hold every word as BM25 reads them (title, headings, text, properties)."""
+    if not query.fts.match or not chunk_ids:
+        return set()
+    try:
+        return set(reads.bm25_scores_of(index, query.fts.match, chunk_ids))
+    except sqlite3.OperationalError:
+        return set()
 
 
 def partial_matches(index: ProjectIndex, query, limit: int, allowed: set[str] | None) -> list[str]:
@@ -89,6 +131,45 @@ def partial_matches(index: ProjectIndex, query, limit: int, allowed: set[str] | 
         return reads.bm25_chunk_ids(index, query.fts.any_match, limit, allowed)
     except sqlite3.OperationalError:  # parse_query only emits valid syntax; a partial leg is never worth a failure
         return []
+
+
+def _bm25(index: ProjectIndex, match: str, limit: int, allowed: set[str] | None) -> list[tuple[str, float]]:
+    try:
+        return reads.bm25_chunk_scores(index, match, limit, allowed)
+    except sqlite3.OperationalError:
+        return []
+
+
+def _named_chunks(index: ProjectIndex, query, allowed: set[str] | None) -> list[str]:
+    """The chunks of the notes the query names (where a name bonus can be)."""
+    docs = [doc for doc in query.named_documents(index) if allowed is None or doc in allowed]
+    return reads.chunk_ids_of(index, sorted(docs)) if docs else []
+
+
+def _boosts(index: ProjectIndex, query, chunk_ids: list[str], reference: list[str]) -> dict[str, tuple[int, float]]:
+    """(name match, word strength) of each of these chunks: how the query names its note (Query.named_documents),
+    and its BM25 for the words over the best BM25 among the first STRENGTH_REFERENCE chunks of `reference` (the
+    keyword side, or the partial matches), at most 1. The reference does not depend on how far the legs were read,
+    so every branch and limit scores a chunk alike."""
+    if not chunk_ids:
+        return {}
+    named = query.named_documents(index)
+    owner = reads.documents_of(index, chunk_ids) if named else {}
+    reference = reference[:STRENGTH_REFERENCE]
+    strength: dict[str, float] = {}
+    match = query.fts.any_match or query.fts.match
+    if match:
+        try:
+            strength = reads.bm25_scores_of(index, match, list(dict.fromkeys(chunk_ids + reference)))
+        except sqlite3.OperationalError:
+            strength = {}
+    best = max((strength.get(cid, 0.0) for cid in reference), default=0.0) or 1.0
+    return {cid: (named.get(owner.get(cid), 0), min(max(strength.get(cid, 0.0), 0.0) / best, 1.0))
+            for cid in chunk_ids}
+
+
+def _bonus(boost: tuple[int, float] | None) -> float:
+    return 0.0 if boost is None else TITLE_BONUS[boost[0]] + STRENGTH_WEIGHT * boost[1]
 
 
 def _beyond(index: ProjectIndex, vector, found: set[str], limit: int | None, chunk_ids: list[str] | None,
@@ -103,25 +184,34 @@ def _beyond(index: ProjectIndex, vector, found: set[str], limit: int | None, chu
         top = index.cache.search(vector, HYBRID_THRESHOLD, k, chunk_ids=chunk_ids)
 
 
+def _similarity_pairs(index: ProjectIndex, vector, chunk_ids: list[str]) -> tuple[list[str], list[float]]:
+    if not chunk_ids:
+        return [], []
+    ids, sims = index.cache.similarities(vector, list(dict.fromkeys(chunk_ids)))
+    return ids, [float(s) for s in sims.tolist()]
+
+
 def _similarities(index: ProjectIndex, vector, hits: list[tuple[str, float]], chunk_ids: list[str]
                   ) -> dict[str, float]:
     """The similarity of each of these chunks (not among hits) that reaches the semantic leg's threshold."""
     have = {cid for cid, _ in hits}
-    ids, sims = index.cache.similarities(vector, [cid for cid in dict.fromkeys(chunk_ids) if cid not in have])
-    return {cid: float(sim) for cid, sim in zip(ids, sims.tolist()) if sim >= HYBRID_THRESHOLD}
+    ids, sims = _similarity_pairs(index, vector, [cid for cid in chunk_ids if cid not in have])
+    return {cid: sim for cid, sim in zip(ids, sims) if sim >= HYBRID_THRESHOLD}
 
 
-def _merge(keyword_hits, partial, semantic_hits) -> tuple[list[tuple[str, float, str]], dict[str, int]]:
+def _merge(keyword: list[str], partial: list[str], semantic_hits, boosts: dict
+           ) -> tuple[list[tuple[str, float, str]], dict[str, int]]:
     """The merged ranking, and the partial matches it counted as found by both (with their BM25 rank)."""
     sims = dict(semantic_hits)
     merged: list[tuple[str, float, str]] = []
     counted: dict[str, int] = {}
-    for cid, _, _ in keyword_hits:
-        merged.append((cid, 1.0 + sims.pop(cid), "hybrid") if cid in sims else (cid, 1.0, "keyword"))
+    for cid in keyword:
+        merged.append((cid, 1.0 + sims.pop(cid) + _bonus(boosts.get(cid)), "hybrid") if cid in sims
+                      else (cid, 1.0, "keyword"))
     for bm25_rank, cid in enumerate(partial, start=1):
         if sims.get(cid, 0.0) >= PARTIAL_MIN_SIMILARITY:
             counted[cid] = bm25_rank
-            merged.append((cid, 1.0 + sims.pop(cid), "hybrid"))
+            merged.append((cid, 1.0 + sims.pop(cid) + _bonus(boosts.get(cid)), "hybrid"))
     merged += [(cid, sim, "semantic") for cid, sim in sims.items()]
-    merged.sort(key=lambda s: -s[1])  # stable: keyword-only ties keep the keyword leg's order (titles first)
+    merged.sort(key=lambda s: -s[1])  # stable: keyword-only ties keep the keyword side's order (titles first)
     return merged, counted

@@ -16,8 +16,10 @@ from . import chunk_reads as reads
 from . import note_reads
 from .chunk_reads import EVERYTHING
 from .filters import allowed_documents
-from .grammar import FtsQuery, parse_query, parse_terms, query_words, without_stopwords
+from .grammar import (FtsQuery, aliases, name_match, normal_words, parse_query, parse_terms, query_words,
+                      without_stopwords)
 from .index import ProjectIndex
+from .links import file_stem
 from .tags import normalise
 
 
@@ -30,6 +32,7 @@ class Query:
     words: list[str]  # highlighted in matches by meaning (stopwords left out)
     fts: FtsQuery  # the BM25 legs' expression (and its OR of positive terms), stopwords left out
     stopwords: frozenset[str]  # the stopwords left out of the three
+    names: tuple[str, ...] = ()  # the query as a note's name is compared (normal_words), with and without stopwords
     tags_all: tuple[str, ...] = ()
     tags_any: tuple[str, ...] = ()
     filters: dict = field(default_factory=dict)
@@ -42,8 +45,9 @@ class Query:
         word is one."""
         text = text or ""
         content, dropped = without_stopwords(text)
+        names = tuple(dict.fromkeys(n for n in (normal_words(text), normal_words(content)) if n))
         return cls(text, parse_terms(content), query_words(content), parse_query(content), frozenset(dropped),
-                   tuple(tags_all or ()), tuple(tags_any or ()), dict(filters or {}))
+                   names, tuple(tags_all or ()), tuple(tags_any or ()), dict(filters or {}))
 
     @classmethod
     def of(cls, request) -> "Query":
@@ -74,6 +78,23 @@ class Query:
                 named.append((reads.documents_titled(index, term),
                               EVERYTHING if term in root else reads.documents_pathed(index, term)))
             self._memo[key] = named
+        return self._memo[key]
+
+    def named_documents(self, index: ProjectIndex) -> dict[str, int]:
+        """The notes the query names, with how (grammar.name_match: 2 it is the title, an alias or the file name,
+        1 it stands whole in one), among the notes whose title or path holds every word; asked once per project."""
+        key = ("named documents", index.name)
+        if key not in self._memo:
+            candidates: set[str] | None = None
+            for titled, pathed in self.named(index):
+                holding = set(titled) | (pathed if isinstance(pathed, set) else set())
+                candidates = holding if candidates is None else candidates & holding
+            found = {}
+            for doc, (title, rel_path, frontmatter) in note_reads.names_of(index, sorted(candidates or ())).items():
+                level = name_match(self.names, [title, file_stem(rel_path), *aliases(frontmatter)])
+                if level:
+                    found[doc] = level
+            self._memo[key] = found
         return self._memo[key]
 
     def allowed(self, index: ProjectIndex) -> set[str] | None:

@@ -28,6 +28,7 @@ from ..errors import EmbeddingsUnavailable
 from . import chunk_reads, note_reads
 from .explain import fusion_rule, matched_words, vault_explain, vault_explain_document
 from .filters import created_day
+from .hybrid import TITLE_BONUS
 from .hits import iso, marked_text, snippet
 from .index import ProjectIndex
 from .query import Query
@@ -69,6 +70,7 @@ class Candidate:
     score: float = 0.0
     parts: tuple[float, ...] = ()  # what each leg gave it, as combine used them
     blind: tuple[bool, ...] = ()  # per leg: the leg cannot see this note (no vector); () when every leg can
+    name: int = 0  # how the query names the note (grammar.name_match): its bonus is added to the fused score
 
 
 def bm25_leg(index: ProjectIndex, match: str, allowed: set[str] | None, chunks: int | None = LEG_CHUNKS
@@ -356,6 +358,12 @@ def rank_notes(index: ProjectIndex, query: Query, limit: int, fusion: str = DEFA
         bm25 += some
     blind = blind_legs(index, bm25, vector, notes) if vector is not None else {}
     ranking.fused = fuse(bm25, vector or [], how=fusion, notes=notes, blind=blind)
+    named = query.named_documents(index) if query.terms else {}
+    if named:  # the note named what was typed first (hybrid's name bonus, the same rule)
+        for c in ranking.fused:
+            c.name = named.get(c.document_id, 0)
+            c.score += TITLE_BONUS[c.name]
+        ranking.fused.sort(key=lambda c: -c.score)  # stable: equal scores keep the fused order
     ranking.legs = {"bm25": bm25}
     if vector is not None:
         ranking.legs["meaning"] = vector
