@@ -408,3 +408,18 @@ def index_meta(db, key: str) -> str | None:
     """A value the index keeps about itself (index_meta), None when it has none."""
     rows = db.sql("SELECT value FROM index_meta WHERE key = ?", (key,))
     return rows[0][0] if rows else None
+
+
+# --- the project's own vocabulary (typo correction) -----------------------------------------------------------
+
+def vocabulary_from(index: ProjectIndex, first: str, shortest: int, longest: int) -> list[tuple[str, int]]:
+    """(word, chunks and titles holding it) of the words that begin with `first` and have shortest..longest
+    letters, as typed in the notes (not stemmed)."""
+    return [(r[0], r[1]) for r in index.sql(
+        "SELECT term, doc FROM words_vocab WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ?",
+        (first, first + "\U0010ffff", shortest, longest))]
+
+
+def word_known(index: ProjectIndex, word: str) -> bool:
+    """Whether some chunk or title holds the word as a whole word."""
+    return bool(index.sql("SELECT 1 FROM words_vocab WHERE term = ?", (word,)))

@@ -15,6 +15,7 @@ from .keyword import keyword_search
 from .query import Query
 from .records import KeywordLeg, MeaningLeg, Ranking
 from .semantic import DIRECT_THRESHOLD, recency_search, semantic_search, unavailable
+from .spelling import corrected
 from .tags import tag_search
 
 # When nothing reaches semantic search's threshold, the best chunks above this floor are offered apart, as weaker
@@ -32,6 +33,11 @@ def search(indexes: list[ProjectIndex], request) -> dict:
     merged, unavailable_in, extra = [], [], {}
     available = True
     listing = request.mode == "tag" or not query.text.strip()  # tags alone: the tagged documents, newest first
+    if request.mode in ("keyword", "hybrid") and query.terms and not listing:
+        for index in indexes:
+            query.named(index)  # each term's titles and paths, asked once for every leg of each project
+        if request.correct:
+            query, extra = corrected(indexes, query)
     for index in indexes:
         allowed = query.allowed(index) if query.narrowed else None
         if listing:
@@ -42,8 +48,6 @@ def search(indexes: list[ProjectIndex], request) -> dict:
         elif allowed is not None and not allowed:
             results, ranking = [], Ranking(request.mode, [])
         else:
-            if request.mode in ("keyword", "hybrid") and query.terms:
-                query.named(index)  # each term's titles and paths, asked once for every leg of this project
             # With explain_document the legs are read whole, so that the report reads the same ranking as the hits.
             ranking = rank(index, query, request.mode, None if request.explain_document else pool,
                            ordered=request.explain, fallback=request.scope == "all")

@@ -48,6 +48,7 @@ class SearchRequest:
     explain_document: str | None = None  # where this document ranked, or what kept it out
     snippet_tokens: int = 30  # vault
     include_leading_callout: bool = False  # vault
+    correct: bool = True  # a word that matches nothing is corrected against the notes' own words (spelling.py)
     checked_filters: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -95,12 +96,14 @@ class SearchRequest:
         if self.mode == "vault":
             body = {"query": self.query, "filters": self.filters, "limit": self.limit,
                     "snippet_tokens": self.snippet_tokens, "include_leading_callout": self.include_leading_callout,
-                    "project": self.project, "explain": self.explain, "explain_document": self.explain_document}
+                    "project": self.project, "explain": self.explain, "explain_document": self.explain_document,
+                    "correct": None if self.correct else False}
             return {k: v for k, v in body.items() if v is not None}
         params: dict[str, Any] = {"q": self.query, "mode": self.mode, "scope": self.scope, "limit": self.limit}
         optional = {"project": self.project, "tags_all": list(self.tags_all) or None,
                     "tags_any": list(self.tags_any) or None, "group": "document" if self.group else None,
-                    "explain": "true" if self.explain else None, "explain_document": self.explain_document}
+                    "explain": "true" if self.explain else None, "explain_document": self.explain_document,
+                    "correct": None if self.correct else "false"}
         return {**params, **{k: v for k, v in optional.items() if v is not None}}
 
     @classmethod
@@ -126,7 +129,8 @@ class SearchRequest:
                       project=one("project") or None, scope=one("scope", "project") or "project",
                       tags_all=many("tags_all"), tags_any=many("tags_any"),
                       limit=parse_number("limit", one("limit"), 20), group=group == "document",
-                      explain=parse_bool("explain", one("explain")), explain_document=one("explain_document") or None)
+                      explain=parse_bool("explain", one("explain")), explain_document=one("explain_document") or None,
+                      correct=parse_bool("correct", one("correct"), True))
         return cls(**{**values, **fixed})
 
     @classmethod
@@ -137,7 +141,8 @@ class SearchRequest:
                       snippet_tokens=typed_field(body, "snippet_tokens", int, 30),
                       include_leading_callout=typed_field(body, "include_leading_callout", bool, False),
                       project=typed_field(body, "project", str), explain=typed_field(body, "explain", bool, False),
-                      explain_document=typed_field(body, "explain_document", str), mode="vault")
+                      explain_document=typed_field(body, "explain_document", str),
+                      correct=typed_field(body, "correct", bool, True), mode="vault")
         return cls(**{**values, **fixed})
 
     def describe(self) -> dict:

@@ -35,6 +35,7 @@ from .query import Query
 from .records import VaultRanking
 from .rerank import RERANK_CANDIDATES, Reranker, blend
 from .semantic import HYBRID_THRESHOLD, unavailable
+from .spelling import corrected
 
 logger = logging.getLogger(__name__)
 
@@ -310,7 +311,9 @@ def vault_search(index: ProjectIndex, request, reranker: Reranker | None = None,
     there for tests/bench to compare on real data. The request's explain adds to each result why it ranked;
     explain_document=ID says where that note ranked in each leg, or which filter, threshold or limit kept it out.
     """
-    query = Query.of(request)
+    query, extra = Query.of(request), {}
+    if request.correct and query.terms:
+        query, extra = corrected([index], query)
     limit, document_id = request.limit, request.explain_document
     ranking = rank_notes(index, query, limit, fusion, note_leg, whole=request.explain or bool(document_id))
     fused = ranking.fused
@@ -319,7 +322,7 @@ def vault_search(index: ProjectIndex, request, reranker: Reranker | None = None,
     results = _note_hits(index, query, ranking, fused[:limit], request) if fused else []
     answer = {"results": results, "total": len(fused),
               "search_mode": "hybrid" if ranking.legs.get("meaning") else "fts",  # spec 001: when vectors contributed
-              "reranked": reranked}
+              "reranked": reranked, **extra}
     if document_id:
         answer["explain_document"] = vault_explain_document(index, ranking, document_id, limit, query.filters,
                                                             query.allowed(index), query.fts.match)

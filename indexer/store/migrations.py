@@ -287,3 +287,40 @@ def m010_documents_newest_first(conn: sqlite3.Connection) -> None:
     # Keyword search ranks a common word's matches newest first; walking notes in this order lets it stop after the
     # first few instead of sorting every match (search/keyword.py).
     conn.execute("CREATE INDEX documents_newest ON documents(modified DESC, document_id)")
+
+
+@migration
+def m011_words(conn: sqlite3.Connection) -> None:
+    # The words of every chunk and title as a person typed them (no stemming), for correcting a word that matches
+    # nothing ("kanbn" -> "kanban") against the project's own vocabulary (search/spelling.py). Contentless and
+    # without positions: only which words exist and in how many chunks (words_vocab). A chunk's rowid is 2n, a
+    # document's 2n + 1.
+    conn.executescript(
+        """
+        CREATE VIRTUAL TABLE words USING fts5(text, content='', detail='none',
+            tokenize='unicode61 remove_diacritics 2');
+        CREATE VIRTUAL TABLE words_vocab USING fts5vocab(words, 'row');
+        CREATE TRIGGER words_chunks_ai AFTER INSERT ON chunks BEGIN
+            INSERT INTO words(rowid, text) VALUES (new.rowid * 2, new.content);
+        END;
+        CREATE TRIGGER words_chunks_ad AFTER DELETE ON chunks BEGIN
+            INSERT INTO words(words, rowid, text) VALUES ('delete', old.rowid * 2, old.content);
+        END;
+        CREATE TRIGGER words_chunks_au AFTER UPDATE OF content ON chunks BEGIN
+            INSERT INTO words(words, rowid, text) VALUES ('delete', old.rowid * 2, old.content);
+            INSERT INTO words(rowid, text) VALUES (new.rowid * 2, new.content);
+        END;
+        CREATE TRIGGER words_documents_ai AFTER INSERT ON documents BEGIN
+            INSERT INTO words(rowid, text) VALUES (new.rowid * 2 + 1, new.title);
+        END;
+        CREATE TRIGGER words_documents_ad AFTER DELETE ON documents BEGIN
+            INSERT INTO words(words, rowid, text) VALUES ('delete', old.rowid * 2 + 1, old.title);
+        END;
+        CREATE TRIGGER words_documents_au AFTER UPDATE OF title ON documents BEGIN
+            INSERT INTO words(words, rowid, text) VALUES ('delete', old.rowid * 2 + 1, old.title);
+            INSERT INTO words(rowid, text) VALUES (new.rowid * 2 + 1, new.title);
+        END;
+        INSERT INTO words(rowid, text) SELECT rowid * 2, content FROM chunks;
+        INSERT INTO words(rowid, text) SELECT rowid * 2 + 1, title FROM documents;
+        """
+    )

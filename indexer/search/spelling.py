@@ -1,0 +1,93 @@
+"""A word that matches nothing, corrected against the project's own vocabulary ("kanbn" -> "kanban").
+
+A word of four letters or more that no title, path or chunk holds, and that is not a word the model knows whole
+(one word piece: "story", "gates"; a real word the notes happen not to use is left alone), is compared with the
+words the notes hold (the `words` index, unstemmed) that start with the same letter: at most one edit for a word of
+up to nine letters, two for a longer one (an edit is a letter missing, added, wrong or two letters swapped). The
+closest wins, then the word more notes hold. The search runs with the corrected words and says so; asking with
+correct=false searches the words as typed.
+"""
+from __future__ import annotations
+
+import re
+
+from . import chunk_reads as reads
+from .index import ProjectIndex
+
+MIN_LENGTH = 4
+
+
+def max_edits(word: str) -> int:
+    """How many edits a word of this length may be away from what was meant."""
+    return 1 if len(word) <= 9 else 2
+
+
+def distance(a: str, b: str, limit: int) -> int:
+    """Edits from a to b (missing, added or wrong letters, two letters swapped), or limit + 1 once past limit."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before, row = None, list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
+            if before is not None and i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        before, row = row, current
+    return row[-1]
+
+
+def suggestion(indexes: list[ProjectIndex], word: str) -> str | None:
+    """The word of the notes closest to `word` within its edits (then the most used), or None."""
+    limit, best = max_edits(word), None
+    for index in indexes:
+        for candidate, holders in reads.vocabulary_from(index, word[0], len(word) - limit, len(word) + limit):
+            if candidate == word or not candidate.isalpha():
+                continue
+            edits = distance(word, candidate, limit)
+            if edits <= limit:
+                key = (edits, -holders, candidate)
+                best = key if best is None or key < best else best
+    return best[2] if best else None
+
+
+def corrections(indexes: list[ProjectIndex], query) -> dict[str, str]:
+    """{typed word: correction} for each word of the query that no project holds anywhere and that the notes
+    hold a close word for."""
+    fixes = {}
+    for i, term in enumerate(query.terms):
+        if len(term) < MIN_LENGTH or not term.isalpha():
+            continue  # a phrase, a number, an id, a short word: searched as typed
+        if indexes and indexes[0].counter.exact and len(indexes[0].counter.pieces(term)) == 1:
+            continue  # a word the model knows whole is a word, not a typo
+        if any(_held(index, query, i, term) for index in indexes):
+            continue
+        fixed = suggestion(indexes, term)
+        if fixed:
+            fixes[term] = fixed
+    return fixes
+
+
+def corrected_text(text: str, fixes: dict[str, str]) -> str:
+    """The query with each corrected word replaced (whole words, any case)."""
+    for typed, fixed in fixes.items():
+        text = re.sub(rf"(?<!\w){re.escape(typed)}(?!\w)", fixed, text, flags=re.IGNORECASE)
+    return text
+
+
+def corrected(indexes: list[ProjectIndex], query) -> tuple[object, dict]:
+    """The query with each word that matches nothing corrected, and what the answer says of it ({} when none)."""
+    fixes = corrections(indexes, query)
+    if not fixes:
+        return query, {}
+    text = corrected_text(query.text, fixes)
+    return (type(query).parse(text, query.tags_all, query.tags_any, query.filters),
+            {"corrected": {"original": query.text, "query": text, "words": fixes}})
+
+
+def _held(index: ProjectIndex, query, position: int, term: str) -> bool:
+    titled, pathed = query.named(index)[position]
+    return bool(titled or pathed) or reads.any_chunk_holds(index, term)
