@@ -51,8 +51,9 @@ def test_keyword_highlights_are_offsets_into_a_plain_snippet(engine, vault):
     engine.reindex("notes")
     result = engine.search("otter", mode="keyword")["results"][0]
     assert highlighted(result) == ["otter"]
-    # The engine returns text, not markup: the page escapes it (test_ui), the CLI bolds it.
-    assert "<script>alert(1)</script>" in result["snippet"] and "<mark>" not in result["snippet"]
+    # The engine returns the text a person reads, not markup (no HTML tag, no heading hash): the page escapes it
+    # (test_ui), the CLI bolds it.
+    assert result["snippet"] == "Markup The alert(1) tag and the word otter."
 
 
 def test_semantic_finds_meaning_above_threshold(engine):

@@ -135,3 +135,62 @@ def _image_alt(match: re.Match) -> str:
 def has_words(text: str) -> bool:
     """Say whether text holds at least one letter or digit."""
     return _WORD.search(text) is not None
+
+
+_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~>=<^%$&])")
+_CALLOUT = re.compile(r"(?m)^([ \t]*>[ \t]*)+\[!([^\]\n]+)\][+-]?[ \t]*")
+_QUOTE = re.compile(r"(?m)^[ \t]*(?:>[ \t]?)+")
+_BLOCK_ID = re.compile(r"(?m)[ \t]+\^[A-Za-z0-9-]+[ \t]*$|^\^[A-Za-z0-9-]+[ \t]*$")
+_FOOTNOTE_REF = re.compile(r"\[\^[^\]\n]+\](?::)?")
+_EMPHASIS = re.compile(r"(\*\*|__|~~|==)(?=\S)(.+?)(?<=\S)\1|(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?!\*)"
+                       r"|(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
+_CODE_TICKS = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_FENCE_LINE = re.compile(r"(?m)^[ \t]*(?:`{3,}|~{3,})[^\n]*$")
+_TABLE_RULE = re.compile(r"(?m)^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$")
+_PIPES = re.compile(r"[ \t]*\|[ \t]*")
+_ENTITY = re.compile(r"&(#\d+|#x[0-9a-fA-F]+|[a-zA-Z]{2,8});")
+_HTML_TAG_LINES = re.compile(r"</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>]*)?/?>")  # a tag whose attributes run over lines
+
+
+def display_text(text: str) -> str:
+    """What a person reads of a markdown passage, as in Obsidian's reading view: the words of `reader_text` (link
+    text, no URLs, HTML tags, placeholders or heading hashes) without emphasis marks, code ticks, fences, block
+    ids, footnote marks, callout and quote markers, table pipes, escapes or HTML entities."""
+    if not text:
+        return ""
+    if "[!" in text:
+        text = _CALLOUT.sub(lambda m: m.group(2).split("|")[0].strip() + ": ", text)
+    text = reader_text(text)
+    if "<" in text:
+        text = _HTML_TAG_LINES.sub(" ", text)
+    if "^" in text:
+        text = _FOOTNOTE_REF.sub("", _BLOCK_ID.sub("", text))
+    if ">" in text:
+        text = _QUOTE.sub("", text)
+    if "`" in text or "~~~" in text:
+        text = _FENCE_LINE.sub("", text)
+        text = _CODE_TICKS.sub(lambda m: m.group(2).strip(), text).replace("`", "")  # and a tick left alone
+    if "|" in text:
+        text = _PIPES.sub(" ", _TABLE_RULE.sub("", text))
+    for _ in range(2):  # nested marks: ***both***, **_both_**
+        text = _EMPHASIS.sub(lambda m: next(g for g in m.groups()[1:] if g is not None), text)
+    if "[[" in text or "]]" in text:  # a wikilink cut in two by a passage's edge, or written as an example
+        text = text.replace("[[", "").replace("]]", "")
+    if "\\" in text:
+        text = _ESCAPE.sub(r"\1", text)
+    if "&" in text:
+        text = _ENTITY.sub(_entity, text)
+    return _TRAILING.sub("", _SPACES.sub(" ", text)).strip()
+
+
+def display_title(title: str) -> str:
+    """A note's title as a person reads it (escapes and link syntax gone), or as stored when nothing readable is
+    left."""
+    shown = display_text(title)
+    return shown if has_words(shown) else (title or "").strip()
+
+
+def _entity(match: re.Match) -> str:
+    import html
+
+    return html.unescape(match.group(0))

@@ -10,6 +10,7 @@ import json
 
 from ..limits import check_number, check_query
 from ..ingest.extract.inline import normalise_tags
+from ..ingest.readable import display_text
 from ..search import chunk_reads
 from ..search.hits import snippet
 from ..search.hybrid import hybrid
@@ -88,7 +89,7 @@ def search_nodes(index: ProjectIndex, ref: MapRef, live: MindMap, live_bytes: by
             continue
         seen.add(node.id)
         results.append({**live_node(live, node), "score": round(float(score), 4), "search_type": search_type,
-                        "chunk_id": chunk_id, "content": row["content"], **snippet(row["content"], terms),
+                        "chunk_id": chunk_id, "content": row["content"], **snippet(display_text(row["content"]), terms),
                         "indexed_revision": indexed["revision"],
                         "changed_since_indexed": indexed["path"] != live.path(node.id)})
     answer["results"] = results[:limit]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..errors import InvalidQuery
 from ..limits import check_number
 from . import chunk_reads, note_reads
+from ..ingest.readable import display_text
 from .filters import allowed_documents
 from .hits import snippet
 from .index import ProjectIndex
@@ -30,7 +31,7 @@ def browse(index: ProjectIndex, filters: dict | None, order: str = "recent", lim
     for doc in ids:
         if doc in notes:
             note = notes[doc]
-            preview = snippet(firsts.get(doc, ""), [], PREVIEW_TOKENS * CHARS_PER_TOKEN)
+            preview = snippet(display_text(firsts.get(doc, "")), [], PREVIEW_TOKENS * CHARS_PER_TOKEN)
             results.append({"path": note["path"], "title": note["title"], **preview,
                             **{k: v for k, v in note.items() if k not in ("path", "title")}})
     return {"results": results, "total": total}

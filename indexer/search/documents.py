@@ -7,6 +7,7 @@ import json
 import numpy as np
 
 from ..errors import DocumentNotFound
+from ..ingest.readable import display_title
 from . import chunk_reads, note_reads
 from .hits import chunk_hits, chunk_sections, envelope, iso, note_hits, section_texts
 from .index import ProjectIndex
@@ -30,7 +31,7 @@ def summaries(index: ProjectIndex, rows: list) -> list[dict]:
     """Each document row as the API lists it, with its tags (read in one query for all of them)."""
     tags = note_reads.tags_of(index, [r["document_id"] for r in rows])
     return [{
-        "document_id": r["document_id"], "title": r["title"], "relative_path": r["rel_path"],
+        "document_id": r["document_id"], "title": display_title(r["title"]), "relative_path": r["rel_path"],
         "absolute_path": str(index.root / r["rel_path"]), "file_type": r["file_type"],
         "tags": tags.get(r["document_id"], []),
         "created": r["created"], "modified": iso(r["modified"]), "size": r["size"], "project": index.name,

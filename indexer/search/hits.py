@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Iterable
 
 from . import chunk_reads as reads
+from ..ingest.readable import display_text, display_title
 from .grammar import STOPWORDS
 from .index import ProjectIndex
 
@@ -53,7 +54,7 @@ def chunk_hit(index: ProjectIndex, r: dict, score: float, search_type: str, term
         "chunk_id": r["chunk_id"],
         "document_id": r["document_id"],
         "content": r["content"],
-        "document_title": r["title"],
+        "document_title": display_title(r["title"]),
         "relative_path": r["rel_path"],
         "absolute_path": str(index.root / r["rel_path"]),
         "file_type": r["file_type"],
@@ -67,7 +68,7 @@ def chunk_hit(index: ProjectIndex, r: dict, score: float, search_type: str, term
         "heading_path": part["heading_path"],
         "lines": part["lines"],
         "chunk_lines": [r["start_line"], r["end_line"]],
-        **snippet(text, terms),
+        **snippet(display_text(text), terms),
     }
 
 
@@ -116,7 +117,8 @@ def iso(epoch: float | None) -> str | None:
 
 
 def snippet(text: str, terms: Iterable[str], width: int = SNIPPET_CHARS) -> dict:
-    """An excerpt around the first match: {"snippet": plain text, "highlights": [[start, end], ...]}.
+    """An excerpt around the first match: {"snippet": plain text, "highlights": [[start, end], ...]}. Give it the
+    text a person reads (readable.display_text), not markdown.
 
     The highlights are character offsets into the snippet (end exclusive) of every match of a term; each surface
     marks them its own way (the HTML window escapes then wraps them in <mark>, the CLI bolds them).
@@ -134,6 +136,15 @@ def snippet(text: str, terms: Iterable[str], width: int = SNIPPET_CHARS) -> dict
     suffix = "…" if start + width < len(flat) else ""
     spans = [[len(prefix) + m.start(), len(prefix) + m.end()] for m in pattern.finditer(excerpt)] if pattern else []
     return {"snippet": prefix + excerpt + suffix, "highlights": spans}
+
+
+def readable_marked(text: str, open_mark: str, close_mark: str) -> dict:
+    """A snippet from markdown whose matches sit between two marker characters (as FTS5's snippet() leaves them),
+    as a person reads it (readable.display_text), each word that was marked marked again where it still shows (a
+    match inside a URL or a tag's name is gone with it)."""
+    words = re.findall(f"{re.escape(open_mark)}(.*?){re.escape(close_mark)}", text)
+    shown = " ".join(display_text(text.replace(open_mark, "").replace(close_mark, "")).split())
+    return snippet(shown, words, len(shown) + 1)
 
 
 def marked_text(text: str, open_mark: str, close_mark: str) -> dict:

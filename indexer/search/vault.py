@@ -29,7 +29,8 @@ from . import chunk_reads, note_reads
 from .explain import fusion_rule, matched_words, vault_explain, vault_explain_document
 from .filters import created_day
 from .hybrid import TITLE_BONUS
-from .hits import iso, marked_text, snippet
+from ..ingest.readable import display_text, display_title
+from .hits import iso, readable_marked, snippet
 from .index import ProjectIndex
 from .query import Query
 from .records import VaultRanking
@@ -249,7 +250,7 @@ def fts_snippets(index: ProjectIndex, match: str, rowids: list[int], tokens: int
     if not match or not rowids:
         return {}
     found = chunk_reads.fts_snippets(index, match, rowids, tokens, OPEN, CLOSE)
-    return {rowid: marked_text(" ".join(text.split()), OPEN, CLOSE) for rowid, text in found.items()}
+    return {rowid: readable_marked(text, OPEN, CLOSE) for rowid, text in found.items()}
 
 
 def leading_callout(text: str) -> dict | None:
@@ -283,7 +284,7 @@ def note_results(index: ProjectIndex, document_ids: list[str], include_leading_c
     out = {}
     for d in note_reads.documents(index, document_ids):
         path, file_type = d["rel_path"], d["file_type"]
-        result = {"path": path, "title": d["title"], "tags": tags.get(d["document_id"], []),
+        result = {"path": path, "title": display_title(d["title"]), "tags": tags.get(d["document_id"], []),
                   "folder": path.rsplit("/", 1)[0] if "/" in path else "", "type": d["frontmatter_type"],
                   "kind": "note" if file_type == "md" else "file"}
         name = path.rsplit("/", 1)[-1]
@@ -396,7 +397,8 @@ def _note_hits(index: ProjectIndex, query: Query, ranking: VaultRanking, top: li
         result = notes.get(c.document_id)
         if result is None:  # deleted between ranking and fetching
             continue
-        text = marked.get(c.bm25_rowid) or snippet(texts.get(c.document_id, ""), words, tokens * CHARS_PER_TOKEN)
+        text = marked.get(c.bm25_rowid) or snippet(display_text(texts.get(c.document_id, "")), words,
+                                                   tokens * CHARS_PER_TOKEN)
         result = {"path": result["path"], "title": result["title"], "snippet": text["snippet"],
                   "score": round(c.score, 6), "highlights": text["highlights"],
                   **{k: v for k, v in result.items() if k not in ("path", "title")}}
