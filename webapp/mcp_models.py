@@ -17,6 +17,11 @@ EXPLAIN_DOCUMENT = ("With explain_document=ID: where that document ranked in eac
                     "was returned, or which filter, threshold or limit kept it out (verdict: one sentence).")
 
 
+CORRECTED = ("Present when a word matched nothing and was corrected against the notes' own words: {original, query, "
+             "words: {typed: corrected}}; the search ran with `query`. Ask again with correct=false to search the "
+             "words as typed.")
+
+
 class Shape(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -33,7 +38,10 @@ class SearchResult(Shape):
     relative_path: str
     absolute_path: str
     file_type: str = Field(description="md, json, conversation, pdf, csv, ...")
-    similarity: float = Field(description="Semantic 0-1; keyword and tag matches 1.0; hybrid matches at least 1.0.")
+    similarity: float = Field(description="Semantic 0-1; keyword and tag matches 1.0; hybrid matches at least 1.0 "
+                              "(boosted when the query names the note or its words match strongly).")
+    cosine: float | None = Field(None, description="The similarity in meaning itself (None when meaning did not "
+                                 "find the chunk).")
     search_type: str = Field(description="semantic, keyword, hybrid, recency or tag.")
     project: str
     tags: list[str]
@@ -45,7 +53,9 @@ class SearchResult(Shape):
                              "get_document).")
     chunk_lines: list[int] | None = Field(None,
                                           description="First and last line of the whole chunk (content) in the file.")
-    snippet: str = Field(description="A plain-text excerpt of the chunk around the first match.")
+    snippet: str = Field(description="The chunk as a person reads it (no markup), around the first match.")
+    matched_words: list[str] = Field([], description="The query's words this match holds (a match by words).")
+    partial: bool = Field(False, description="True when it holds only some of the query's words.")
     highlights: list[list[int]] = Field([], description=HIGHLIGHTS)
     explain: dict[str, Any] | None = Field(None, description=EXPLAIN)
 
@@ -64,6 +74,7 @@ class SearchResponse(Shape):
     projects: list[str] | None = Field(None, description="Every project searched (scope 'all').")
     keyword_only_projects: list[str] | None = Field(None, description="Projects that fell back to keyword search.")
     explain_document: dict[str, Any] | None = Field(None, description=EXPLAIN_DOCUMENT)
+    corrected: dict[str, Any] | None = Field(None, description=CORRECTED)
 
 
 # --- spec 001: vault_search and the metadata listings --------------------------------------------------------
@@ -104,6 +115,7 @@ class VaultResponse(Shape):
     search_mode: str | None = Field(None, description="vault_search only: 'hybrid', or 'fts' without embeddings.")
     reranked: bool | None = Field(None, description="vault_search only: true when the cross-encoder reordered.")
     explain_document: dict[str, Any] | None = Field(None, description=EXPLAIN_DOCUMENT)
+    corrected: dict[str, Any] | None = Field(None, description=CORRECTED)
 
 
 # --- spec 002: memory search ---------------------------------------------------------------------------------

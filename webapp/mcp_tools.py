@@ -30,6 +30,8 @@ Project = Annotated[str | None, Field(description="Project name; default: the fi
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Most results to return.")]
 Explain = Annotated[bool, Field(description="Add to each result why it ranked: each leg's rank and score, the "
                                            "fused score's terms, the matched words.")]
+Correct = Annotated[bool, Field(description="Correct a word that matches nothing against the notes' own words (the "
+                                            "answer's `corrected` says so); false searches the words as typed.")]
 ExplainDocument = Annotated[str | None, Field(description="A document_id: say where it ranked in each leg, or which "
                                                           "filter, threshold or limit kept it out.")]
 TagList = Annotated[list[str], Field(description="Tags without '#'; a parent tag matches its sub-tags "
@@ -96,8 +98,8 @@ def register(server: MCPServer, link) -> None:
 
     @tool
     def hybrid_search(query: Query, project: Project = None, tags_all: TagList = [], tags_any: TagList = [],
-                      limit: Limit = 10, explain: Explain = False,
-                      explain_document: ExplainDocument = None) -> Annotated[CallToolResult, SearchResponse]:
+                      limit: Limit = 10, explain: Explain = False, explain_document: ExplainDocument = None,
+                      correct: Correct = True) -> Annotated[CallToolResult, SearchResponse]:
         """Search one project's notes by meaning and by exact words at once; the recommended default.
 
         Chunks found both ways are marked hybrid and rank first; falls back to keyword search when the embedding
@@ -110,7 +112,7 @@ def register(server: MCPServer, link) -> None:
         Example: hybrid_search(query="how do I keep a process running after logout", limit=5)
         """
         return search(query, "hybrid", project=project, tags_all=tags_all, tags_any=tags_any, limit=limit,
-                      explain=explain, explain_document=explain_document)
+                      explain=explain, explain_document=explain_document, correct=correct)
 
     @tool
     def semantic_search(query: Query, project: Project = None, tags_all: TagList = [], tags_any: TagList = [],
@@ -144,14 +146,16 @@ def register(server: MCPServer, link) -> None:
                                 description="hybrid (default), semantic, recency (semantic weighted to recent "
                                             "changes) or keyword (exact words).")] = "hybrid",
                             tags_all: TagList = [], tags_any: TagList = [],
-                            limit: Limit = 10, explain: Explain = False) -> Annotated[CallToolResult, SearchResponse]:
+                            limit: Limit = 10, explain: Explain = False,
+                            correct: Correct = True) -> Annotated[CallToolResult, SearchResponse]:
         """Search every project at once and merge the results by score; each result names its project.
 
         A project without embeddings answers by keyword for itself only (keyword_only_projects lists them).
         Prefer hybrid_search when you know which project holds the answer.
         Example: search_all_projects(query="sourdough starter", mode="keyword")
         """
-        return search(query, mode, tags_all=tags_all, tags_any=tags_any, limit=limit, scope="all", explain=explain)
+        return search(query, mode, tags_all=tags_all, tags_any=tags_any, limit=limit, scope="all", explain=explain,
+                      correct=correct)
 
     # --- spec 001 ------------------------------------------------------------------------------------------------
 
@@ -162,7 +166,8 @@ def register(server: MCPServer, link) -> None:
                      include_leading_callout: Annotated[bool, Field(
                          description="Add each note's leading callout ({type, title, body}) when it has one.")] = False,
                      project: Project = None, explain: Explain = False,
-                     explain_document: ExplainDocument = None) -> Annotated[CallToolResult, VaultResponse]:
+                     explain_document: ExplainDocument = None,
+                     correct: Correct = True) -> Annotated[CallToolResult, VaultResponse]:
         """Find notes by text (BM25 keywords and meaning, fused) narrowed by metadata filters.
 
         The primary discovery tool for content questions with constraints: search by text, narrow by metadata.
@@ -177,7 +182,7 @@ def register(server: MCPServer, link) -> None:
         """
         return search(query, "vault", filters=_filters(filters), limit=limit, snippet_tokens=snippet_tokens,
                       include_leading_callout=include_leading_callout, project=project, explain=explain,
-                      explain_document=explain_document)
+                      explain_document=explain_document, correct=correct)
 
     @tool
     def vault_search_by_tag(tags: Annotated[list[str], Field(min_length=1, description="Tags without '#'; a parent "

@@ -4,10 +4,11 @@ matches.
 A **chunk hit** is one matching chunk with its document (spec 000's common result shape):
 chunk_id, document_id, content (the chunk's text), document_title, relative_path, absolute_path, file_type,
 similarity (spec 000's score: a semantic hit's cosine from 0 to 1; keyword and tag hits 1.0; hybrid hits found by
-both legs 1 + cosine, so at least 1.0), cosine (the similarity in meaning itself, whatever the mode; None when
+both legs at least 1.0, boosted: hybrid.py), cosine (the similarity in meaning itself, whatever the mode; None when
 meaning did not find the chunk), search_type (semantic, keyword, hybrid, recency or tag), project, tags, created,
-modified, heading_path and lines (the matching section's), chunk_lines (the whole chunk's), snippet (plain text)
-and highlights (offsets of the matches in the snippet).
+modified, heading_path and lines (the matching section's), chunk_lines (the whole chunk's), snippet (the text a
+person reads) and highlights (offsets of the matches in the snippet), matched_words (the query's words the hit
+holds, for a match by words) and partial (true when it holds only some of them).
 
 A **note hit** is one document, the `group=document` row: the chunk hit of its best chunk, plus passages (how many
 of its chunks matched) and more_passages (the others, best first, each with chunk_id, heading_path, lines,
@@ -31,8 +32,10 @@ SNIPPET_CHARS = 220
 
 
 def chunk_hits(index: ProjectIndex, ranked: list[tuple[str, float, str]], terms: list[str],
-               cosines: dict[str, float] | None = None) -> list[dict]:
-    """Turn (chunk_id, score, search_type) triples into chunk hits, keeping their order."""
+               cosines: dict[str, float] | None = None, partial: Iterable[str] = ()) -> list[dict]:
+    """Turn (chunk_id, score, search_type) triples into chunk hits, keeping their order; the chunks of `partial`
+    hold only some of the words."""
+    partial = set(partial)
     if not ranked:
         return []
     rows = reads.hit_rows(index, [cid for cid, _, _ in ranked])
@@ -41,8 +44,18 @@ def chunk_hits(index: ProjectIndex, ranked: list[tuple[str, float, str]], terms:
         r = rows.get(cid)
         if r is None:  # deleted between ranking and fetching
             continue
-        hits.append(chunk_hit(index, r, score, search_type, terms, (cosines or {}).get(cid)))
+        hit = chunk_hit(index, r, score, search_type, terms, (cosines or {}).get(cid))
+        if search_type in ("keyword", "hybrid"):
+            hit["matched_words"] = held(terms, r) if cid in partial else list(terms)
+            hit["partial"] = cid in partial
+        hits.append(hit)
     return hits
+
+
+def held(terms: list[str], r: dict) -> list[str]:
+    """The terms a chunk row holds in its text, its note's title or its path (case-insensitive substrings)."""
+    haystack = "\n".join((r.get("content") or "", r.get("title") or "", r.get("rel_path") or "")).lower()
+    return [t for t in terms if t in haystack]
 
 
 def chunk_hit(index: ProjectIndex, r: dict, score: float, search_type: str, terms: list[str],
@@ -69,6 +82,8 @@ def chunk_hit(index: ProjectIndex, r: dict, score: float, search_type: str, term
         "lines": part["lines"],
         "chunk_lines": [r["start_line"], r["end_line"]],
         **snippet(display_text(text), terms),
+        "matched_words": [],
+        "partial": False,
     }
 
 
@@ -161,7 +176,8 @@ def marked_text(text: str, open_mark: str, close_mark: str) -> dict:
     return {"snippet": "".join(out), "highlights": [s for s in spans if s[1] > s[0]]}
 
 
-PASSAGE_FIELDS = ("chunk_id", "heading_path", "lines", "snippet", "highlights", "similarity", "cosine", "search_type")
+PASSAGE_FIELDS = ("chunk_id", "heading_path", "lines", "snippet", "highlights", "similarity", "cosine", "search_type",
+                  "matched_words", "partial")
 GROUP_POOL = 4  # a grouped search ranks this many chunks per document asked for, then keeps the best of each
 
 

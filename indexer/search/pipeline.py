@@ -52,7 +52,7 @@ def search(indexes: list[ProjectIndex], request) -> dict:
             ranking = rank(index, query, request.mode, None if request.explain_document else pool,
                            ordered=request.explain, fallback=request.scope == "all")
             terms = query.terms if not index.semantic_available else _terms(query, request.mode)
-            results = chunk_hits(index, ranking.ranked[:pool], terms, ranking.cosines())
+            results = chunk_hits(index, ranking.ranked[:pool], terms, ranking.cosines(), ranking.partial)
         # A tag listing does not load the model to say whether it could have searched by meaning.
         available = index.embedder.state == "ready" if ranking is None else index.semantic_available
         if request.scope == "all" and not available and request.mode != "tag":

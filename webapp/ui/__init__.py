@@ -30,12 +30,16 @@ def similarity_percent(result: dict) -> int:
 
 
 def match_label(result: dict) -> str:
-    """How a result matched, in words: keyword hits are exact matches, not a similarity to weigh against others."""
+    """How a result matched, in words: keyword hits are exact matches (or partial ones, naming the words they hold),
+    not a similarity to weigh against others."""
     kind = result["search_type"]
+    words = "exact match"
+    if result.get("partial"):
+        words = "partial match: " + ", ".join(result.get("matched_words") or [])
     if kind == "keyword":
-        return "exact match"
+        return words
     if kind == "hybrid":
-        return f"exact match · {similarity_percent(result)}% similar"
+        return f"{words} · {similarity_percent(result)}% similar"
     return "" if kind == "tag" else f"{similarity_percent(result)}% similar"
 
 

@@ -31,6 +31,7 @@ class SearchForm:
     project: str = ""
 
     chosen: bool = True  # False when the form was sent with every toggle off
+    correct: bool = True  # a word that matches nothing is corrected (False: search the words as typed)
 
     @classmethod
     def from_args(cls) -> "SearchForm":
@@ -43,7 +44,14 @@ class SearchForm:
             tags += [t.strip().lstrip("#") for t in raw.split(",") if t.strip().lstrip("#")]
         return cls(arg("q"), keyword, smart, tag, list(dict.fromkeys(tags)),
                    "any" if arg("op") == "any" else "all", "all" if arg("scope") == "all" else "project",
-                   arg("project", max_chars=64), chosen)
+                   arg("project", max_chars=64), chosen, arg("correct") not in ("0", "false"))
+
+    def args(self, **changes) -> dict:
+        """The form's query string (for a link to the same search with some fields changed)."""
+        args = {"q": self.q, "kw": "1" if self.keyword else None, "smart": "1" if self.smart else None,
+                "tag": "1" if self.tag else None, "tags": ",".join(self.tags) or None, "op": self.op,
+                "scope": self.scope, "project": self.project or None, "m": "1"}
+        return {k: v for k, v in {**args, **changes}.items() if v is not None}
 
     @property
     def mode(self) -> str:
@@ -60,7 +68,7 @@ class SearchForm:
         return SearchRequest("" if self.mode == "tag" else self.q, self.mode, project=self.project or None,
                              scope=self.scope, tags_all=tags if self.op == "all" else (),
                              tags_any=tags if self.op == "any" else (), limit=RESULT_LIMIT,
-                             explain=self.mode != "tag", group=True)
+                             explain=self.mode != "tag", group=True, correct=self.correct)
 
     @property
     def ready(self) -> bool:
