@@ -16,6 +16,8 @@ BARE_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://\S+")
 TAG = re.compile(r"(?<![^\s(])#([\w\-/]+)")
 HAS_LETTER = re.compile(r"[^\W\d]")  # a letter or underscore: '#123' is an issue number, not a tag
 URL_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
+HTML_TAG = re.compile(r"</?[a-zA-Z][^<>]*>")  # a tag with its attributes: style="color: #573E7A" is no #tag
+HTML_TAG_OPEN = re.compile(r"</?[a-zA-Z][^<>]*$")  # a tag whose attributes go on past the line
 
 
 def code_lines(lines: list[str]) -> list[bool]:
@@ -82,14 +84,26 @@ def local_file_target(destination: str) -> str | None:
 
 
 def scan_lines(lines: list[str], in_code: list[bool] | None = None) -> tuple[list[str], list[Link]]:
-    """Find the raw #tags and the links in markdown lines, ignoring code blocks, code spans and URLs."""
+    """Find the raw #tags and the links in markdown lines, ignoring code blocks, code spans, URLs and HTML tags with
+    their attributes (as Obsidian counts tags)."""
     if in_code is None:
         in_code = code_lines(lines)
     tags: list[str] = []
     links: list[Link] = []
+    in_tag = False  # inside an HTML tag whose attributes run over lines
     for line, is_code in zip(lines, in_code):
         if is_code or not line.strip():
             continue
+        if in_tag:
+            end = line.find(">")
+            if end < 0:
+                continue
+            line, in_tag = line[end + 1:], False
+        if "<" in line:
+            line = HTML_TAG.sub(" ", line)
+            opened = HTML_TAG_OPEN.search(line)
+            if opened:
+                line, in_tag = line[:opened.start()], True
         if "`" in line:
             line = CODE_SPAN.sub(" ", line)
         if "[[" in line:
