@@ -239,6 +239,11 @@ class Engine:
         """A document's metadata, outline, links both ways and its chunks' text."""
         return documents.get_document(self.index(project), document_id)
 
+    def resolve_link(self, target: str, from_path: str = "", project: str | None = None) -> str | None:
+        """The document_id a link target ([[wikilink]] or path) names, seen from the note at from_path; None when it
+        names no indexed document."""
+        return documents.resolve_link(self.index(project), target, from_path)
+
     def related(self, document_id: str, project: str | None = None, limit: int = 8) -> dict:
         """Documents like this one: hybrid search on its own content (title as keywords, mean vector for meaning)."""
         return documents.related(self.index(project), document_id, limit)

@@ -20,6 +20,7 @@ def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("browser")
     vault = root / "vault"
     shutil.copytree(DEMO_NOTES, vault)
+    (vault / "Kanban plugin.md").write_text(PLUGIN_NOTE)
     with running_server(root, vault, projects={"notes", "User Docs"}) as live:
         yield live.url
 
@@ -29,6 +30,29 @@ def page(browser, server):
     with browser_page(browser, server) as page:
         yield page
 
+
+
+# The HTML of a public plugin vault's notes, where the preview showed `<span class="git-footer">` as text, badges
+# as "!GitHub all releases" links and `^block` ids; and what a hostile note would try.
+PLUGIN_NOTE = """# Kanban plugin
+
+[<button id=HH>Open in Obsidian</button>](obsidian://show-plugin?id=obsidian-kanban) · \
+[GitHub repository](https://github.com/mgmeyers/obsidian-kanban)
+
+![GitHub all releases](https://img.shields.io/github/downloads/mgmeyers/obsidian-kanban/total)
+
+> [!tip] Boards in markdown
+> Lanes of cards, each a list item. See [[Garden plan|the garden]] and [[Nowhere at all]]. ^lanes
+
+- [x] install the plugin
+- [ ] make a board
+
+<span class="git-footer">Edit on GitHub</span>
+<img src=x onerror="document.title='pwned'"><script>document.title='pwned'</script>
+<a href="javascript:document.title='pwned'">click me</a><details open ontoggle="document.title='pwned'">
+<summary>More</summary>Hidden text</details><iframe src="https://example.com"></iframe>
+<svg onload="document.title='pwned'"><circle r="4"/></svg><div style="position:fixed;inset:0" onclick="x()">Styled</div>
+"""
 
 
 def search(page, text: str) -> None:
@@ -57,9 +81,9 @@ def test_typing_shows_badged_results_and_arrows_open_one(page):
 
 
 def test_each_toggle_changes_the_results(page):
-    page.goto("/search?q=baking+bread+with+a+starter")
+    page.goto("/search?q=baking+bread+with+a+starter+culture")
     expect(page.locator("#results .result").first).to_contain_text("Sourdough bread")
-    page.click("label[for=t-smart]")  # Keyword alone: the words are not in any note
+    page.click("label[for=t-smart]")  # Keyword alone: no note holds every word (stopwords are never required)
     expect(page.locator("#results .mode-name")).to_have_text("keyword")
     expect(page.locator("#results")).to_contain_text("No notes match")
     page.click("label[for=t-smart]")
@@ -146,6 +170,43 @@ def test_document_panel_shows_related_documents(page):
     related.filter(has_text="Compost log").click()
     expect(panel.locator("#doc-title")).to_have_text("Compost log")
     shot(page, "document-panel")
+
+
+def test_a_notes_raw_html_is_rendered_safely_as_its_reading_view(page):
+    """The preview renders the note (callout, task list, links by their text, wikilinks that open their note) and
+    keeps none of its hostile HTML: nothing runs, no button, no frame, no remote image, no javascript: link."""
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto("/search?q=kanban+plugin")
+    page.click("#results .result-link >> nth=0")
+    panel = page.locator("#doc-panel")
+    expect(panel.locator("#doc-title")).to_have_text("Kanban plugin")
+    preview = panel.locator(".preview")
+    expect(preview.locator(".callout .callout-title")).to_have_text("Boards in markdown")
+    expect(preview.locator("input[type=checkbox]")).to_have_count(2)
+    expect(preview).to_contain_text("Edit on GitHub")
+    expect(preview).to_contain_text("Open in Obsidian")
+    expect(preview).not_to_contain_text("^lanes")
+    expect(preview).not_to_contain_text("GitHub all releases")  # a badge is no words
+    for selector in ("button", "script", "iframe", "svg", "img", "[onerror]", "[onclick]", "[ontoggle]", "[style]",
+                     "a[href^='javascript:']", "a[href^='obsidian:']"):
+        expect(preview.locator(selector)).to_have_count(0)
+    expect(preview.locator(".wikilink.unresolved")).to_have_text("Nowhere at all")
+    assert page.title() != "pwned" and dialogs == []
+    shot(page, "preview-plugin-note")
+    preview.locator("a.wikilink", has_text="the garden").click()  # a wikilink opens its note in the panel
+    expect(panel.locator("#doc-title")).to_have_text("Garden plan")
+    assert page.title() != "pwned"
+
+
+def test_a_typo_shows_results_for_the_correction_and_offers_the_words_as_typed(page):
+    page.goto("/search?q=sourdogh")
+    notice = page.locator("#results .notice.corrected")
+    expect(notice).to_contain_text("Showing results for sourdough")
+    expect(page.locator("#results .result").first).to_contain_text("Sourdough")
+    notice.locator("a.as-typed").click()
+    expect(page.locator("#results .notice.corrected")).to_have_count(0)
+    expect(page).to_have_url(re.compile(r"correct=0"))
 
 
 def test_ctrl_k_opens_the_power_strip(page):

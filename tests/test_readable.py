@@ -54,3 +54,17 @@ def test_plain_prose_is_left_alone():
 def test_a_logseq_macro_keeps_its_words_and_a_template_field_does_not():
     text = "Most apples are {{cloze red \\\\ color}}. See {{embed [[Flashcards]]}}. Made {{date:YYYY-MM-DD}} {{title}}."
     assert reader_text(text) == "Most apples are red color . See Flashcards . Made ."
+
+
+def test_display_text_is_what_the_reading_view_shows():
+    from indexer.ingest.readable import display_text, display_title
+
+    text = ("## Install\n\nSee the [GitHub repository](https://github.com/x/y) · "
+            "[<button id=HH>Open in Obsidian</button>](obsidian://open?vault=x), **bold** _and_ `code` ^abc123\n"
+            "> [!note] Heads up\n> [[task-list|Task List Kanban]] and [[Kanban#Usage]] &amp; \\[x\\]\n"
+            "![GitHub all releases](https://img.shields.io/github/downloads/x/total)"
+            "<span class=\"git-footer\">Edit</span><script>alert(1)</script>\n| a | b |\n|---|---|\n| 1 | 2 |[^1]")
+    assert display_text(text) == ("Install\nSee the GitHub repository · Open in Obsidian, bold and code\n"
+                                  "note: Heads up\nTask List Kanban and Kanban Usage & [x]\nEdit\na b\n1 2")
+    assert display_title("!\\[\\[Kanban\\]\\] board") == "![[Kanban]] board"  # escaped: literal, as Obsidian shows it
+    assert display_title("{{title}}") == "{{title}}"  # nothing readable left: the title as stored

@@ -43,6 +43,8 @@ _LOGSEQ_ATTRIBUTES = re.compile(r"\{:[^{}\n]*\}")  # ![img](x.png){:height 538, 
 _BULLET = re.compile(r"(?m)^[ \t]*[-*+][ \t]+")
 _SPACES = re.compile(r"[ \t]{2,}")
 _TRAILING = re.compile(r"[ \t]+$", re.MULTILINE)
+_LEADING = re.compile(r"^[ \t]+", re.MULTILINE)
+_SPACE_BEFORE_MARK = re.compile(r"(?<=\w) +(?=[,.;:!?)](?:\s|$))")  # where a removed tag left a gap
 _WORD = re.compile(r"[^\W_]")
 
 
@@ -150,6 +152,7 @@ _TABLE_RULE = re.compile(r"(?m)^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}
 _PIPES = re.compile(r"[ \t]*\|[ \t]*")
 _ENTITY = re.compile(r"&(#\d+|#x[0-9a-fA-F]+|[a-zA-Z]{2,8});")
 _HTML_TAG_LINES = re.compile(r"</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>]*)?/?>")  # a tag whose attributes run over lines
+_HIDDEN_ELEMENT = re.compile(r"<(script|style|template|noscript|iframe)\b[^>]*>.*?(?:</\1\s*>|$)", re.I | re.S)
 
 
 def display_text(text: str) -> str:
@@ -160,6 +163,8 @@ def display_text(text: str) -> str:
         return ""
     if "[!" in text:
         text = _CALLOUT.sub(lambda m: m.group(2).split("|")[0].strip() + ": ", text)
+    if "<" in text:  # a script or style element shows nothing, its text included
+        text = _HIDDEN_ELEMENT.sub(" ", text)
     text = reader_text(text)
     if "<" in text:
         text = _HTML_TAG_LINES.sub(" ", text)
@@ -180,7 +185,8 @@ def display_text(text: str) -> str:
         text = _ESCAPE.sub(r"\1", text)
     if "&" in text:
         text = _ENTITY.sub(_entity, text)
-    return _TRAILING.sub("", _SPACES.sub(" ", text)).strip()
+    text = _SPACE_BEFORE_MARK.sub("", _SPACES.sub(" ", text))
+    return _LEADING.sub("", _TRAILING.sub("", text)).strip()
 
 
 def display_title(title: str) -> str:

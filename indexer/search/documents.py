@@ -90,6 +90,13 @@ def project_links(index: ProjectIndex) -> tuple[list, dict[str, int], LinkResolv
     return index.kept("links", build)
 
 
+def resolve_link(index: ProjectIndex, target: str, from_path: str = "") -> str | None:
+    """The document a link target names, seen from the document at from_path (search/links.py's rules)."""
+    docs, _, resolver = project_links(index)
+    row = resolver.resolve(target, from_path)
+    return docs[row]["document_id"] if row is not None else None
+
+
 def backlinks(index: ProjectIndex, r, me: int, resolver: LinkResolver) -> list[dict]:
     """The documents whose links resolve to this one (row `me` of the resolver), by the same rules as its own links
     (search/links.py)."""

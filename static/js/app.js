@@ -203,6 +203,13 @@
       event.preventDefault();
       document.getElementById("power-strip").close();
       htmx.ajax("GET", stripItem.getAttribute("href"), { target: "#doc-panel", swap: "innerHTML" });
+      return;
+    }
+    // A wikilink in a preview opens its note in the panel (the sanitised preview carries no htmx attributes).
+    const wikilink = target.closest("#doc-panel .preview a.wikilink");
+    if (wikilink) {
+      event.preventDefault();
+      htmx.ajax("GET", wikilink.getAttribute("href"), { target: "#doc-panel", swap: "innerHTML" });
     }
   });
 
