@@ -39,6 +39,11 @@ def test_add_index_status_remove(vault, data_home):
     text = skmemory("status", "notes", check=True).stdout
     assert "documents: 11" in text and "broken.json" in text
 
+    typo = skmemory("search", "sourdugh", "--documents", check=True)  # a typo is corrected, and says so
+    assert "Showing results for: sourdough" in typo.stderr and "Sourdough" in typo.stdout
+    as_typed = skmemory("search", "sourdugh", "--mode", "keyword", "--no-correct", check=True)
+    assert "Showing results for" not in as_typed.stderr and "No results." in as_typed.stdout
+
     removed = skmemory("remove", "notes", check=True)
     assert "untouched" in removed.stdout
     assert (vault / "Welcome.md").exists()

@@ -334,13 +334,15 @@ def serve(ctx: click.Context, port: int, demo: bool) -> None:
 @click.option("--explain", is_flag=True, help="Say why each result ranked: each leg's rank and score, the rule.")
 @click.option("--explain-document", metavar="DOCUMENT_ID",
               help="Say where this document ranked in each leg, or what kept it out of the results.")
+@click.option("--no-correct", "no_correct", is_flag=True,
+              help="Search the words as typed (by default a word that matches nothing is corrected).")
 @click.option("--json", "as_json", is_flag=True, help="Print the API's JSON response unchanged.")
 @click.option("--port", type=int, envvar="SKMEMORY_PORT",
               help="Where to look for a running server when the data folder records none (env SKMEMORY_PORT).")
 @click.pass_context
 def search(ctx: click.Context, query: str, mode: str, project: str | None, all_projects: bool, tags_all: tuple,
-           tags_any: tuple, limit: int, group: bool, explain: bool, explain_document: str | None, as_json: bool,
-           port: int | None) -> None:
+           tags_any: tuple, limit: int, group: bool, explain: bool, explain_document: str | None, no_correct: bool,
+           as_json: bool, port: int | None) -> None:
     """Search your projects; asks the running server when there is one, else opens the index itself.
 
     Example: skmemory search "keep a server running after logout" --mode semantic --explain
@@ -349,7 +351,7 @@ def search(ctx: click.Context, query: str, mode: str, project: str | None, all_p
 
     request = SearchRequest(query, mode, project=project, scope="all" if all_projects else "project",
                             tags_all=tags_all, tags_any=tags_any, limit=limit, group=group, explain=explain,
-                            explain_document=explain_document)
+                            explain_document=explain_document, correct=not no_correct)
     response = _engine(ctx, port).search(request)
     if as_json:
         click.echo(json.dumps(response, indent=2, ensure_ascii=False))
@@ -370,6 +372,10 @@ def _bold_matches(text: str, highlights: list[list[int]], limit: int) -> str:
 def _print_results(response: dict) -> None:
     if not response.get("semantic_available", True) and response.get("mode") != "keyword":
         click.echo("(semantic search unavailable: keyword results only)", err=True)
+    if response.get("corrected"):
+        fixed = response["corrected"]
+        click.echo(f"Showing results for: {fixed['query']}  (--no-correct to search for: {fixed['original']})",
+                   err=True)
     if not response["results"]:
         click.echo("No results.")
     for r in response["results"]:
