@@ -26,6 +26,7 @@ _EXPORTS = {
     "ensure_demo_project": ".content.demo",
     "USER_DOCS_NAME": ".content.docs",
     "ensure_user_docs": ".content.docs",
+    "without_hidden_lines": ".ingest.readable",  # what the preview leaves out, as the snippets do
 }
 __all__ = list(_EXPORTS)
 

@@ -3,7 +3,9 @@ typed comes first, a stopword never empties a search, a typo is corrected and sa
 reader reads it. The vault is written here, shaped like a public Obsidian plugin vault where these were measured."""
 from __future__ import annotations
 
+import os
 import re
+import time
 
 import pytest
 
@@ -30,6 +32,9 @@ def engine(tmp_path_factory, real_embedder):
         (vault / f"Authors/{name}.md").write_text(
             f"# {name}\n\nAuthor of plugins for boards and task lanes: [[task-list-kanban-{i}|Task List Kanban]], "
             f"a **drag and drop** board of tasks, and [[Kanban Helper {i}]]. Maintains `kanban-status-{i}`.\n")
+    newer = vault / "Plugins/Task List Kanban.md"  # a newer note whose title holds the word, not is it
+    newer.write_text("# Task List Kanban\n\nA kanban view of the tasks of a folder.\n")
+    os.utime(newer, (time.time() + 60, time.time() + 60))
     (vault / "Plugins/Obsidian Sync.md").write_text(
         "# Obsidian Sync\n\nThe official service that keeps your vault the same on every device, end-to-end "
         "encrypted, with version history.\n")
@@ -63,6 +68,9 @@ def test_the_note_named_what_was_typed_comes_first(engine):
     assert why["boost"]["name"] == 2 and "the query is its title" in why["rule"]
     assert paths(engine.search(SearchRequest("obsidian sync", project="plugins")))[0] == "Plugins/Obsidian Sync.md"
     assert paths(engine.vault_search("kanban", project="plugins"))[0] == "Plugins/Kanban.md"
+    # The Power Strip's keyword search (titles first) puts the note named so before a newer one holding the word
+    strip = engine.search(SearchRequest("kanban", "keyword", project="plugins", group=True, limit=12))
+    assert paths(strip)[:2] == ["Plugins/Kanban.md", "Plugins/Task List Kanban.md"]
 
 
 def test_a_stopword_never_empties_a_search_and_is_never_highlighted(engine):
@@ -115,5 +123,6 @@ def test_snippets_and_titles_are_text_as_a_reader_reads_it(engine):
                 assert not MARKUP.search(title), title
     install = engine.search(SearchRequest("github repository", "keyword", project="plugins"))["results"][0]
     assert "GitHub repository · Open in Obsidian" in install["snippet"]  # the links' words, without their URLs
-    author = engine.search(SearchRequest("Task List Kanban", "keyword", project="plugins"))["results"][0]
-    assert "Task List Kanban, a drag and drop board of tasks" in author["snippet"]
+    author = engine.search(SearchRequest("Task List Kanban", "keyword", project="plugins", group=True))["results"]
+    assert author[0]["relative_path"] == "Plugins/Task List Kanban.md"  # the note of that name, then the links
+    assert "Task List Kanban, a drag and drop board of tasks" in author[1]["snippet"]

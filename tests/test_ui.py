@@ -148,13 +148,31 @@ def test_user_strings_are_escaped(client, vault, engine):
         "[click](javascript:alert(1)) ![remote](http://example.com/pic.png)\n")
     engine.reindex("notes")
     found = results_of(client, "/search?q=onerror&kw=1")
-    assert "<img" not in found and "&lt;img" in found
+    assert "<img" not in found and "<b>" not in found and "<script" not in found  # tags read as a reader reads them
+    assert "#x&lt;script&gt;" in found and "plain text" in found  # and what is left is escaped
     evil = next(d for d in engine.documents("notes")["documents"] if "Evil" in d["relative_path"])
     panel = results_of(client, f"/documents/{evil['document_id']}?project=notes")
     assert "<script>" not in panel and "<img" not in panel and 'href="javascript:' not in panel
     assert "&lt;script&gt;" in panel
     preview = panel.split('class="preview"')[1].split("</div>")[0]
     assert "http://example.com/pic.png" not in preview or "<img" not in panel
+
+
+def test_a_logseq_outline_previews_as_lists_without_its_bookkeeping(client, vault, engine):
+    """A passage that starts inside an indented outline is still a list (not a code block), and Logseq's hidden
+    properties (id::, created-at::) and #+BEGIN_/#+END_ markers show neither in the preview nor in a snippet."""
+    (vault / "Outline.md").write_text(
+        "- ## Usage\n\t- toggle the markers\n- ## Functionality\n\t- ### Priorities\n\t\t- set priorities with "
+        "commands\n\t\t  id:: 60af74c1-62f8-434a-827c-abc6d2a71734\n\t\t\t- type:: [[Command]]\n"
+        "\t\t\t  created-at:: 1609232063516\n\t\t- #+BEGIN_NOTE\n\t\t  priorities sort the queue\n"
+        "\t\t  #+END_NOTE\n")
+    engine.reindex("notes")
+    found = results_of(client, "/search?q=priorities&kw=1")
+    assert "Outline" in found and "1609232063516" not in found and "60af74c1" not in found and "#+" not in found
+    panel = results_of(client, f"/documents/{doc_id(engine, 'Outline')}?project=notes")
+    preview = panel.split('class="preview"')[1]
+    assert "<pre>" not in preview and "<code>" not in preview and "<li>" in preview
+    assert "set priorities with commands" in preview and "60af74c1" not in preview and "BEGIN_NOTE" not in preview
 
 
 def test_tag_suggestions_files_filter_and_panel(client, engine):

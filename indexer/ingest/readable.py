@@ -152,6 +152,9 @@ _TABLE_RULE = re.compile(r"(?m)^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}
 _PIPES = re.compile(r"[ \t]*\|[ \t]*")
 _ENTITY = re.compile(r"&(#\d+|#x[0-9a-fA-F]+|[a-zA-Z]{2,8});")
 _HTML_TAG_LINES = re.compile(r"</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>]*)?/?>")  # a tag whose attributes run over lines
+# What Logseq never shows: its bookkeeping properties, and the #+BEGIN_/#+END_ lines around an admonition or quote.
+_HIDDEN_PROPERTY = re.compile(r"(?mi)^[ \t]*(?:id|collapsed|created[-_]at|updated[-_]at)::[^\n]*(?:\n|$)")
+_ORG_MARKER = re.compile(r"(?mi)^[ \t]*(?:[-*][ \t]+)?#\+(?:BEGIN|END)_[A-Z]+\b[^\n]*$")
 _HIDDEN_ELEMENT = re.compile(r"<(script|style|template|noscript|iframe)\b[^>]*>.*?(?:</\1\s*>|$)", re.I | re.S)
 
 
@@ -165,6 +168,7 @@ def display_text(text: str) -> str:
         text = _CALLOUT.sub(lambda m: m.group(2).split("|")[0].strip() + ": ", text)
     if "<" in text:  # a script or style element shows nothing, its text included
         text = _HIDDEN_ELEMENT.sub(" ", text)
+    text = without_hidden_lines(text)
     text = reader_text(text)
     if "<" in text:
         text = _HTML_TAG_LINES.sub(" ", text)
@@ -187,6 +191,16 @@ def display_text(text: str) -> str:
         text = _ENTITY.sub(_entity, text)
     text = _SPACE_BEFORE_MARK.sub("", _SPACES.sub(" ", text))
     return _LEADING.sub("", _TRAILING.sub("", text)).strip()
+
+
+def without_hidden_lines(text: str) -> str:
+    """The text without the lines Logseq never shows: id::, collapsed::, created-at:: and updated-at:: properties,
+    and the #+BEGIN_X / #+END_X markers around a block."""
+    if "::" in text:
+        text = _HIDDEN_PROPERTY.sub("", text)
+    if "#+" in text:
+        text = _ORG_MARKER.sub("", text)
+    return text
 
 
 def display_title(title: str) -> str:

@@ -78,7 +78,7 @@ def chunk_hit(index: ProjectIndex, r: dict, score: float, search_type: str, term
         "tags": sorted(r["tags"].split("\x1f")) if r.get("tags") else [],
         "created": r["created"],
         "modified": iso(r["modified"]),
-        "heading_path": part["heading_path"],
+        "heading_path": [display_title(h) for h in part["heading_path"]],  # as the reader reads it
         "lines": part["lines"],
         "chunk_lines": [r["start_line"], r["end_line"]],
         **snippet(display_text(text), terms),

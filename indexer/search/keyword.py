@@ -1,7 +1,9 @@
 """The keyword leg: case-insensitive substring matching on chunk text, titles and paths, through the trigram index.
 
 A chunk matches when every term occurs in its text or in its note's title or path. The order is spec 000's: notes
-whose titles hold more of the terms first, then chunks holding more of them in their text, then newer notes.
+whose titles hold more of the terms first (the note whose title, alias or file name is the query before those where
+it stands whole in one, before the rest: hybrid's name bonus), then chunks holding more of them in their text, then
+newer notes.
 
 It is asked in that order too, so that a common word costs what the limit needs, not what the index holds:
 titles and paths first (the documents table, small), whose notes are ranked in Python with only their own chunks
@@ -34,7 +36,7 @@ def keyword_search(index: ProjectIndex, query, limit: int = 20,
         return []  # a term in no title, path or text: nothing holds every term
     title_hits = Counter(doc for titled, _ in named for doc in titled
                          if document_ids is None or doc in document_ids)
-    found = _titled_matches(index, terms, named, title_hits, limit)
+    found = _titled_matches(index, terms, named, title_hits, query.named_documents(index), limit)
     if len(found) < limit:
         found += reads.untitled_matches(index, terms, named, set(title_hits), limit - len(found), document_ids)
     return [(chunk_id, 1.0, "keyword") for chunk_id in found]
@@ -48,8 +50,10 @@ def keyword_matching(index: ProjectIndex, query, chunk_ids: list[str]) -> set[st
     return {r[1] for r in _narrow(index, query.terms, query.named(index), rows)[0]}
 
 
-def _titled_matches(index: ProjectIndex, terms: list[str], named, title_hits: Counter, limit: int) -> list[str]:
-    """The matching chunks of notes whose titles hold some term, best first: those notes' chunks alone are read."""
+def _titled_matches(index: ProjectIndex, terms: list[str], named, title_hits: Counter, names: dict[str, int],
+                    limit: int) -> list[str]:
+    """The matching chunks of notes whose titles hold some term, best first (the note the query names before the
+    notes whose titles merely hold its words): those notes' chunks alone are read."""
     if not title_hits:
         return []
     # Rowids and notes first (cheap); what ranks them only for the chunks that match every term.
@@ -57,7 +61,7 @@ def _titled_matches(index: ProjectIndex, terms: list[str], named, title_hits: Co
     if not rows:
         return []
     rows = reads.chunk_order_keys(index, [r[0] for r in rows])
-    rows.sort(key=lambda r: (-title_hits[r[2]], -content_hits[r[0]], -(r[4] or 0), r[2], r[3]))
+    rows.sort(key=lambda r: (-names.get(r[2], 0), -title_hits[r[2]], -content_hits[r[0]], -(r[4] or 0), r[2], r[3]))
     return [r[1] for r in rows[:limit]]
 
 

@@ -34,6 +34,8 @@ MARKUP = {
     # Where a line would begin: a "#" inside code ("27^(1/3) # cube root") is what a reader reads.
     "heading hash": re.compile(r"^(?:…)?\s*#{1,6}\s|\n\s*#{1,6}\s"),
     "backtick": re.compile(r"`"),
+    # What Logseq never shows: its bookkeeping properties and the markers around an admonition.
+    "Logseq hidden": re.compile(r"\b(?:id|collapsed|created[-_]at|updated[-_]at)::|#\+(?:BEGIN|END)_", re.I),
 }
 
 

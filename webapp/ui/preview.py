@@ -13,6 +13,7 @@ An image becomes its alt text: a remote picture would reach the network when the
 from __future__ import annotations
 
 import re
+import textwrap
 from typing import Callable
 
 import nh3
@@ -21,6 +22,8 @@ from markdown_it.rules_inline import StateInline
 from markupsafe import Markup, escape
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
+
+from indexer import without_hidden_lines
 
 PREVIEW_CHARS = 60_000
 MARKDOWN_TYPES = {"md", "txt"}
@@ -74,7 +77,8 @@ def render(text: str, file_type: str, link_href: LinkHref | None = None) -> Mark
     if file_type not in MARKDOWN_TYPES:
         return Markup("<pre>") + escape(text) + Markup("</pre>")
     md = _markdown(link_href)
-    html = md.render(_BLOCK_ID.sub("", text))
+    # A passage can start inside an indented outline (Logseq): without its common indent it is a list, not code.
+    html = md.render(textwrap.dedent(without_hidden_lines(_BLOCK_ID.sub("", text))))
     html = _CALLOUT.sub(_callout, html)
     return Markup(sanitise(html))
 
