@@ -66,5 +66,8 @@ def test_display_text_is_what_the_reading_view_shows():
             "<span class=\"git-footer\">Edit</span><script>alert(1)</script>\n| a | b |\n|---|---|\n| 1 | 2 |[^1]")
     assert display_text(text) == ("Install\nSee the GitHub repository · Open in Obsidian, bold and code\n"
                                   "note: Heads up\nTask List Kanban and Kanban Usage & [x]\nEdit\na b\n1 2")
+    # A Logseq macro around a URL leaves nothing; its bookkeeping properties and block markers are never shown
+    assert display_text("- [Datomic](https://a.b/c)\n\t- {{video https://youtu.be/x?v=1}}\n\t  collapsed:: true\n"
+                        "#+BEGIN_NOTE\nskim it first\n#+END_NOTE\nid:: 60af74c1") == "Datomic\nskim it first"
     assert display_title("!\\[\\[Kanban\\]\\] board") == "![[Kanban]] board"  # escaped: literal, as Obsidian shows it
     assert display_title("{{title}}") == "{{title}}"  # nothing readable left: the title as stored

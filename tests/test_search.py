@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import os
+import re
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -51,9 +53,9 @@ def test_keyword_highlights_are_offsets_into_a_plain_snippet(engine, vault):
     engine.reindex("notes")
     result = engine.search("otter", mode="keyword")["results"][0]
     assert highlighted(result) == ["otter"]
-    # The engine returns the text a person reads, not markup (no HTML tag, no heading hash): the page escapes it
-    # (test_ui), the CLI bolds it.
-    assert result["snippet"] == "Markup The alert(1) tag and the word otter."
+    # The engine returns the text a person reads, not markup (no HTML tag, no heading hash, nothing of a script,
+    # which a reading view never shows): the page escapes it (test_ui), the CLI bolds it.
+    assert result["snippet"] == "Markup The tag and the word otter."
 
 
 def test_semantic_finds_meaning_above_threshold(engine):
@@ -300,9 +302,10 @@ def test_the_next_start_maps_the_vector_files_and_a_change_made_without_them_reb
 @pytest.mark.parametrize("dense", [2000, 3], ids=["sorted", "walked newest first"])
 def test_keyword_ranks_like_its_definition_while_reading_only_what_the_limit_needs(tmp_path, data_home, dense,
                                                                                    monkeypatch):
-    """Spec 000's order, checked against a plain Python reading of every note: title matches first (more terms in
-    the title first), then chunks holding more terms in their text, then newer notes. The engine asks titles and
-    paths first and then only as many content matches as the limit needs; every limit must agree with this."""
+    """Spec 000's order, checked against a plain Python reading of every note: title matches first (the note named
+    what was typed, then the note whose name holds it whole, then more terms in the title first), then chunks
+    holding more terms in their text, then newer notes. The engine asks titles and paths first and then only as
+    many content matches as the limit needs; every limit must agree with this."""
     import random
 
     from indexer.search import chunk_reads
@@ -332,8 +335,19 @@ def test_keyword_ranks_like_its_definition_while_reading_only_what_the_limit_nee
                         return all(t in r["content"].lower() or t in r["title"].lower() or t in path
                                    for t in terms) and (allowed is None or r["document_id"] in allowed)
 
+                    def named(r):  # the query is the note's title or file name (2), or stands whole in one (1)
+                        names = [" " + " ".join(re.findall(r"\w+", n.lower())) + " "
+                                 for n in (r["title"], Path(r["rel_path"]).stem)]
+                        asked = " ".join(re.findall(r"\w+", query.lower()))
+                        if not all(t in r["title"].lower() or t in str(index.root / r["rel_path"]).lower()
+                                   for t in terms):
+                            return 0
+                        return 2 if any(n.strip() == asked for n in names) else int(
+                            any(f" {asked} " in n for n in names))
+
                     expected = sorted((r for r in rows if matches(r)), key=lambda r: (
-                        -sum(t in r["title"].lower() for t in terms), -sum(t in r["content"].lower() for t in terms),
+                        -named(r), -sum(t in r["title"].lower() for t in terms),
+                        -sum(t in r["content"].lower() for t in terms),
                         -r["modified"], r["document_id"], r["ordinal"]))[:limit]
                     got = keyword_search(index, Query.parse(query), limit, allowed)
                     assert [cid for cid, _, _ in got] == [r["chunk_id"] for r in expected], (query, limit)

@@ -77,8 +77,9 @@ def render(text: str, file_type: str, link_href: LinkHref | None = None) -> Mark
     if file_type not in MARKDOWN_TYPES:
         return Markup("<pre>") + escape(text) + Markup("</pre>")
     md = _markdown(link_href)
-    # A passage can start inside an indented outline (Logseq): without its common indent it is a list, not code.
-    html = md.render(textwrap.dedent(without_hidden_lines(_BLOCK_ID.sub("", text))))
+    # A passage can start inside an indented outline (Logseq, tabs and spaces mixed): without its common indent
+    # it is a list, not code.
+    html = md.render(textwrap.dedent(without_hidden_lines(_BLOCK_ID.sub("", text)).expandtabs(4)))
     html = _CALLOUT.sub(_callout, html)
     return Markup(sanitise(html))
 
