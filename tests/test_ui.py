@@ -295,3 +295,11 @@ def test_related_documents_say_why_they_are_related(client, engine):
     assert compost["reason"].startswith(("mentions “Garden plan”", "is close in meaning ("))
     shown = html.unescape(results_of(client, f"/documents/{garden}/related?project=notes"))
     assert f"It {compost['reason']}." in shown
+
+
+def test_the_power_strip_corrects_a_typo_and_offers_the_words_as_typed(client):
+    corrected = results_of(client, "/strip?q=gardn&kind=keyword")
+    assert "Showing results for <strong class=\"corrected-query\">garden</strong>" in corrected
+    assert "Garden plan" in corrected and "correct=0" in corrected
+    as_typed = results_of(client, "/strip?q=gardn&kind=keyword&correct=0")
+    assert "Showing results for" not in as_typed and "No documents match" in as_typed

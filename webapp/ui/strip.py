@@ -15,7 +15,7 @@ KINDS = ("keyword", "tag", "semantic")
 LIMIT = 12
 
 
-def doc_search(q: str, kind: str, project: str | None) -> dict | None:
+def doc_search(q: str, kind: str, project: str | None, correct: bool = True) -> dict | None:
     """One engine search per kind, one result per document; tag search lists the documents of the tags the text
     names (as the tag suggestions match)."""
     engine = get_engine()
@@ -26,12 +26,13 @@ def doc_search(q: str, kind: str, project: str | None) -> dict | None:
         if not tags:
             return {"results": [], "tags": [], "mode": "tag"}
         return {**engine.search(SearchRequest("", "tag", project=project, tags_any=tags, limit=LIMIT)), "tags": tags}
-    return engine.search(SearchRequest(q, kind, project=project, limit=LIMIT, group=True))  # Doc Search lists documents
+    # Doc Search lists documents; a typo in a keyword search is corrected, and says so (correct=0: as typed)
+    return engine.search(SearchRequest(q, kind, project=project, limit=LIMIT, group=True, correct=correct))
 
 
 @bp.get("/strip")
 def strip():
     kind = arg("kind") if arg("kind") in KINDS else "keyword"
     q = arg("q")
-    found = doc_search(q, kind, arg("project", max_chars=64) or None)
+    found = doc_search(q, kind, arg("project", max_chars=64) or None, arg("correct") not in ("0", "false"))
     return render("strip/page.html", "strip/_results.html", q=q, kind=kind, found=found)
