@@ -153,7 +153,8 @@ _PIPES = re.compile(r"[ \t]*\|[ \t]*")
 _ENTITY = re.compile(r"&(#\d+|#x[0-9a-fA-F]+|[a-zA-Z]{2,8});")
 _HTML_TAG_LINES = re.compile(r"</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>]*)?/?>")  # a tag whose attributes run over lines
 # What Logseq never shows: its bookkeeping properties, and the #+BEGIN_/#+END_ lines around an admonition or quote.
-_HIDDEN_PROPERTY = re.compile(r"(?mi)^[ \t]*(?:[-*+][ \t]+)?(?:id|collapsed|created[-_]at|updated[-_]at)::[^\n]*(?:\n|$)")
+_HIDDEN_PROPERTY = re.compile(
+    r"(?mi)^[ \t]*(?:[-*+][ \t]+)?(?:id|collapsed|created[-_]at|updated[-_]at)::[^\n]*(?:\n|$)")
 _ORG_MARKER = re.compile(r"(?mi)^[ \t]*(?:[-*][ \t]+)?#\+(?:BEGIN|END)_[A-Z]+\b[^\n]*$")
 _HIDDEN_ELEMENT = re.compile(r"<(script|style|template|noscript|iframe)\b[^>]*>.*?(?:</\1\s*>|$)", re.I | re.S)
 
