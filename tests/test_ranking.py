@@ -35,6 +35,11 @@ def engine(tmp_path_factory, real_embedder):
     newer = vault / "Plugins/Task List Kanban.md"  # a newer note whose title holds the word, not is it
     newer.write_text("# Task List Kanban\n\nA kanban view of the tasks of a folder.\n")
     os.utime(newer, (time.time() + 60, time.time() + 60))
+    (vault / "Plugins/Whiteboard.md").write_text(  # Logseq's page properties: named by its alias
+        "type:: [[Feature]]\nalias:: Whiteboards\n\n- Put thoughts next to each other on a spatial canvas, with "
+        "shapes, drawings and connectors.\n")
+    (vault / "Plugins/Whiteboards dashboard.md").write_text(
+        "# Whiteboards dashboard\n\nFrom the dashboard you open, create or delete whiteboards.\n")
     (vault / "Plugins/Obsidian Sync.md").write_text(
         "# Obsidian Sync\n\nThe official service that keeps your vault the same on every device, end-to-end "
         "encrypted, with version history.\n")
@@ -68,6 +73,8 @@ def test_the_note_named_what_was_typed_comes_first(engine):
     assert why["boost"]["name"] == 2 and "the query is its title" in why["rule"]
     assert paths(engine.search(SearchRequest("obsidian sync", project="plugins")))[0] == "Plugins/Obsidian Sync.md"
     assert paths(engine.vault_search("kanban", project="plugins"))[0] == "Plugins/Kanban.md"
+    # Measured on logseq-docs: typing a note's alias put it below every note whose title held the word
+    assert paths(engine.search(SearchRequest("whiteboards", project="plugins")))[0] == "Plugins/Whiteboard.md"
     # The Power Strip's keyword search (titles first) puts the note named so before a newer one holding the word
     strip = engine.search(SearchRequest("kanban", "keyword", project="plugins", group=True, limit=12))
     assert paths(strip)[:2] == ["Plugins/Kanban.md", "Plugins/Task List Kanban.md"]

@@ -69,5 +69,8 @@ def test_display_text_is_what_the_reading_view_shows():
     # A Logseq macro around a URL leaves nothing; its bookkeeping properties and block markers are never shown
     assert display_text("- [Datomic](https://a.b/c)\n\t- {{video https://youtu.be/x?v=1}}\n\t  collapsed:: true\n"
                         "#+BEGIN_NOTE\nskim it first\n#+END_NOTE\nid:: 60af74c1") == "Datomic\nskim it first"
+    # Underscores inside a word are no emphasis (Logseq's namespaced file names, snake_case)
+    assert display_title("Whiteboard___Object___Image") == "Whiteboard___Object___Image"
+    assert display_text("my_snake_case and __strong__") == "my_snake_case and strong"
     assert display_title("!\\[\\[Kanban\\]\\] board") == "![[Kanban]] board"  # escaped: literal, as Obsidian shows it
     assert display_title("{{title}}") == "{{title}}"  # nothing readable left: the title as stored

@@ -144,8 +144,9 @@ _CALLOUT = re.compile(r"(?m)^([ \t]*>[ \t]*)+\[!([^\]\n]+)\][+-]?[ \t]*")
 _QUOTE = re.compile(r"(?m)^[ \t]*(?:>[ \t]?)+")
 _BLOCK_ID = re.compile(r"(?m)[ \t]+\^[A-Za-z0-9-]+[ \t]*$|^\^[A-Za-z0-9-]+[ \t]*$")
 _FOOTNOTE_REF = re.compile(r"\[\^[^\]\n]+\](?::)?")
-_EMPHASIS = re.compile(r"(\*\*|__|~~|==)(?=\S)(.+?)(?<=\S)\1|(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?!\*)"
-                       r"|(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
+# Underscores inside a word (Logseq's Whiteboard___Tool, snake_case) are no emphasis, as in CommonMark.
+_EMPHASIS = re.compile(r"(\*\*|~~|==)(?=\S)(.+?)(?<=\S)\1|(?<![\w_])__(?=[^\s_])(.+?)(?<=[^\s_])__(?![\w_])"
+                       r"|(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?!\*)|(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
 _CODE_TICKS = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _FENCE_LINE = re.compile(r"(?m)^[ \t]*(?:`{3,}|~{3,})[^\n]*$")
 _TABLE_RULE = re.compile(r"(?m)^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$")

@@ -75,6 +75,14 @@ def names_of(index: ProjectIndex, document_ids: Iterable[str]) -> dict[str, tupl
         [ids(document_ids)])}
 
 
+def aliased_holding(index: ProjectIndex, terms: list[str]) -> list[str]:
+    """The documents with an alias (alias: or aliases:) whose properties hold every term: the notes a query may
+    name by an alias rather than its title."""
+    where = "".join(" AND instr(lower(frontmatter), ?) > 0" for _ in terms)
+    return [r[0] for r in index.sql(
+        f"SELECT document_id FROM documents WHERE frontmatter LIKE '%\"alias%'{where}", list(terms))]
+
+
 def names_of_chunks(index: ProjectIndex, chunk_ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
     """(title, rel_path, frontmatter JSON) of each of these chunks' notes, by chunk id: what a note is called."""
     return {r[0]: (r[1], r[2], r[3]) for r in index.sql(

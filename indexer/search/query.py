@@ -22,6 +22,8 @@ from .index import ProjectIndex
 from .links import file_stem
 from .tags import normalise
 
+NAME_TERMS = 6  # a query of more words names no note: its aliases are not looked for
+
 
 @dataclass(eq=False)
 class Query:
@@ -82,15 +84,19 @@ class Query:
 
     def named_documents(self, index: ProjectIndex) -> dict[str, int]:
         """The notes the query names, with how (grammar.name_match: 2 it is the title, an alias or the file name,
-        1 it stands whole in one), among the notes whose title or path holds every word; asked once per project."""
+        1 it stands whole in one), among the notes whose title or path holds every word, or (a query of at most
+        NAME_TERMS words) whose aliases may; asked once per project."""
         key = ("named documents", index.name)
         if key not in self._memo:
             candidates: set[str] | None = None
             for titled, pathed in self.named(index):
                 holding = set(titled) | (pathed if isinstance(pathed, set) else set())
                 candidates = holding if candidates is None else candidates & holding
+            candidates = set(candidates or ())
+            if self.terms and len(self.terms) <= NAME_TERMS:  # and those whose alias may be the query
+                candidates |= set(note_reads.aliased_holding(index, self.terms))
             found = {}
-            for doc, (title, rel_path, frontmatter) in note_reads.names_of(index, sorted(candidates or ())).items():
+            for doc, (title, rel_path, frontmatter) in note_reads.names_of(index, sorted(candidates)).items():
                 level = name_match(self.names, [title, file_stem(rel_path), *aliases(frontmatter)])
                 if level:
                     found[doc] = level
