@@ -16,7 +16,7 @@ from indexer.errors import InvalidQuery
 from indexer.home import Home
 from indexer.search.rerank import blend, retrieval_weight
 from indexer import SearchRequest
-from indexer.search.vault import FUSIONS, fuse, vault_search
+from indexer.search.vault import FUSIONS, MEANING_FLOOR, fuse, vault_search
 from support import WordEmbedder, highlighted, indexed
 
 NOTES = {
@@ -523,6 +523,20 @@ def test_max_min_keeps_a_strong_single_leg_match_above_two_weak_ones():
     assert scores["a"] == 1.0  # top of BM25, not found by meaning: 1.0 + 0.3 * 0
     assert scores["c"] == round(1.0 + 0.3 * (1.0 / 9.0), 4)  # top by meaning, weak by keywords
     assert [c.document_id for c in fused] == ["b", "c", "a", "d"]  # b: 8.5/9 + 0.3 * 0.31/0.8; d: 0.79/0.8
+
+
+def test_a_weak_best_match_by_meaning_does_not_count_as_a_full_one():
+    """Measured on kepano-obsidian: an ISBN (9780201483406) is one note's property, found by BM25 alone; the model
+    cannot read it, and its best matches (daily notes at similarity 0.32) were worth a full leg each, so three
+    unrelated notes came first. A meaning leg is divided by at least MEANING_FLOOR."""
+    isbn = [("book", 1, 6.07)]
+    weak = [("daily", "d0", 0.32), ("template", "t0", 0.30)]
+    fused = fuse(isbn, weak, how="max_min", notes=weak)
+    assert [c.document_id for c in fused][0] == "book"
+    assert {c.document_id: round(c.score, 4) for c in fused}["daily"] == round(0.8 + 0.3 * (0.8 + 0) / 2, 4)
+    assert MEANING_FLOOR == 0.4  # 0.32 / 0.4: each meaning leg gives 0.8, BM25 0
+    strong = [("daily", "d0", 0.62)]  # a real match by meaning still counts in full
+    assert [c.document_id for c in fuse(isbn, strong, how="max_min", notes=strong)][0] == "daily"
 
 
 def test_a_first_chunk_leg_counts_as_a_third_ranking():

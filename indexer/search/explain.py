@@ -264,16 +264,17 @@ def _leg_entry(ranking: VaultRanking, leg: str, candidate) -> dict:
     return entry
 
 
-def fusion_rule(ranking: VaultRanking, candidate, k: int, bonus: float, weights: dict) -> str:
-    """The fused score written out with this note's numbers (and the name bonus when the query names the note)."""
-    rule = _fused_rule(ranking, candidate, k, bonus, weights)
+def fusion_rule(ranking: VaultRanking, candidate, k: int, bonus: float, weights: dict, floor: float) -> str:
+    """The fused score written out with this note's numbers (and the name bonus when the query names the note);
+    floor is what a meaning leg's scores are divided by at least."""
+    rule = _fused_rule(ranking, candidate, k, bonus, weights, floor)
     if candidate.name:
         rule += (f"; + name {TITLE_BONUS[candidate.name]:g} ({NAME_MATCHES[candidate.name]}) = "
                  f"{candidate.score:.4f}")
     return rule
 
 
-def _fused_rule(ranking: VaultRanking, candidate, k: int, bonus: float, weights: dict) -> str:
+def _fused_rule(ranking: VaultRanking, candidate, k: int, bonus: float, weights: dict, floor: float) -> str:
     legs = [leg for leg in LEG_NAMES if leg in ranking.legs]
     parts = list(zip(legs, candidate.parts))
     if ranking.fusion == "rrf":
@@ -286,7 +287,7 @@ def _fused_rule(ranking: VaultRanking, candidate, k: int, bonus: float, weights:
         mean = sum(rest) / max(len(rest), 1)
         return (f"best leg {ordered[0][1]:.4f} ({ordered[0][0]}) + {bonus} × mean of the others "
                 f"({', '.join(f'{p:.4f}' for p in rest)}) = {ordered[0][1] + bonus * mean:.4f}; "
-                "each leg's score is divided by that leg's best")
+                f"each leg's score is divided by that leg's best (a meaning leg's by at least {floor:g})")
     w = weights[len(parts)]
     return (f"weighted sum: {' + '.join(f'{wi} × {p:.4f} ({leg})' for wi, (leg, p) in zip(w, parts))} = "
             f"{sum(wi * p for wi, (_, p) in zip(w, parts)):.4f}")
