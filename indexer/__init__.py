@@ -26,7 +26,8 @@ _EXPORTS = {
     "ensure_demo_project": ".content.demo",
     "USER_DOCS_NAME": ".content.docs",
     "ensure_user_docs": ".content.docs",
-    "without_hidden_lines": ".ingest.readable",  # what the preview leaves out, as the snippets do
+    "without_hidden": ".ingest.readable",  # what the preview leaves out, as the snippets do
+    "shown_alt": ".ingest.readable",  # an image's alt text as the preview and the model are told it
 }
 __all__ = list(_EXPORTS)
 

@@ -16,6 +16,7 @@ Two layers, because keyword search and the model want different things:
 """
 from __future__ import annotations
 
+import html
 import re
 
 _INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
@@ -129,9 +130,12 @@ def _placeholder(match: re.Match) -> str:
 
 
 def _image_alt(match: re.Match) -> str:
+    return shown_alt(match.group(1), match.group(2))
+
+
+def shown_alt(alt: str, src: str) -> str:
     """An image's alt text, unless it is a badge's label or just the file's name (what a screenshot tool writes)."""
-    alt = match.group(1)
-    return "" if _BADGE.search(match.group(2)) or _FILE_NAME.search(alt) else alt
+    return "" if _BADGE.search(src) or _FILE_NAME.search(alt) else alt
 
 
 def has_words(text: str) -> bool:
@@ -170,12 +174,11 @@ def display_text(text: str) -> str:
         text = _CALLOUT.sub(lambda m: m.group(2).split("|")[0].strip() + ": ", text)
     if "<" in text:  # a script or style element shows nothing, its text included
         text = _HIDDEN_ELEMENT.sub(" ", text)
-    text = without_hidden_lines(text)
-    text = reader_text(text)
+    text = reader_text(without_hidden(text))
     if "<" in text:
         text = _HTML_TAG_LINES.sub(" ", text)
-    if "^" in text:
-        text = _FOOTNOTE_REF.sub("", _BLOCK_ID.sub("", text))
+    if "[^" in text:
+        text = _FOOTNOTE_REF.sub("", text)
     if ">" in text:
         text = _QUOTE.sub("", text)
     if "`" in text or "~~~" in text:
@@ -195,9 +198,11 @@ def display_text(text: str) -> str:
     return _LEADING.sub("", _TRAILING.sub("", text)).strip()
 
 
-def without_hidden_lines(text: str) -> str:
-    """The text without the lines Logseq never shows: id::, collapsed::, created-at:: and updated-at:: properties,
-    and the #+BEGIN_X / #+END_X markers around a block."""
+def without_hidden(text: str) -> str:
+    """The text without what a reading view never shows: block ids (^abc123), and Logseq's id::, collapsed::,
+    created-at:: and updated-at:: properties and the #+BEGIN_X / #+END_X markers around a block."""
+    if "^" in text:
+        text = _BLOCK_ID.sub("", text)
     if "::" in text:
         text = _HIDDEN_PROPERTY.sub("", text)
     if "#+" in text:
@@ -213,6 +218,4 @@ def display_title(title: str) -> str:
 
 
 def _entity(match: re.Match) -> str:
-    import html
-
     return html.unescape(match.group(0))

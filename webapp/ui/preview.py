@@ -23,7 +23,7 @@ from markupsafe import Markup, escape
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 
-from indexer import without_hidden_lines
+from indexer import shown_alt, without_hidden
 
 PREVIEW_CHARS = 60_000
 MARKDOWN_TYPES = {"md", "txt"}
@@ -37,7 +37,6 @@ ALLOWED = {
     "tbody": set(), "td": {"align"}, "th": {"align"}, "thead": set(), "tr": set(), "u": set(), "ul": {"class"},
 }
 SCHEMES = {"http", "https", "mailto"}
-_BLOCK_ID = re.compile(r"(?m)[ \t]+\^[A-Za-z0-9-]+[ \t]*$")
 _CALLOUT = re.compile(r"<blockquote>\s*<p>\[!([A-Za-z0-9_-]+)\][+-]?[ \t]*([^<\n]*)(?:\n|<br />\n)?")
 
 LinkHref = Callable[[str], str | None]
@@ -76,10 +75,9 @@ def render(text: str, file_type: str, link_href: LinkHref | None = None) -> Mark
     """Markdown as sanitised HTML, anything else as escaped text."""
     if file_type not in MARKDOWN_TYPES:
         return Markup("<pre>") + escape(text) + Markup("</pre>")
-    md = _markdown(link_href)
     # A passage can start inside an indented outline (Logseq, tabs and spaces mixed): without its common indent
     # it is a list, not code.
-    html = md.render(textwrap.dedent(without_hidden_lines(_BLOCK_ID.sub("", text)).expandtabs(4)))
+    html = _MARKDOWN.render(textwrap.dedent(without_hidden(text).expandtabs(4)), {"link_href": link_href})
     html = _CALLOUT.sub(_callout, html)
     return Markup(sanitise(html))
 
@@ -109,11 +107,13 @@ def parse_lines(raw: str) -> tuple[int, int] | None:
 
 # --- markdown-it with the rules a vault needs ---------------------------------------------------------------
 
-def _markdown(link_href: LinkHref | None) -> MarkdownIt:
+def _markdown() -> MarkdownIt:
+    """The parser, built once; each render passes the document's link_href in its env."""
     md = (MarkdownIt("commonmark", {"html": True, "linkify": False, "typographer": False})
           .enable(["table", "strikethrough"]).use(footnote_plugin).use(tasklists_plugin))
     md.inline.ruler.before("link", "wikilink", _wikilink_rule)
-    md.add_render_rule("wikilink", lambda self, tokens, idx, options, env: _render_wikilink(tokens[idx], link_href))
+    md.add_render_rule("wikilink", lambda self, tokens, idx, options, env: _render_wikilink(tokens[idx],
+                                                                                           env.get("link_href")))
     md.add_render_rule("image", _render_image)
     return md
 
@@ -148,7 +148,10 @@ def _render_image(self, tokens, idx, options, env) -> str:
     """An image as its alt text: a badge or a screenshot's file name gives nothing."""
     token = tokens[idx]
     alt = self.renderInline(token.children or [], options, env) if token.children else token.content
-    src = token.attrGet("src") or ""
-    if re.search(r"shields\.io|badgen\.net|badge", src, re.IGNORECASE) or not alt.strip():
+    alt = shown_alt(alt, token.attrGet("src") or "")
+    if not alt.strip():
         return ""
     return f'<span class="image-alt" title="An image (not loaded in the preview)">{alt}</span>'
+
+
+_MARKDOWN = _markdown()
