@@ -71,19 +71,21 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
         partial = partial_matches(index, query, PARTIAL_POOL, allowed) if semantic and not keyword.chunks else []
         meaning.similarity = _similarities(index, vector, semantic, keyword.chunks + partial)
         sims = dict(semantic) | meaning.similarity
-        boosts = _boosts(index, query, [c for c in keyword.chunks + partial if c in sims], keyword.chunks or partial)
+        boosts = _boosts(index, query, [c for c in keyword.chunks + partial if c in sims],
+                         _strength_scale(index, query, keyword.chunks or partial))
         ranked, counted = _merge(keyword.chunks, partial, sorted(sims.items(), key=lambda hit: (-hit[1], hit[0])),
                                  boosts)
         return Ranking("hybrid", ranked if whole else ranked[:limit], keyword, meaning, partial=counted,
                        boosts=boosts, whole=whole)
     named = _named_chunks(index, query, allowed)  # a note named by the query may lie far down the semantic leg
     named_sims = dict(zip(*_similarity_pairs(index, vector, named)))
+    scale, boosts = _strength_scale(index, query, keyword.chunks), {}
     while True:
         matched = keyword_matching(index, query, [cid for cid, _ in top]) | bm25_matching(
             index, query, [cid for cid, _ in top])
         both = {cid: sim for cid, sim in top if cid in matched}
         both |= {cid: sim for cid, sim in named_sims.items() if sim >= HYBRID_THRESHOLD}
-        boosts = _boosts(index, query, list(both), keyword.chunks)
+        boosts |= _boosts(index, query, [cid for cid in both if cid not in boosts], scale)  # each chunk once
         scores = sorted((1.0 + sim + _bonus(boosts.get(cid)) for cid, sim in both.items()), reverse=True)
         exhausted = len(top) < k
         # A chunk further down scores at most 1 + the last similarity read + the word strength bonus.
@@ -117,27 +119,27 @@ def bm25_matching(index: ProjectIndex, query, chunk_ids: list[str]) -> set[str]:
     """Which of these chunks hold every word as BM25 reads them (title, headings, text, properties)."""
     if not query.fts.match or not chunk_ids:
         return set()
-    try:
-        return set(reads.bm25_scores_of(index, query.fts.match, chunk_ids))
-    except sqlite3.OperationalError:
-        return set()
+    return set(_quietly(reads.bm25_scores_of, index, query.fts.match, chunk_ids) or ())
 
 
 def partial_matches(index: ProjectIndex, query, limit: int, allowed: set[str] | None) -> list[str]:
     """The chunks BM25 ranks best for any of the query's words (stemmed), best first."""
     if not query.fts.any_match or limit <= 0:
         return []
-    try:
-        return reads.bm25_chunk_ids(index, query.fts.any_match, limit, allowed)
-    except sqlite3.OperationalError:  # parse_query only emits valid syntax; a partial leg is never worth a failure
-        return []
+    return _quietly(reads.bm25_chunk_ids, index, query.fts.any_match, limit, allowed) or []
 
 
 def _bm25(index: ProjectIndex, match: str, limit: int, allowed: set[str] | None) -> list[tuple[str, float]]:
+    return _quietly(reads.bm25_chunk_scores, index, match, limit, allowed) or []
+
+
+def _quietly(read, *args):
+    """A BM25 read, or None when FTS5 refuses the expression: parse_query only emits valid syntax, and a side of
+    hybrid is never worth failing the search for."""
     try:
-        return reads.bm25_chunk_scores(index, match, limit, allowed)
+        return read(*args)
     except sqlite3.OperationalError:
-        return []
+        return None
 
 
 def _named_chunks(index: ProjectIndex, query, allowed: set[str] | None) -> list[str]:
@@ -146,25 +148,26 @@ def _named_chunks(index: ProjectIndex, query, allowed: set[str] | None) -> list[
     return reads.chunk_ids_of(index, sorted(docs)) if docs else []
 
 
-def _boosts(index: ProjectIndex, query, chunk_ids: list[str], reference: list[str]) -> dict[str, tuple[int, float]]:
+def _strength_scale(index: ProjectIndex, query, reference: list[str]) -> float:
+    """What word strength is measured against: the best BM25 for the words among the first STRENGTH_REFERENCE
+    chunks of `reference` (the keyword side, or the partial matches). It does not depend on how far the legs were
+    read, so every branch and limit scores a chunk alike."""
+    match = query.fts.any_match or query.fts.match
+    reference = reference[:STRENGTH_REFERENCE]
+    strength = (_quietly(reads.bm25_scores_of, index, match, reference) or {}) if match and reference else {}
+    return max(0.0, *strength.values()) or 1.0
+
+
+def _boosts(index: ProjectIndex, query, chunk_ids: list[str], scale: float) -> dict[str, tuple[int, float]]:
     """(name match, word strength) of each of these chunks: how the query names its note (Query.named_documents),
-    and its BM25 for the words over the best BM25 among the first STRENGTH_REFERENCE chunks of `reference` (the
-    keyword side, or the partial matches), at most 1. The reference does not depend on how far the legs were read,
-    so every branch and limit scores a chunk alike."""
+    and its BM25 for the words over `scale` (_strength_scale), at most 1."""
     if not chunk_ids:
         return {}
     named = query.named_documents(index)
     owner = reads.documents_of(index, chunk_ids) if named else {}
-    reference = reference[:STRENGTH_REFERENCE]
-    strength: dict[str, float] = {}
     match = query.fts.any_match or query.fts.match
-    if match:
-        try:
-            strength = reads.bm25_scores_of(index, match, list(dict.fromkeys(chunk_ids + reference)))
-        except sqlite3.OperationalError:
-            strength = {}
-    best = max((strength.get(cid, 0.0) for cid in reference), default=0.0) or 1.0
-    return {cid: (named.get(owner.get(cid), 0), min(max(strength.get(cid, 0.0), 0.0) / best, 1.0))
+    strength = (_quietly(reads.bm25_scores_of, index, match, chunk_ids) or {}) if match else {}
+    return {cid: (named.get(owner.get(cid), 0), min(max(strength.get(cid, 0.0), 0.0) / scale, 1.0))
             for cid in chunk_ids}
 
 
