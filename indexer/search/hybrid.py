@@ -155,7 +155,7 @@ def _strength_scale(index: ProjectIndex, query, reference: list[str]) -> float:
     match = query.fts.any_match or query.fts.match
     reference = reference[:STRENGTH_REFERENCE]
     strength = (_quietly(reads.bm25_scores_of, index, match, reference) or {}) if match and reference else {}
-    return max(0.0, *strength.values()) or 1.0
+    return max([0.0, *strength.values()]) or 1.0
 
 
 def _boosts(index: ProjectIndex, query, chunk_ids: list[str], scale: float) -> dict[str, tuple[int, float]]:
