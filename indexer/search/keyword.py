@@ -31,8 +31,7 @@ def keyword_search(index: ProjectIndex, query, limit: int = 20,
     if not terms or limit <= 0:
         return []
     named = query.named(index)
-    if any(not titled and not pathed and not reads.any_chunk_holds(index, term)
-           for term, (titled, pathed) in zip(terms, named)):
+    if not all(query.held(index, i) for i in range(len(terms))):
         return []  # a term in no title, path or text: nothing holds every term
     title_hits = Counter(doc for titled, _ in named for doc in titled
                          if document_ids is None or doc in document_ids)

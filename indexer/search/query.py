@@ -82,6 +82,15 @@ class Query:
             self._memo[key] = named
         return self._memo[key]
 
+    def held(self, index: ProjectIndex, position: int) -> bool:
+        """Whether any title, path or chunk of this project holds the term at `position`; asked once per project
+        (by the spelling check, then the keyword leg)."""
+        key = ("held", index.name, position)
+        if key not in self._memo:
+            titled, pathed = self.named(index)[position]
+            self._memo[key] = bool(titled or pathed) or reads.any_chunk_holds(index, self.terms[position])
+        return self._memo[key]
+
     def named_documents(self, index: ProjectIndex) -> dict[str, int]:
         """The notes the query names, with how (grammar.name_match: 2 it is the title, an alias or the file name,
         1 it stands whole in one), among the notes whose title or path holds every word, or (a query of at most

@@ -63,7 +63,7 @@ def corrections(indexes: list[ProjectIndex], query) -> dict[str, str]:
             continue  # a phrase, a number, an id, a short word: searched as typed
         if indexes and indexes[0].counter.exact and len(indexes[0].counter.pieces(term)) == 1:
             continue  # a word the model knows whole is a word, not a typo
-        if any(_held(index, query, i, term) for index in indexes):
+        if any(query.held(index, i) for index in indexes):
             continue
         fixed = suggestion(indexes, term)
         if fixed:
@@ -87,7 +87,3 @@ def corrected(indexes: list[ProjectIndex], query) -> tuple[object, dict]:
     return (type(query).parse(text, query.tags_all, query.tags_any, query.filters),
             {"corrected": {"original": query.text, "query": text, "words": fixes}})
 
-
-def _held(index: ProjectIndex, query, position: int, term: str) -> bool:
-    titled, pathed = query.named(index)[position]
-    return bool(titled or pathed) or reads.any_chunk_holds(index, term)
