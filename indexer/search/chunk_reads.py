@@ -418,8 +418,3 @@ def vocabulary_from(index: ProjectIndex, first: str, shortest: int, longest: int
     return [(r[0], r[1]) for r in index.sql(
         "SELECT term, doc FROM words_vocab WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ?",
         (first, first + "\U0010ffff", shortest, longest))]
-
-
-def word_known(index: ProjectIndex, word: str) -> bool:
-    """Whether some chunk or title holds the word as a whole word."""
-    return bool(index.sql("SELECT 1 FROM words_vocab WHERE term = ?", (word,)))

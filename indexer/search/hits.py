@@ -162,23 +162,8 @@ def readable_marked(text: str, open_mark: str, close_mark: str) -> dict:
     return snippet(shown, words, len(shown) + 1)
 
 
-def marked_text(text: str, open_mark: str, close_mark: str) -> dict:
-    """A snippet from text whose matches sit between two marker characters (as FTS5's snippet() leaves them)."""
-    out, spans, at = [], [], 0
-    for piece in re.split(f"([{re.escape(open_mark + close_mark)}])", text):
-        if piece == open_mark:
-            start = at
-        elif piece == close_mark:
-            spans.append([start, at])
-        else:
-            out.append(piece)
-            at += len(piece)
-    return {"snippet": "".join(out), "highlights": [s for s in spans if s[1] > s[0]]}
-
-
 PASSAGE_FIELDS = ("chunk_id", "heading_path", "lines", "snippet", "highlights", "similarity", "cosine", "search_type",
                   "matched_words", "partial")
-GROUP_POOL = 4  # a grouped search ranks this many chunks per document asked for, then keeps the best of each
 
 
 def note_hits(results: list[dict], limit: int) -> list[dict]:

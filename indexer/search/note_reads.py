@@ -83,13 +83,6 @@ def aliased_holding(index: ProjectIndex, terms: list[str]) -> list[str]:
         f"SELECT document_id FROM documents WHERE frontmatter LIKE '%\"alias%'{where}", list(terms))]
 
 
-def names_of_chunks(index: ProjectIndex, chunk_ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
-    """(title, rel_path, frontmatter JSON) of each of these chunks' notes, by chunk id: what a note is called."""
-    return {r[0]: (r[1], r[2], r[3]) for r in index.sql(
-        f"""SELECT c.chunk_id, d.title, d.rel_path, d.frontmatter FROM chunks c JOIN documents d USING (document_id)
-            WHERE c.chunk_id {IN}""", [ids(chunk_ids)])}
-
-
 def catalogue(index: ProjectIndex) -> list:
     """(document_id, rel_path, title) of every document: what links are resolved against."""
     return index.sql("SELECT document_id, rel_path, title FROM documents")
