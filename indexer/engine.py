@@ -239,6 +239,11 @@ class Engine:
         """A document's metadata, outline, links both ways and its chunks' text."""
         return documents.get_document(self.index(project), document_id)
 
+    def document_lines(self, document_id: str, start: int, end: int, project: str | None = None) -> dict:
+        """A document with `content` exactly lines start..end of its file (1-based); only a regular file inside the
+        project is read."""
+        return documents.document_lines(self.index(project), document_id, start, end, self.home.settings.max_file_bytes)
+
     def resolve_link(self, target: str, from_path: str = "", project: str | None = None) -> str | None:
         """The document_id a link target ([[wikilink]] or path) names, seen from the note at from_path; None when it
         names no indexed document."""

@@ -235,3 +235,47 @@ def test_a_machine_written_giant_is_searchable_by_keyword_and_embedded_only_up_t
         assert late and late[0]["relative_path"] == "app.log"
     finally:
         engine.close()
+
+
+def _document_id(client, rel_path: str) -> str:
+    listed = client.get("/api/documents?project=r", base_url=BASE).get_json()["documents"]
+    return next(d["document_id"] for d in listed if d["relative_path"] == rel_path)
+
+
+def test_a_note_swapped_for_a_link_out_is_never_read_through_a_line_range(api):
+    client, root, outside = api
+    doc = _document_id(client, "a.md")
+    assert "herons" in client.get(f"/api/documents/{doc}?project=r&start_line=1&end_line=5", base_url=BASE).get_json()["content"]
+    (root / "a.md").unlink()
+    os.symlink(outside / "secret.txt", root / "a.md")  # the swap a careless sync tool or an attacker makes
+    answer = client.get(f"/api/documents/{doc}?project=r&start_line=1&end_line=5", base_url=BASE)
+    assert answer.status_code == 404
+    assert "kumquat" not in answer.get_data(as_text=True)
+    assert "outside the project's folder" in answer.get_json()["detail"]
+
+
+def test_a_note_swapped_for_a_fifo_is_refused_at_once_not_waited_on(api):
+    client, root, _ = api
+    doc = _document_id(client, "c.md")
+    (root / "c.md").unlink()
+    os.mkfifo(root / "c.md")  # nothing ever writes to it: reading it the plain way would hang forever
+    answer = client.get(f"/api/documents/{doc}?project=r&start_line=1", base_url=BASE)
+    assert answer.status_code == 404 and "not a regular file" in answer.get_json()["detail"]
+
+
+def test_the_indexer_refuses_a_fifo_and_a_link_out_swapped_in_and_goes_on(home, tmp_path):
+    root, outside = hostile_folder(tmp_path)
+    home.add_project(root, "r")
+    engine = Engine(home)
+    try:
+        (root / "a.md").unlink()
+        os.mkfifo(root / "a.md")
+        report = engine.reindex("r")
+        assert report is not None
+        status = engine.status()["projects"][0] if engine.background else home.status("r")
+        reasons = {e["path"]: e["error"] for e in status["errors"]}
+        assert "not a regular file" in reasons["a.md"]
+        found = engine.search("herons", mode="keyword", project="r")["results"]
+        assert [r["relative_path"] for r in found] == ["c.md"]
+    finally:
+        engine.close()

@@ -1,10 +1,10 @@
 """Files -> documents -> chunks in the store: reading, parsing, chunking and diffing one file at a time."""
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
-import stat as stat_mod
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
@@ -14,6 +14,7 @@ from pathlib import Path
 from .chunking import MAX_TOKENS, TokenCounter, chunk_document
 from ..errors import ExtractionError
 from .extract import parse_file
+from .files import TooLarge, UnsafeFile, read_inside
 from .parsed import ParsedDocument
 from .rows import ChunkRow, DocumentRow
 
@@ -62,30 +63,27 @@ class Gone(Exception):
     """The file disappeared before or while it was read."""
 
 
-def read_file(path: Path, max_bytes: int) -> FileRead:
-    """Read a file whole, retrying if it changes during the read; raise ExtractionError for unreadable files."""
+def read_file(root: Path, rel_path: str, max_bytes: int) -> FileRead:
+    """Read a project's file whole, retrying if it changes during the read; raise ExtractionError for unreadable files."""
     for _ in range(3):
         try:
-            before = path.stat()
-            if not stat_mod.S_ISREG(before.st_mode):
-                raise ExtractionError("Not a regular file; only regular files are indexed.")
-            if before.st_size > max_bytes:
-                raise ExtractionError(  # MB as the limit is set: 20 MB is 20 * 1024 * 1024 bytes
-                    f"File is {before.st_size / 2**20:.1f} MB, over the {max_bytes / 2**20:.0f} MB limit "
-                    "(SKMEMORY_MAX_FILE_BYTES); it is skipped."
-                )
-            with open(path, "rb") as fh:
-                data = fh.read(max_bytes + 1)
-            after = path.stat()
+            data, before, after = read_inside(root, root / rel_path, max_bytes)
         except FileNotFoundError as exc:
-            raise Gone(str(path)) from exc
+            raise Gone(rel_path) from exc
+        except IsADirectoryError:
+            raise Gone(rel_path) from None
+        except UnsafeFile as exc:
+            raise ExtractionError(f"Not read: {exc}.") from None
+        except TooLarge as exc:
+            raise ExtractionError(  # MB as the limit is set: 20 MB is 20 * 1024 * 1024 bytes
+                f"File is {exc.size / 2**20:.1f} MB, over the {max_bytes / 2**20:.0f} MB limit "
+                "(SKMEMORY_MAX_FILE_BYTES); it is skipped."
+            ) from None
         except PermissionError:
             raise ExtractionError("Permission denied: SK Memory cannot read this file; check its "
                                   "permissions.") from None
-        except IsADirectoryError:
-            raise Gone(str(path)) from None
         except OSError as exc:
-            if exc.errno == 40:  # ELOOP: a symlink loop
+            if exc.errno == errno.ELOOP:
                 raise ExtractionError("Symlink loop: this link points back at itself.") from None
             raise ExtractionError(f"Cannot read this file: {exc.strerror or exc}.") from None
         if (after.st_mtime_ns, after.st_size) == (before.st_mtime_ns, before.st_size) and len(data) == after.st_size:
@@ -152,7 +150,7 @@ def index_file(store, root: Path, rel_path: str, counter: TokenCounter, max_byte
     """
     existing = store.document_by_path(rel_path)
     try:
-        read = read or read_file(root / rel_path, max_bytes)
+        read = read or read_file(root, rel_path, max_bytes)
     except Gone:
         removed = store.delete_documents([existing["document_id"]]) if existing else []
         store.clear_file_errors([rel_path])

@@ -8,6 +8,8 @@ from typing import Iterator
 
 import pathspec
 
+from .files import within
+
 logger = logging.getLogger(__name__)
 
 IGNORE_FILE = ".skmemoryignore"
@@ -70,11 +72,7 @@ def relative(root: Path, path: Path) -> str | None:
 
 def inside(root: Path, path: Path) -> bool:
     """Tell whether path, with every link in it followed, is the root or lies below it."""
-    return _within(os.path.realpath(path), os.path.realpath(root))
-
-
-def _within(real: str, real_root: str) -> bool:
-    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+    return within(os.path.realpath(path), os.path.realpath(root))
 
 
 class Containment:
@@ -92,7 +90,7 @@ class Containment:
         if real_folder is None:
             real_folder = self._folders[folder] = os.path.realpath(folder)
         real = os.path.realpath(path) if os.path.islink(path) else os.path.join(real_folder, os.path.basename(path))
-        return _within(real, self.real_root)
+        return within(real, self.real_root)
 
 
 def refusal(containment: Containment, rel: str) -> str | None:

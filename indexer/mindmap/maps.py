@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from ..errors import DocumentNotFound, InvalidQuery, MapConflict, MapFormatError
 from ..search import note_reads
 from ..search.index import ProjectIndex
+from ..ingest.files import TooLarge, UnsafeFile, read_inside
 from ..ingest.walk import inside
 from ..ingest.extract.mindmap import FILE_TYPE
 from ..ingest.extract.mindmap_format import SUFFIX, MindMap, from_json, loads
@@ -37,6 +38,7 @@ class MapRef:
 
 MAX_NAME_BYTES = 255  # one file or folder name, as most file systems allow
 MAX_PATH_CHARS = 1000
+MAX_MAP_BYTES = 20 * 1024 * 1024  # as the indexer's default file limit: a map past it is not read whole
 
 
 def check_map_path(path: str) -> str:
@@ -98,10 +100,15 @@ def map_file(root: Path, rel_path: str) -> Path:
 def read_live(root: Path, rel_path: str) -> tuple[MindMap, bytes]:
     """Read the live map file; raise DocumentNotFound when it is gone, MapFormatError when it is damaged."""
     try:
-        data = map_file(root, rel_path).read_bytes()
+        data = read_inside(root, map_file(root, rel_path), MAX_MAP_BYTES)[0]
     except FileNotFoundError:
         raise DocumentNotFound(f"The mind map file '{rel_path}' does not exist (it may have been moved or deleted); "
                                "open another map.") from None
+    except UnsafeFile as exc:
+        raise DocumentNotFound(f"The mind map file '{rel_path}' is not read: {exc}.") from None
+    except TooLarge as exc:
+        raise MapFormatError(f"The mind map file '{rel_path}' is {exc.size / 2**20:.1f} MB, over the "
+                             f"{MAX_MAP_BYTES // 2**20} MB a map may hold; split it into smaller maps.") from None
     except OSError as exc:
         raise DocumentNotFound(f"The mind map file '{rel_path}' cannot be read ({exc.strerror}).") from None
     return loads(data, f"The mind map '{rel_path}'"), data

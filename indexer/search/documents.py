@@ -6,7 +6,8 @@ import json
 
 import numpy as np
 
-from ..errors import DocumentNotFound
+from ..errors import DocumentNotFound, InvalidQuery
+from ..ingest.files import TooLarge, UnsafeFile, read_inside
 from ..ingest.readable import display_title
 from . import chunk_reads, note_reads
 from .hits import chunk_hits, chunk_sections, envelope, iso, note_hits, section_texts
@@ -44,6 +45,34 @@ def document_row(index: ProjectIndex, document_id: str):
     if row is None:
         raise DocumentNotFound(f"No document with id '{document_id}' in project '{index.name}'.")
     return row
+
+
+def document_lines(index: ProjectIndex, document_id: str, start: int, end: int, max_bytes: int) -> dict:
+    """A document with `content` exactly lines start..end of its file as it is now (1-based, inclusive)."""
+    info = summaries(index, [document_row(index, document_id)])[0]
+    rel = info["relative_path"]
+    if end < start:
+        raise InvalidQuery(f"end_line ({end}) comes before start_line ({start}); give a range such as 10 to 40.")
+    try:
+        # Search results give file line numbers (`lines`), so a range reads the file, not the joined chunks.
+        text = read_inside(index.root, index.root / rel, max_bytes)[0].decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidQuery(f"'{rel}' is a {info['file_type']} file without text lines; "
+                           "leave out start_line and end_line to get its indexed text.") from None
+    except UnsafeFile as exc:
+        raise DocumentNotFound(f"'{rel}' is not read: {exc}.") from None
+    except TooLarge as exc:
+        raise InvalidQuery(f"'{rel}' is now {exc.size / 2**20:.1f} MB, over the file size limit; "
+                           "leave out start_line and end_line to get its indexed text.") from None
+    except OSError as exc:
+        raise DocumentNotFound(f"'{rel}' cannot be read now ({exc.strerror}); "
+                               "it may have been moved or deleted since it was indexed.") from None
+    lines = text.splitlines()
+    if start > max(len(lines), 1):
+        raise InvalidQuery(f"start_line {start} is past the end of '{rel}', which has {len(lines)} lines.")
+    end = min(end, len(lines))
+    return {**get_document(index, document_id), "content": "\n".join(lines[start - 1:end]), "lines": [start, end],
+            "total_lines": len(lines)}
 
 
 def get_document(index: ProjectIndex, document_id: str) -> dict:

@@ -219,7 +219,7 @@ class Project:
         else:
             # A new path: is it a document that moved here (same content at a path that vanished)?
             try:
-                read = read_file(path, self.settings.max_file_bytes)
+                read = read_file(self.root, rel, self.settings.max_file_bytes)
             except (Gone, SKMemoryError):
                 read = None
             if read is not None and read.content_hash in by_hash:

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from flask import Blueprint, current_app, jsonify, request
 
 from indexer import SearchRequest
-from indexer.errors import DocumentNotFound, InvalidQuery
+from indexer.errors import InvalidQuery
 from indexer.limits import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET
 
 from ..args import body_field, int_arg, json_body
@@ -78,29 +77,11 @@ def documents():
 @bp.get("/documents/<document_id>")
 def document(document_id: str):
     """A document; with start_line and/or end_line its content is exactly those lines of the file (1-based)."""
-    info = get_engine().document(document_id, request.args.get("project") or None)
+    project = request.args.get("project") or None
     if request.args.get("start_line") in (None, "") and request.args.get("end_line") in (None, ""):
-        return jsonify(info)
-    start = int_arg("start_line", 1, high=10**9)
-    end = int_arg("end_line", 10**9, high=10**9)
-    if end < start:
-        raise InvalidQuery(f"end_line ({end}) comes before start_line ({start}); give a range such as 10 to 40.")
-    try:
-        # Search results give file line numbers (`lines`), so a range reads the file, not the joined chunks.
-        text = Path(info["absolute_path"]).read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidQuery(f"'{info['relative_path']}' is a {info['file_type']} file without text lines; "
-                           "leave out start_line and end_line to get its indexed text.") from None
-    except OSError as exc:
-        raise DocumentNotFound(f"'{info['relative_path']}' cannot be read now ({exc.strerror}); "
-                               "it may have been moved or deleted since it was indexed.") from None
-    lines = text.splitlines()
-    if start > max(len(lines), 1):
-        raise InvalidQuery(f"start_line {start} is past the end of '{info['relative_path']}', "
-                           f"which has {len(lines)} lines.")
-    end = min(end, len(lines))
-    return jsonify({**info, "content": "\n".join(lines[start - 1:end]), "lines": [start, end],
-                    "total_lines": len(lines)})
+        return jsonify(get_engine().document(document_id, project))
+    return jsonify(get_engine().document_lines(document_id, int_arg("start_line", 1, high=10**9),
+                                               int_arg("end_line", 10**9, high=10**9), project))
 
 
 @bp.get("/documents/<document_id>/related")
