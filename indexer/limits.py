@@ -6,6 +6,8 @@ Imports nothing but the errors it raises.
 """
 from __future__ import annotations
 
+import re
+
 from .errors import InvalidQuery
 
 MAX_LIMIT = 100  # results in one answer
@@ -15,9 +17,41 @@ MIN_TOKEN_BUDGET, MAX_TOKEN_BUDGET = 50, 100_000  # the tokens of chunk text tha
 SCOPES = ("project", "all")
 
 
+# Control characters other than tab and line breaks, and UTF-16 halves without their pair: no note holds them, and
+# SQLite's FTS5 reads a NUL as the end of the query.
+_NOT_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+
+
+def check_text(name: str, value: str) -> str:
+    """Return value when it is text a note could hold; refuse control characters and lone surrogates by name."""
+    found = _NOT_TEXT.search(value)
+    if found is None:
+        return value
+    char = f"U+{ord(found.group()):04X}"
+    if "\ud800" <= found.group() <= "\udfff":
+        raise InvalidQuery(f"{name} holds {char}, half of a UTF-16 pair without its other half, which is not "
+                           "text; send it as valid UTF-8 (or with both halves of the pair).")
+    raise InvalidQuery(f"{name} holds the control character {char} at position {found.start() + 1}, which no "
+                       "note contains; remove it and send the text again.")
+
+
+def check_texts(name: str, value):
+    """Check every string in a JSON value (keys too), naming the field it sits in; return the value."""
+    if isinstance(value, str):
+        check_text(name, value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_text(f"A key of {name}", key)
+            check_texts(f"'{key}'" if name == "The request body" else name, item)
+    elif isinstance(value, list):
+        for item in value:
+            check_texts(name, item)
+    return value
+
+
 def check_query(query: str | None, required: bool = False) -> str:
     """Return the query when it fits; an empty one is refused only when required."""
-    query = query or ""
+    query = check_text("The query", query or "")
     if required and not query.strip():
         raise InvalidQuery("Type something to search for (the query is empty).")
     if len(query) > MAX_QUERY_CHARS:

@@ -1,12 +1,10 @@
 """Bad input loses nothing: each malformed or hostile file is recorded in status and indexing goes on."""
 from __future__ import annotations
 
-import builtins
 import os
 
 import pytest
 
-from indexer.ingest import pipeline
 
 
 @pytest.fixture
@@ -51,15 +49,15 @@ def test_every_bad_file_is_recorded_and_the_rest_indexed(home, bad_vault):
 
 
 def test_permission_denied_is_recorded(home, bad_vault, monkeypatch):
-    # The tests run as root, for whom chmod 000 is no obstacle, so the OS refusal is simulated at open().
-    real_open = builtins.open
+    # The tests run as root, for whom chmod 000 is no obstacle, so the OS refusal is simulated at os.open().
+    real_open = os.open
 
     def refusing_open(file, *args, **kwargs):
         if str(file).endswith("good.md"):
             raise PermissionError(13, "Permission denied", str(file))
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "open", refusing_open, raising=False)
+    monkeypatch.setattr(os, "open", refusing_open)
     home.add_project(bad_vault, "bad")
     with home.open_project("bad") as project:
         project.sync()
@@ -69,7 +67,7 @@ def test_permission_denied_is_recorded(home, bad_vault, monkeypatch):
 
 def test_file_replaced_or_deleted_mid_read(home, bad_vault, monkeypatch):
     target = bad_vault / "good.md"
-    real_open = builtins.open
+    real_open = os.open
     calls = {"n": 0}
 
     def replacing_open(file, *args, **kwargs):
@@ -79,7 +77,7 @@ def test_file_replaced_or_deleted_mid_read(home, bad_vault, monkeypatch):
             target.write_text("# Good\n\nReplaced while reading: now about beavers, a longer text.\n")
         return fh
 
-    monkeypatch.setattr(pipeline, "open", replacing_open, raising=False)
+    monkeypatch.setattr(os, "open", replacing_open)
     home.add_project(bad_vault, "bad")
     with home.open_project("bad") as project:
         project.sync()
@@ -91,7 +89,7 @@ def test_file_replaced_or_deleted_mid_read(home, bad_vault, monkeypatch):
                 raise FileNotFoundError(2, "No such file", str(file))
             return real_open(file, *args, **kwargs)
 
-        monkeypatch.setattr(pipeline, "open", vanishing_open, raising=False)
+        monkeypatch.setattr(os, "open", vanishing_open)
         (bad_vault / "latin1.txt").write_text("changed")
         project.sync(["latin1.txt"])
         assert project.store.document_by_path("latin1.txt") is None

@@ -279,3 +279,29 @@ def test_the_indexer_refuses_a_fifo_and_a_link_out_swapped_in_and_goes_on(home, 
         assert [r["relative_path"] for r in found] == ["c.md"]
     finally:
         engine.close()
+
+
+def test_a_nul_or_a_lone_surrogate_is_refused_with_a_sentence_by_every_route(api):
+    client, _, _ = api
+    rules = [r for r in client.application.url_map.iter_rules() if r.endpoint != "static"]
+    assert len(rules) > 30
+    for rule in rules:
+        path = rule.rule
+        for name in rule.arguments:
+            path = path.replace(f"<{name}>", "x").replace(f"<path:{name}>", "x").replace(f"<int:{name}>", "1")
+        for method in sorted(rule.methods & {"GET", "POST", "PUT", "DELETE"}):
+            if method == "GET":
+                answers = [client.get(path, base_url=BASE, query_string={"q": "kan\x00ban", "query": "kan\x00ban",
+                                                                          "tag": "a\x00", "project": "r"})]
+            else:
+                answers = [client.open(path, method=method, base_url=BASE, content_type="application/json",
+                                       data='{"query": "kan' + bad + 'ban", "project": "r", "tags": ["a"]}')
+                           for bad in ("\\u0000", "\\ud800")]
+            for answer in answers:
+                text = answer.get_data(as_text=True)
+                assert answer.status_code == 400, (method, path, answer.status_code, text[:200])
+                assert "U+0000" in text or "U+D800" in text, (method, path, text[:200])
+    # The same words without the bad character are searched as usual.
+    assert client.get("/api/search?q=herons&mode=keyword&project=r", base_url=BASE).status_code == 200
+    address = client.get("/api/documents/a%00b?project=r", base_url=BASE)
+    assert address.status_code == 400 and "document id in the address" in address.get_json()["detail"]

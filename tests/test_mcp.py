@@ -211,6 +211,11 @@ def test_bad_parameters_are_tool_errors_and_the_server_carries_on(live, tmp_path
                 "get_document", {"document_id": doc_id, "start_line": 9, "end_line": 2})
             assert "token_budget" in await error("get_context", {"query": "x", "token_budget": 10})
             assert "Unknown tool" in await error("no_such_tool", {})
+            for tool, args in [("hybrid_search", {}), ("search_all_projects", {}), ("get_context", {}),
+                               ("vault_search", {}), ("memory_search", {"mode": "content"})]:
+                # (the SDK's client cannot encode a lone surrogate; the JSON API's test sends those)
+                sentence = await error(tool, {**args, "query": "kan\x00ban"})
+                assert "U+0000" in sentence and "went wrong" not in sentence, (tool, sentence)
             still = await s.call_tool("hybrid_search", {"query": "garden"})
             assert not still.is_error and still.structured_content["results"]
 

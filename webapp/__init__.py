@@ -18,9 +18,13 @@ def create_app(test_config: dict | None = None):
     if test_config:
         app.config.from_mapping(test_config)
 
+    from indexer.errors import SKMemoryError
+
     from . import api, security, ui
+    from .errors import plain_answer
 
     security.init_app(app)
+    app.register_error_handler(SKMemoryError, plain_answer)  # blueprints with pages or JSON answer in their own way
     app.register_blueprint(api.bp)  # /api, with its children: searches, mind maps, the Forge Graph
     ui.init_app(app)  # the search window's pages, the Mind Map page and the Cluster View page
     return app

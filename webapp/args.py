@@ -4,7 +4,7 @@ from __future__ import annotations
 from flask import request
 
 from indexer.errors import InvalidQuery
-from indexer.limits import MAX_LIMIT, parse_number, typed_field
+from indexer.limits import MAX_LIMIT, check_text, check_texts, parse_number, typed_field
 
 
 def arg(name: str, default: str = "", max_chars: int = 5000) -> str:
@@ -32,3 +32,20 @@ def json_body() -> dict:
 def body_field(body: dict, name: str, kind, default=None, required: bool = False):
     """A typed field of a JSON body, or an InvalidQuery that names it."""
     return typed_field(body, name, kind, default, required)
+
+
+def refuse_odd_characters() -> None:
+    """Refuse a request whose text holds control characters or lone surrogates, before any route or SQL reads it."""
+    for source in (request.args, request.form):
+        for name, value in source.items(multi=True):
+            check_text("A parameter name", name)
+            check_text("The query" if name == "q" else f"'{name}'", value)
+    for name, value in (request.view_args or {}).items():
+        if isinstance(value, str):
+            check_text(f"The {name.replace('_', ' ')} in the address", value)
+    if request.is_json:
+        try:
+            body = request.get_json(silent=True)
+        except RecursionError:
+            return  # json_body says so in its own words
+        check_texts("The request body", body)

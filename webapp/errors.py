@@ -16,3 +16,8 @@ UNEXPECTED = "Something went wrong on the server; the log has the details."
 def status_for(exc: SKMemoryError) -> int:
     """The HTTP status of an engine error (400 for a kind this map does not know)."""
     return STATUS_FOR_KIND.get(exc.kind, 400)
+
+
+def plain_answer(exc: SKMemoryError):
+    """The sentence as plain text, for a route whose blueprint has no error page of its own (static files)."""
+    return str(exc), status_for(exc), {"Content-Type": "text/plain; charset=utf-8"}

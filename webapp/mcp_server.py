@@ -22,7 +22,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from indexer import SearchRequest
-from indexer.errors import SKMemoryError
+from indexer.errors import InvalidQuery, SKMemoryError
+from indexer.limits import check_texts
 
 from .client import ServerClient, ServerError
 from .mcp_tools import register
@@ -99,6 +100,11 @@ class ServerLink:
 
     def call(self, method: str, path: str, payload: dict) -> dict:
         """Send one API request; the server's error sentence becomes a ToolError."""
+        try:  # a lone surrogate cannot even be sent: refuse it (and control characters) here, in the same words
+            for name, value in payload.items():
+                check_texts("The query" if name in ("q", "query") else f"'{name}'", value)
+        except InvalidQuery as exc:
+            raise ToolError(str(exc)) from None
         return self._ask(lambda client: client.get(path, payload) if method == "GET" else client.post(path, payload))
 
     def search(self, request: SearchRequest) -> dict:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from flask import Flask, current_app, jsonify, request
 
+from .args import refuse_odd_characters
 from .client import CLIENT_HEADER
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
@@ -77,4 +78,5 @@ def add_cors(response):
 
 def init_app(app: Flask) -> None:
     app.before_request(check_request)
+    app.before_request(refuse_odd_characters)
     app.after_request(add_cors)

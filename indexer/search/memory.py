@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import DocumentNotFound, InvalidQuery
+from ..limits import check_texts
 from ..ingest.extract.inline import wikilink_target
 from . import chunk_reads, note_reads
 from .grammar import parse_terms
@@ -52,6 +53,7 @@ def memory_search(index: ProjectIndex, mode: str, query) -> dict:
     name = MODES.get(str(mode or "").strip().lower())
     if name is None:
         raise InvalidQuery(f"Unknown memory search mode '{mode}'; use frontmatter (A), content (B) or xref (C).")
+    check_texts("The query", query)
     if name == "frontmatter":
         return _answer(index, name, query, _frontmatter_results(index, frontmatter_query(query)))
     if not isinstance(query, str):
