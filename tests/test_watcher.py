@@ -105,3 +105,33 @@ def test_new_chunks_get_embedded_in_the_background(service, vault):
     eventually(lambda: project.store.document_by_path("Birds.md"))
     chunk_ids = set(project.store.chunk_ids(project.store.document_by_path("Birds.md")["document_id"]))
     eventually(lambda: chunk_ids <= project.vectors.ids(), timeout=60)
+
+
+def test_a_churning_file_name_that_is_not_utf8_never_stops_the_other_projects_watch(tmp_path):
+    from indexer.ingest.watcher import Watcher
+
+    roots = {"sync": tmp_path / "sync", "notes": tmp_path / "notes"}
+    for root in roots.values():
+        root.mkdir()
+    (roots["sync"] / "old.md").write_text("deleted while the watch is down\n")
+    seen: list[tuple[str, set[str] | None]] = []
+    watcher = Watcher(roots, lambda name, rels: seen.append((name, rels)), lambda name, rel: False).start()
+    assert watcher.ready.wait(10)
+    stop = time.monotonic() + 6
+    churn = os.fsencode(roots["sync"]) + b"/temp-\xff.log"  # a sync tool's temp file, rewritten all the time
+
+    try:
+        while time.monotonic() < stop:
+            with open(churn, "ab") as f:
+                f.write(b"tick\n")
+            time.sleep(0.2)
+            if time.monotonic() > stop - 4 and not (roots["notes"] / "Otters.md").exists():
+                (roots["notes"] / "Otters.md").write_text("# Otters\n")
+                (roots["sync"] / "old.md").unlink()
+        eventually(lambda: ("notes", {"Otters.md"}) in seen, timeout=10)
+        # The failing project's own changes come back through a look at its whole folder after each restart.
+        eventually(lambda: ("sync", None) in seen, timeout=10)
+        assert watcher.failures["sync"] >= 1 and watcher.failures["notes"] == 0
+        assert watcher.state["running"]
+    finally:
+        watcher.stop()

@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Callable
 
@@ -17,7 +18,9 @@ logger = logging.getLogger(__name__)
 # long enough that an editor's temp-file-and-rename arrives as one batch.
 DEBOUNCE_MS = 300
 STEP_MS = 50
-RESTART_AFTER = (1.0, 30.0)  # seconds before watching again after a failure: first, and at most (doubling between)
+# Seconds before watching a project again after its watch failed: first, and at most (doubling between). Short,
+# because a sync tool's file with a name that is not UTF-8 can end the watch every time it is written.
+RESTART_AFTER = (0.2, 5.0)
 
 OnChanges = Callable[[str, set[str] | None], None]  # (project name, changed relative paths or None for "everything")
 
@@ -29,7 +32,12 @@ def _watch_filter(change: watchfiles.Change, path: str) -> bool:
 
 
 class Watcher:
-    """Watches project roots in a background thread until stopped, reporting changed paths per project."""
+    """Watches project roots until stopped, reporting changed paths per project.
+
+    Each project has its own watch (a thread): a file that ends one watch (watchfiles cannot report a name that is
+    not UTF-8, and its watch then fails on every call) stops only that project's, which starts again at once and
+    looks at its whole folder for what it missed; the other projects are watched throughout.
+    """
 
     def __init__(self, roots: dict[str, Path], on_changes: OnChanges, is_ignored: Callable[[str, str], bool]):
         self.roots = {name: root for name, root in roots.items() if root.is_dir()}
@@ -38,74 +46,83 @@ class Watcher:
         self.stop_event = threading.Event()
         self.ready = threading.Event()
         self.restarts = 0
+        self.failures: Counter[str] = Counter()  # per project: how often its watch had to start again
         self.last_error: str | None = None
-        self._rescan = False  # after a restart: look at every project again once watching has begun
-        self.thread = threading.Thread(target=self._run, name="skmemory-watcher", daemon=True)
+        self._started: set[str] = set()
+        self._lock = threading.Lock()
+        self.threads = [threading.Thread(target=self._run, args=(name,), name=f"skmemory-watcher-{name}", daemon=True)
+                        for name in self.roots]
 
     def start(self) -> "Watcher":
-        self.thread.start()
+        if not self.threads:
+            self.ready.set()
+        for thread in self.threads:
+            thread.start()
         return self
 
     def stop(self, timeout: float = 10) -> None:
         self.stop_event.set()
-        self.thread.join(timeout)
+        deadline = time.monotonic() + timeout
+        for thread in self.threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
-    def _run(self) -> None:
-        if not self.roots:
-            self.ready.set()
-            self.stop_event.wait()
-            return
-        delay = RESTART_AFTER[0]
+    def _run(self, name: str) -> None:
+        delay, rescan = RESTART_AFTER[0], False
         while not self.stop_event.is_set():
             started = time.monotonic()
             try:
-                self._watch()
+                self._watch(name, rescan)
             except Exception as exc:
-                # A file watchfiles cannot report (a name that is not UTF-8) ends its iterator: watch again,
-                # and look at every project again for the changes that were lost with it.
-                self.restarts += 1
-                self.last_error = f"{type(exc).__name__}: {exc}"
-                logger.error("The file watcher stopped (%s); watching again in %.0f s", self.last_error, delay)
+                with self._lock:
+                    self.restarts += 1
+                    self.failures[name] += 1
+                    self.last_error = f"{name}: {type(exc).__name__}: {exc}"
+                logger.warning("Watching %s stopped (%s); watching it again in %.1f s", name, exc, delay)
+                self._begun(name)  # a watch that failed at once must not hold up `ready` for the others
                 if self.stop_event.wait(delay):
                     break
                 delay = RESTART_AFTER[0] if time.monotonic() - started > 60 else min(delay * 2, RESTART_AFTER[1])
-                self._rescan = True
+                rescan = True  # the changes that ended the watch, and any made meanwhile, were lost with it
             else:
                 break
-        self.ready.set()
+        self._begun(name)
 
-    def _watch(self) -> None:
+    def _begun(self, name: str) -> None:
+        with self._lock:
+            self._started.add(name)
+            if len(self._started) == len(self.roots):
+                self.ready.set()
+
+    def _watch(self, name: str, rescan: bool) -> None:
         for changes in watchfiles.watch(
-            *self.roots.values(), watch_filter=_watch_filter, debounce=DEBOUNCE_MS, step=STEP_MS,
+            self.roots[name], watch_filter=_watch_filter, debounce=DEBOUNCE_MS, step=STEP_MS,
             stop_event=self.stop_event, rust_timeout=500, yield_on_timeout=True, raise_interrupt=False,
             ignore_permission_denied=True,
         ):
-            self.ready.set()
-            if self._rescan:
-                self._rescan = False
-                for name in self.roots:
-                    self.on_changes(name, None)
+            self._begun(name)
+            if rescan:
+                rescan = False
+                self.on_changes(name, None)
             if changes:
-                self._dispatch(changes)
+                self._dispatch(name, changes)
 
     @property
     def state(self) -> dict:
-        """Whether it watches, and how often it had to start again (with the last reason)."""
-        return {"running": self.thread.is_alive(), "restarts": self.restarts, "last_error": self.last_error}
+        """Whether it watches, and how often a project's watch had to start again (with the last reason)."""
+        return {"running": not self.stop_event.is_set() and all(t.is_alive() for t in self.threads), "restarts": self.restarts,
+                "last_error": self.last_error}
 
-    def _dispatch(self, changes: set[tuple[watchfiles.Change, str]]) -> None:
-        per_project: dict[str, set[str] | None] = {}
+    def _dispatch(self, name: str, changes: set[tuple[watchfiles.Change, str]]) -> None:
+        root, rels = self.roots[name], set()
         for _change, raw in changes:
-            path = Path(raw)
-            for name, root in self.roots.items():
-                rel = relative(root, path)
-                if rel is None or rel == ".":
-                    continue
-                if rel == IGNORE_FILE:
-                    per_project[name] = None  # the rules changed: look at everything again
-                elif per_project.get(name, set()) is not None and not self.is_ignored(name, rel):
-                    per_project.setdefault(name, set()).add(rel)
+            rel = relative(root, Path(raw))
+            if rel is None or rel == ".":
+                continue
+            if rel == IGNORE_FILE:
+                rels = None  # the rules changed: look at everything again
                 break
-        for name, rels in per_project.items():
+            if not self.is_ignored(name, rel):
+                rels.add(rel)
+        if rels is None or rels:
             logger.debug("Changes in %s: %s", name, "all" if rels is None else len(rels))
             self.on_changes(name, rels)
