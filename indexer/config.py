@@ -30,6 +30,7 @@ class Settings:
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     embed_batch_size: int = 32
     machine_embed_chunks: int = 300  # passages of one log, CSV, JSON or XML file given to the model
+    long_embed_chunks: int = 3000  # passages of any other one file given to the model (about 3 MB of prose)
     device: str | None = None  # None: CUDA when present, else CPU
     reranker_path: str | None = None  # a local sentence-transformers cross-encoder folder; None: no reranking
     model_cache: Path | None = None  # where models exported for fast queries live; None: HOME/models
@@ -52,6 +53,7 @@ class Settings:
             max_file_bytes=_int_env("SKMEMORY_MAX_FILE_BYTES", DEFAULT_MAX_FILE_BYTES),
             embed_batch_size=_int_env("SKMEMORY_EMBED_BATCH", 32),
             machine_embed_chunks=_int_env("SKMEMORY_MACHINE_EMBED_CHUNKS", 300),
+            long_embed_chunks=_int_env("SKMEMORY_LONG_EMBED_CHUNKS", 3000),
             device=env.get("SKMEMORY_DEVICE") or None,
             reranker_path=env.get("SKMEMORY_RERANKER") or None,
             model_cache=Path(env["SKMEMORY_MODEL_CACHE"]).expanduser() if env.get("SKMEMORY_MODEL_CACHE") else None,

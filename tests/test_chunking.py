@@ -457,3 +457,47 @@ def assert_nothing_left_out(chunks, text: str, where) -> None:
         covered[start : start + len(c.content)] = b"\x01" * len(c.content)
     missed = [i for i, ch in enumerate(text) if not covered[i] and not ch.isspace()]
     assert not missed, f"{where}: {text[missed[0]:missed[0] + 40]!r} is in no chunk"
+
+
+# --- one huge file: bounded work, bounded passages ------------------------------------------------------------
+
+
+def test_a_paragraph_many_segments_long_is_cut_as_one_pass_would_cut_it(counter):
+    from indexer.ingest import chunking
+
+    text = paragraph(random.Random(9), 30_000)  # about 200 KB in one paragraph: a dozen segments
+    assert len(text) > 10 * chunking.SEGMENT_CHARS
+    chunks = chunk_document(one_section_doc(text, "Essay", ["Body"]), counter)
+    assert_within_budget(chunks, counter)
+    _assert_pieces_cover(chunks, text, counter)
+    assert all(c.content.endswith(".") for c in chunks)  # sentences stay the cut, across segment ends too
+    # The windows are the ones a single pass over the whole paragraph finds (segments only bound the memory).
+    whole = chunking._split_segment(text, counter, MAX_TOKENS - 2 - 4, 32)
+    assert chunking._split_long(text, counter, MAX_TOKENS - 2 - 4, 32) == whole
+
+
+@pytest.mark.parametrize("text", [
+    "[" * 100_000 + "]" * 100_000,  # JSON too deep to parse, read as text: no word for the model
+    "alpha" + " " * 500_000 + "beta gamma",  # words far apart in one paragraph
+    "\n".join("-" * 70 for _ in range(3000)),  # a run of rules
+], ids=["brackets", "spaces", "rules"])
+def test_no_passage_stores_more_than_the_cap_whatever_the_text(counter, text):
+    from indexer.ingest.chunking import MAX_CONTENT_CHARS
+
+    chunks = chunk_document(one_section_doc(text), counter)
+    assert max(len(c.content) for c in chunks) <= MAX_CONTENT_CHARS + 2  # +2: the line breaks a join keeps
+    assert_within_budget(chunks, counter)
+    assert "".join(c.content for c in chunks).replace("\n", "").replace(" ", "") == \
+        text.replace("\n", "").replace(" ", "")  # every character stays in some passage, once
+
+
+def test_a_very_long_note_is_embedded_up_to_its_budget_and_keyword_searchable_to_the_end(counter):
+    from indexer.ingest.pipeline import EmbedBudget, apply_embed_budget, build_chunks
+
+    text = paragraph(random.Random(3), 20_000) + " The last word is zanzibar."
+    parsed = one_section_doc(text, "Pasted")
+    chunks = build_chunks("doc", parsed, counter, EmbedBudget(machine=5, long=40))
+    warning = apply_embed_budget(parsed, chunks, EmbedBudget(machine=5, long=40))
+    assert sum(not c.keyword_only for c in chunks) == 40 and len(chunks) > 100
+    assert "Only the first 40 of its" in warning[0] and "SKMEMORY_LONG_EMBED_CHUNKS" in warning[0]
+    assert "zanzibar" in chunks[-1].content and chunks[-1].keyword_only

@@ -73,6 +73,14 @@ _HEADING_LINE = re.compile(r"[ \t]*(?:[-*+][ \t]+)?#{1,6}(?:[ \t]|$)")
 
 
 COUNT_BATCH = 1024  # texts per tokenizer call when counting
+# A text longer than this is over any window whatever it holds (a token covers at most ~100 characters of a word,
+# and this is far past 256 of them once whitespace is set aside for all but pathological text): it is not counted
+# exactly, only split, and it is tokenised in segments of about this size, so a 20 MB paragraph costs what its
+# windows cost, not a tokenisation of 20 MB held in memory at once.
+SEGMENT_CHARS = 16_384
+# The most characters a chunk stores. Text the model reads is cut by tokens long before this; text with no words
+# for it (a run of brackets, a table rule, base64) is cut here, so no result carries a whole file as one passage.
+MAX_CONTENT_CHARS = 6_000
 
 
 class TokenCounter:
@@ -122,6 +130,20 @@ class TokenCounter:
         counts: list[int] = []
         for start in range(0, len(texts), COUNT_BATCH):  # a whole log at once would hold every encoding in memory
             counts += [len(e) for e in self._tokenizer.encode_batch(texts[start:start + COUNT_BATCH])]
+        return counts
+
+    def fits_many(self, texts: list[str]) -> list[int]:
+        """Count tokens as count_many, except that a text past SEGMENT_CHARS, over any window whatever it holds,
+        gets a rough count (still over the window) instead of a tokenisation of the whole of it."""
+        long = [i for i, t in enumerate(texts) if len(t) > SEGMENT_CHARS]
+        if not long:
+            return self.count_many(texts)
+        short = [i for i, t in enumerate(texts) if len(t) <= SEGMENT_CHARS]
+        counts = [0] * len(texts)
+        for i, count in zip(short, self.count_many([texts[i] for i in short])):
+            counts[i] = count
+        for i in long:
+            counts[i] = len(texts[i]) // 3 + _SPECIAL_TOKENS
         return counts
 
     def pieces(self, text: str) -> list[Piece]:
@@ -229,7 +251,37 @@ def _is_sentence_start(text: str, pieces: list[Piece], i: int) -> bool:
 
 
 def _split_long(text: str, counter: TokenCounter, budget: int, overlap: int) -> list[tuple[int, int]]:
-    """Split text that exceeds budget tokens into overlapping spans of at most budget tokens each."""
+    """Split text that exceeds budget tokens into overlapping spans of at most budget tokens each.
+
+    Long text is read in segments of about SEGMENT_CHARS: each segment's spans but the last are kept, and the next
+    segment starts where that last span started, so memory stays a small multiple of a segment.
+    """
+    if len(text) <= 2 * SEGMENT_CHARS:
+        return _split_segment(text, counter, budget, overlap)
+    spans: list[tuple[int, int]] = []
+    base = 0
+    while base < len(text):
+        end = len(text) if len(text) - base <= 2 * SEGMENT_CHARS else _segment_end(text, base)
+        part = _split_segment(text[base:end], counter, budget, overlap)
+        if end == len(text) or len(part) < 2:
+            spans += [(base + a, base + b) for a, b in part]
+            if end == len(text):
+                break
+            base = end
+            continue
+        spans += [(base + a, base + b) for a, b in part[:-1]]
+        base += part[-1][0]
+    return spans
+
+
+def _segment_end(text: str, base: int) -> int:
+    """Where a segment from base ends: at the last whitespace of its second half, else at SEGMENT_CHARS."""
+    end = base + SEGMENT_CHARS
+    space = max(text.rfind(" ", base + SEGMENT_CHARS // 2, end), text.rfind("\n", base + SEGMENT_CHARS // 2, end))
+    return space + 1 if space > 0 else end
+
+
+def _split_segment(text: str, counter: TokenCounter, budget: int, overlap: int) -> list[tuple[int, int]]:
     pieces = counter.pieces(text)
     n = len(pieces)
     overlap = max(0, min(overlap, budget // 2))
@@ -271,7 +323,7 @@ def _refit_forced(text: str, spans, forced, counter: TokenCounter, budget: int) 
             fitted.append((a, b))
             continue
         smaller = max(1, budget - (too_big[i] - budget))
-        fitted.extend((a + x, a + y) for x, y in _split_long(text[a:b], counter, smaller, 0))
+        fitted.extend((a + x, a + y) for x, y in _split_segment(text[a:b], counter, smaller, 0))
     return fitted
 
 
@@ -306,6 +358,12 @@ class _Unit:
     tokens: int = 0
 
 
+def _reader(text: str) -> str:
+    """What the model reads of a block or line; past SEGMENT_CHARS, the text as it is: it is over any window, so it
+    is split and each window read on its own (the markdown patterns cost more than linear time on hostile lines)."""
+    return reader_text(text) if len(text) <= SEGMENT_CHARS else text
+
+
 def _heading_strength(section: Section) -> int:
     """A section's start: an H1 is the strongest boundary, an H6 or an untitled section the weakest."""
     depth = len(section.heading_path)
@@ -322,7 +380,7 @@ def _units_of(index: int, section: Section) -> list[_Unit]:
     titled = _opens_with_heading(section)
     for n, block in enumerate(_split_blocks(section.text)):
         text = section.text[block.start:block.end]
-        embed = reader_text(text)
+        embed = _reader(text)
         # The opening block of a markdown section starts with its heading line; alone, that line is not a body.
         heading_only = n == 0 and titled and "\n" not in text
         units.append(_Unit(index, block.start, block.end, embed if has_words(embed) else "",
@@ -337,12 +395,12 @@ def _split_unit(unit: _Unit, text: str, counter: TokenCounter, budget: int, over
     pos = unit.start
     for n, line in enumerate(text[unit.start:unit.end].split("\n")):
         if line.strip():
-            embed = "" if _FENCE_LINE.fullmatch(line) else reader_text(line)
+            embed = "" if _FENCE_LINE.fullmatch(line) else _reader(line)
             lines.append(_Unit(unit.section, pos, pos + len(line), embed if has_words(embed) else "",
                                unit.strength if n == 0 else _LINE, has_words(embed)))
         pos += len(line) + 1
     if len(lines) > 1 or (lines and (lines[0].start, lines[0].end) != (unit.start, unit.end)):
-        counts = counter.count_many([u.embed for u in lines])
+        counts = counter.fits_many([u.embed for u in lines])
         out: list[_Unit] = []
         for line, count in zip(lines, counts):
             line.tokens = count - _SPECIAL_TOKENS if line.embed else 0
@@ -357,6 +415,29 @@ def _split_unit(unit: _Unit, text: str, counter: TokenCounter, budget: int, over
     for window, count in zip(windows, counts):
         window.tokens = min(budget, count - _SPECIAL_TOKENS) if window.embed else 0
     return windows
+
+
+def _capped(unit: _Unit, text: str, counter: TokenCounter) -> list[_Unit]:
+    """A unit cut into pieces of at most MAX_CONTENT_CHARS stored characters (at a line or a space when the second
+    half of a piece has one, else hard): for text the token windows do not bound, with no words or with long runs
+    of space between them."""
+    if unit.end - unit.start <= MAX_CONTENT_CHARS:
+        return [unit]
+    pieces: list[_Unit] = []
+    start = unit.start
+    while start < unit.end:
+        end = min(unit.end, start + MAX_CONTENT_CHARS)
+        if end < unit.end:
+            half = start + MAX_CONTENT_CHARS // 2
+            soft = max(text.rfind("\n", half, end), text.rfind(" ", half, end))
+            end = soft + 1 if soft > 0 else end
+        embed = reader_text(text[start:end])
+        pieces.append(_Unit(unit.section, start, end, embed if has_words(embed) else "",
+                            unit.strength if not pieces else _WINDOW, has_words(embed)))
+        start = end
+    for piece, count in zip(pieces, counter.count_many([p.embed for p in pieces])):
+        piece.tokens = count - _SPECIAL_TOKENS if piece.embed else 0
+    return pieces
 
 
 class _Prefixes:
@@ -419,13 +500,16 @@ def chunk_document(
                                   budget, overlap_tokens)
         else:
             fitted.append(unit)
+    fitted = [piece for unit in fitted for piece in _capped(unit, sections[unit.section].text, counter)]
     drafts: list[ChunkDraft] = []
     line_indexes: dict[int, _LineIndex] = {}  # one per section, walked forward as chunks go: no rescans
     for first, last in _cuts(fitted, sections, prefixes, max_tokens):
         drafts.append(_draft(len(drafts), fitted[first:last], sections, prefixes, line_indexes))
     if not drafts:
-        # No body: one chunk of whatever text there is, for keyword search on it, the title and the path.
-        only = _draft(0, fitted, sections, prefixes, line_indexes) if fitted else ChunkDraft(0, [], "", "", 1, 1)
+        # No body: a chunk of whatever text there is, for keyword search on it, the title and the path (more than one,
+        # keyword-only, when that text is past MAX_CONTENT_CHARS).
+        groups = _by_chars(fitted)
+        only = _draft(0, groups[0], sections, prefixes, line_indexes) if fitted else ChunkDraft(0, [], "", "", 1, 1)
         title, _ = prefixes.get([])
         if lead:  # what a reader sees of such a page is its description: that is the chunk, for both searches
             lead = _truncate(lead, counter.pieces(lead), LEAD_MAX_TOKENS)
@@ -435,8 +519,28 @@ def chunk_document(
             identity = "\n".join(p for p in (reader_text(title), _properties_text(doc)) if has_words(p))
             identity = _truncate(identity, counter.pieces(identity), max_tokens - _SPECIAL_TOKENS)
             only.embed_text, only.keyword_only = (identity, False) if has_words(identity) else ("", True)
+            drafts.append(only)
+            for group in groups[1:]:
+                more = _draft(len(drafts), group, sections, prefixes, line_indexes)
+                more.embed_text, more.keyword_only = "", True
+                drafts.append(more)
+            return drafts
         drafts.append(only)
     return drafts
+
+
+def _by_chars(units: list[_Unit]) -> list[list[_Unit]]:
+    """Consecutive units grouped so that each group stores at most MAX_CONTENT_CHARS (a unit never exceeds it)."""
+    groups: list[list[_Unit]] = [[]]
+    chars = 0
+    for n, unit in enumerate(units):
+        size = _stored(units, n)
+        if groups[-1] and chars + size > MAX_CONTENT_CHARS:
+            groups.append([])
+            chars = 0
+        groups[-1].append(unit)
+        chars += size
+    return groups
 
 
 # Properties that say where a note's file or picture lives, or when it was touched: not what the note is about.
@@ -496,8 +600,12 @@ def _cuts(units: list[_Unit], sections: list[Section], prefixes: _Prefixes, max_
         ref = sections[units[i].section].ref
         reach, used, has_body = i, 0, False
         fills: list[tuple[int, int, bool]] = []  # (cut before unit c, tokens before it, a body before it)
+        chars = 0
         while reach < n and used + units[reach].tokens <= budget:
             if reach > i and _hard_boundary(units[reach - 1], units[reach], sections, ref):
+                break
+            chars += _stored(units, reach)
+            if reach > i and chars > MAX_CONTENT_CHARS:  # words the model does not read still fill a passage
                 break
             used += units[reach].tokens
             has_body = has_body or units[reach].body
@@ -513,6 +621,15 @@ def _cuts(units: list[_Unit], sections: list[Section], prefixes: _Prefixes, max_
         if any(u.body for u in units[i:cut]):
             yield i, cut
         i = cut
+
+
+def _stored(units: list[_Unit], n: int) -> int:
+    """The characters unit n adds to a chunk that holds the unit before it: the gap between them too."""
+    unit = units[n]
+    before = units[n - 1] if n else None
+    if before is not None and before.section == unit.section and before.end <= unit.start:
+        return unit.end - before.end
+    return unit.end - unit.start
 
 
 def _hard_boundary(before: _Unit, after: _Unit, sections: list[Section], ref) -> bool:
@@ -539,7 +656,7 @@ def _count_tokens(units: list[_Unit], counter: TokenCounter, rough: TokenCounter
     position, total = 0, 0
     while position < len(units) and (exact_tokens is None or total < exact_tokens):
         batch = units[position:position + COUNT_BATCH]
-        for unit, count in zip(batch, counter.count_many([u.embed for u in batch])):
+        for unit, count in zip(batch, counter.fits_many([u.embed for u in batch])):
             unit.tokens = count - _SPECIAL_TOKENS if unit.embed else 0
             total += unit.tokens
         position += len(batch)

@@ -93,13 +93,14 @@ def read_file(root: Path, rel_path: str, max_bytes: int) -> FileRead:
 
 
 def build_chunks(document_id: str, parsed: ParsedDocument, counter: TokenCounter,
-                 embed_budget: int | None = None) -> list[ChunkRow]:
+                 embed_budget: EmbedBudget | None = None) -> list[ChunkRow]:
     """Cut a parsed document into chunks whose ids depend only on the document and the embedded text."""
     seen: Counter[str] = Counter()
     rows = []
     exact = None
-    if embed_budget is not None and parsed.file_type in MACHINE_FILE_TYPES:
-        exact = 2 * embed_budget * MAX_TOKENS  # twice the tokens the budget's chunks can hold: enough to cut them
+    if embed_budget is not None:
+        # Twice the tokens the budget's chunks can hold: enough to cut them; the keyword-only rest is cut roughly.
+        exact = 2 * embed_budget.of(parsed.file_type) * MAX_TOKENS
     for draft in chunk_document(parsed, counter, exact_tokens=exact):
         content_hash = hashlib.sha1(draft.embed_text.encode("utf-8")).hexdigest()
         occurrence = seen[content_hash]
@@ -121,28 +122,42 @@ def created_date(parsed: ParsedDocument, read: FileRead) -> str:
 
 # Files machines write (logs, tables, data dumps) can hold tens of thousands of passages that say the same thing:
 # all of them are keyword-searchable, but only the first few hundred are embedded, so one log cannot hold up
-# every note's embeddings for an hour.
+# every note's embeddings for an hour. Any other file is capped too, far higher: a 20 MB paragraph pasted into a
+# note is 20,000 passages.
 MACHINE_FILE_TYPES = frozenset({"log", "csv", "json", "xml"})
 
 
-def apply_embed_budget(parsed: ParsedDocument, chunks: list[ChunkRow], budget: int) -> list[str]:
-    """Keep only the first `budget` passages of a machine-written file for the model; return the warning, if any."""
-    if parsed.file_type not in MACHINE_FILE_TYPES:
-        return []
+@dataclass(frozen=True)
+class EmbedBudget:
+    """How many passages of one file the model reads: of a machine-written file, and of any other."""
+
+    machine: int
+    long: int
+
+    def of(self, file_type: str) -> int:
+        return self.machine if file_type in MACHINE_FILE_TYPES else self.long
+
+
+def apply_embed_budget(parsed: ParsedDocument, chunks: list[ChunkRow], budget: EmbedBudget) -> list[str]:
+    """Keep only the first passages of a file within its budget for the model; return the warning, if any."""
+    allowed = budget.of(parsed.file_type)
     embeddable = [c for c in chunks if not c.keyword_only]
-    if len(embeddable) <= budget:
+    if len(embeddable) <= allowed:
         return []
-    for chunk in embeddable[budget:]:
+    for chunk in embeddable[allowed:]:
         chunk.keyword_only = True
         chunk.embed_text = ""  # never read by the model (its id, made from this text, is already set)
-    return [f"Only the first {budget:,} of its {len(embeddable):,} passages are searchable by meaning (a "
-            f"{parsed.file_type} file; SKMEMORY_MACHINE_EMBED_CHUNKS sets how many); every passage is searchable by "
-            "keyword."]
+    if parsed.file_type in MACHINE_FILE_TYPES:
+        kind, setting = f"a {parsed.file_type} file", "SKMEMORY_MACHINE_EMBED_CHUNKS"
+    else:
+        kind, setting = "a very long file", "SKMEMORY_LONG_EMBED_CHUNKS"
+    return [f"Only the first {allowed:,} of its {len(embeddable):,} passages are searchable by meaning ({kind}; "
+            f"{setting} sets how many); every passage is searchable by keyword."]
 
 
 def index_file(store, root: Path, rel_path: str, counter: TokenCounter, max_bytes: int,
                read: FileRead | None = None, document_id: str | None = None, force: bool = False,
-               embed_budget: int | None = None) -> tuple[str, list[str], int]:
+               embed_budget: EmbedBudget | None = None) -> tuple[str, list[str], int]:
     """Bring one file's document up to date; return (outcome, removed chunk ids, chunks added).
 
     outcome is 'added', 'updated', 'unchanged', 'failed' or 'deleted'. `store` is the project's SQLite store

@@ -25,10 +25,12 @@ _CLOSER = {"%%": "%%", "<!--": "-->"}
 
 _EMBED = re.compile(r"!\[\[[^\[\]\n]*\]\]")
 _WIKILINK = re.compile(r"\[\[([^\[\]\n|]+?)(?:\|([^\[\]\n]*))?\]\]")
-_IMAGE = re.compile(r"!\[([^\]\n]*)\]\(([^)\n]*)\)")
+_IMAGE = re.compile(r"!\[([^\[\]\n]*)\]\(([^)\n]*)\)")
 _BADGE = re.compile(r"shields\.io|badgen\.net|badge\.fury\.io|/badges?[/.]|badge\.svg", re.IGNORECASE)
 _FILE_NAME = re.compile(r"\.(?:png|jpe?g|gif|svg|webp|bmp|tiff?|heic|pdf|mp[34]|mov|webm|wav|m4a)\s*$", re.IGNORECASE)
-_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*(?:<[^>\n]*>|[^\s)]+)[^)\n]*\)")
+# (a label cannot hold brackets, and the target is one run to the ")": patterns that can split a run two ways take
+# cubic time on a line of "[a](" repeated, and a note of such lines would stall the indexer)
+_LINK = re.compile(r"\[([^\[\]\n]*)\]\(\s*(?:<[^>\n]*>|[^\s)])[^)\n]*+\)")
 _REFERENCE_DEF = re.compile(r"(?m)^ {0,3}\[[^\]\n]+\]:\s*\S+.*$")
 _AUTOLINK = re.compile(r"<[a-zA-Z][a-zA-Z0-9+.\-]*:[^>\s]*>")
 _BARE_URL = re.compile(r"\b(?:[a-zA-Z][a-zA-Z0-9+.\-]*://|www\.)[^\s<>()\[\]{}]+")  # not a macro's closing braces

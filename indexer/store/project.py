@@ -16,7 +16,7 @@ from ..ingest.embeddings import Embedder
 from ..errors import EmbeddingsUnavailable, SKMemoryError
 from ..ingest.extract import EXTRACTORS
 from .lock import WriterLock
-from ..ingest.pipeline import FileRead, Gone, SyncReport, index_file, path_exists, read_file
+from ..ingest.pipeline import EmbedBudget, FileRead, Gone, SyncReport, index_file, path_exists, read_file
 from ..registry import ProjectInfo
 from .database import Store
 from .vectors import VectorStore
@@ -229,7 +229,7 @@ class Project:
                 report.moved += 1
         outcome, removed, added = index_file(
             self.store, self.root, rel, self.counter, self.settings.max_file_bytes,
-            embed_budget=self.settings.machine_embed_chunks,
+            embed_budget=EmbedBudget(self.settings.machine_embed_chunks, self.settings.long_embed_chunks),
             read=read, document_id=doc_id, force=force or doc_id is not None,
         )
         report.removed_chunk_ids += removed
