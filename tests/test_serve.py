@@ -170,3 +170,51 @@ def test_cli_search_without_a_server_opens_the_index(vault, data_home):
     assert json.loads(out.stdout)["results"][0]["relative_path"] == "Projects/Sourdough.md"
     bad = run("search", "x", "--project", "ghost", env=env)
     assert bad.returncode == 2 and "No project named 'ghost'" in bad.stderr
+
+
+def _words_vault(root: Path, notes: int) -> Path:
+    """Notes with enough text that embedding them takes a while on a CPU."""
+    import random
+
+    rng = random.Random(5)
+    words = ("heron otter reed delta tide ledger ferry salt harbour lantern meadow orchard kiln loom anvil barley "
+             "mill quarry thatch weir").split()
+    root.mkdir()
+    for n in range(notes):
+        body = "\n\n".join(" ".join(rng.choice(words) for _ in range(180)) + "." for _ in range(4))
+        (root / f"Note {n}.md").write_text(f"# Note {n}\n\n{body}\n")
+    return root
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_embedding_stops_saying_what_was_saved_and_the_next_run_goes_on(tmp_path, data_home):
+    vault = _words_vault(tmp_path / "words", 150)
+    env = {**os.environ, "SKMEMORY_HOME": str(data_home), "SKMEMORY_PORT": str(free_port())}
+    assert run("add", str(vault), "--name", "words", env=env).returncode == 0
+    proc = subprocess.Popen(SKMEMORY + ["index", "words"], env=env, stderr=subprocess.PIPE, text=True)
+    seen = ""
+    while "chunks embedded" not in seen:  # the progress bar's label: embedding has begun
+        line = proc.stderr.readline()
+        assert line, f"index ended before embedding:\n{seen}"
+        seen += line
+    time.sleep(1)
+    proc.send_signal(signal.SIGINT)
+    rest = proc.communicate(timeout=60)[1]
+    assert proc.returncode == 130
+    assert "Stopped. words: 150 files parsed and" in rest and "`skmemory index words` goes on from there" in rest
+    status = json.loads(run("status", "words", "--json", env=env).stdout)
+    assert status["documents"] == 150 and status["pending"] > 0  # parsed and kept; the rest waits
+    again = run("index", "words", env=env)
+    assert again.returncode == 0, again.stderr
+    assert "0 added, 0 updated" in again.stderr  # nothing parsed twice
+    assert json.loads(run("status", "words", "--json", env=env).stdout)["pending"] == 0
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_server_saying_so(tmp_path, vault, data_home):
+    with running_server(tmp_path, vault, home=data_home, timeout=180) as server:
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(30) == 0
+        log = server.log.read_text()
+        assert "Stopping SK Memory" in log and "Stopped. Everything indexed so far is saved" in log
+        assert not (data_home / "server.json").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import sys
 import threading
 from typing import TYPE_CHECKING
@@ -16,6 +17,15 @@ from indexer.errors import ProjectNotFound, SKMemoryError
 if TYPE_CHECKING:
     from indexer.home import Home
     from webapp.client import ServerClient
+
+
+def exit_now(code: int) -> None:
+    """Exit once every project is closed, without the interpreter's teardown: unloading torch, ONNX Runtime and
+    Chroma takes over a second after a stop has already saved everything."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 class ErrorsAsSentences(click.Group):
@@ -211,6 +221,7 @@ def watch(ctx: click.Context, name: str | None) -> None:
     Example: skmemory watch notes
     """
     from indexer import BackgroundIndexer
+    from webapp.indexing import interrupt
 
     server = _server(ctx)
     if server is not None:
@@ -223,6 +234,7 @@ def watch(ctx: click.Context, name: str | None) -> None:
         background.stop()
         raise SKMemoryError(next(iter(background.open_errors.values())))
     click.echo(f"Watching {', '.join(background.projects)}. Press Ctrl+C to stop.", err=True)
+    signal.signal(signal.SIGTERM, interrupt)
     stop = threading.Event()
     try:
         while not stop.wait(5):
@@ -233,9 +245,12 @@ def watch(ctx: click.Context, name: str | None) -> None:
                                f"{project['documents_with_text']}",
                                err=True)
     except KeyboardInterrupt:
-        pass
+        click.echo("\nStopping: finishing the current batch...", err=True)
     finally:
         background.stop()
+    click.echo("Stopped. Everything indexed so far is saved; `skmemory watch` or `skmemory index` goes on from "
+               "there.", err=True)
+    exit_now(0)
 
 
 @cli.command()
@@ -319,6 +334,7 @@ def serve(ctx: click.Context, port: int, demo: bool) -> None:
                    f"{', '.join(background.projects) or 'none'}.", err=True)
 
     run_server(home, port, on_ready=ready)
+    exit_now(0)
 
 
 @cli.command()

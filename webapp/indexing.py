@@ -1,6 +1,7 @@
 """`skmemory index`: done here with progress bars, or handed to the running server and followed to the end."""
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from typing import TYPE_CHECKING
@@ -30,31 +31,51 @@ def meaning_line(name: str, done: int, seconds: float, counts: dict) -> str:
             f"{counts.get('documents_with_text', 0)}.")
 
 
+def interrupt(*_) -> None:
+    """A signal handler that stops the command as Ctrl+C does."""
+    raise KeyboardInterrupt
+
+
 # --- no server: this process owns the index for the duration ---------------------------------------------------
 
 def index_here(home: "Home", names: list[str], no_embed: bool) -> None:
-    """Sync each project from its folder and embed what is pending, with progress bars on stderr."""
+    """Sync each project from its folder and embed what is pending, with progress bars on stderr; Ctrl+C stops
+    with a line that says what was saved (every file parsed and every batch embedded is)."""
+    signal.signal(signal.SIGTERM, interrupt)  # SIGTERM stops as Ctrl+C does: saying so
+    done = {"files": 0, "chunks": 0}
     for project_name in names:
-        with home.open_project(project_name, role="skmemory index") as project:
-            if project.rechunk_needed:
-                click.echo(f"{project_name}: this version of SK Memory cuts notes into chunks differently; re-chunking "
-                           "every note (passages whose text is unchanged keep their embeddings).", err=True)
-            with click.progressbar(length=1, label=f"{project_name}: files parsed", file=sys.stderr) as bar:
-                def on_file(done: int, total: int) -> None:
-                    bar.length = max(total, 1)
-                    bar.update(done - bar.pos)
-                report = project.sync(progress=on_file)
-            click.echo(report_line(project_name, report.to_dict()), err=True)
-            if no_embed:
-                continue
-            if not home.embedder.available:
-                click.echo(f"Warning: embeddings are unavailable ({home.embedder.error}); keyword search still works.",
-                           err=True)
-                continue
-            _embed_with_progress(project)
+        done.update(files=0, chunks=0)
+        try:
+            _index_one(home, project_name, no_embed, done)
+        except KeyboardInterrupt:
+            click.echo(f"\nStopped. {project_name}: {done['files']:,} files parsed and {done['chunks']:,} passages "
+                       f"embedded in this run are saved; `skmemory index {project_name}` goes on from there.", err=True)
+            raise SystemExit(130) from None
 
 
-def _embed_with_progress(project: "Project") -> None:
+def _index_one(home: "Home", project_name: str, no_embed: bool, done: dict) -> None:
+    """Sync one project and embed what is pending; `done` follows how far it got."""
+    with home.open_project(project_name, role="skmemory index") as project:
+        if project.rechunk_needed:
+            click.echo(f"{project_name}: this version of SK Memory cuts notes into chunks differently; re-chunking "
+                       "every note (passages whose text is unchanged keep their embeddings).", err=True)
+        with click.progressbar(length=1, label=f"{project_name}: files parsed", file=sys.stderr) as bar:
+            def on_file(files: int, total: int) -> None:
+                done["files"] = files
+                bar.length = max(total, 1)
+                bar.update(files - bar.pos)
+            report = project.sync(progress=on_file)
+        click.echo(report_line(project_name, report.to_dict()), err=True)
+        if no_embed:
+            return
+        if not home.embedder.available:
+            click.echo(f"Warning: embeddings are unavailable ({home.embedder.error}); keyword search still works.",
+                       err=True)
+            return
+        _embed_with_progress(project, done)
+
+
+def _embed_with_progress(project: "Project", counts: dict) -> None:
     pending = project.store.counts()["pending"]
     if not pending:
         return
@@ -68,7 +89,7 @@ def _embed_with_progress(project: "Project") -> None:
     with click.progressbar(length=pending, label=f"{project.name}: chunks embedded", file=sys.stderr,
                            show_eta=True, item_show_func=rate) as bar:
         def on_batch(done: int, total: int) -> None:
-            state["done"] = done
+            state["done"] = counts["chunks"] = done
             bar.length = max(total, 1)
             bar.update(done - bar.pos, current_item=done)
         done = project.embed_pending(progress=on_batch)

@@ -7,6 +7,7 @@ import signal
 import socket
 import threading
 
+import click
 from werkzeug.serving import WSGIRequestHandler, make_server
 
 from indexer import BackgroundIndexer, Engine, Home, ensure_user_docs
@@ -64,10 +65,18 @@ def serve(home: Home, port: int, on_ready=None) -> None:
     app.config["ENGINE"] = engine
     threading.Thread(target=engine.warm, name="skmemory-warm", daemon=True).start()
 
+    stopping = threading.Event()
+
     def stop(*_):
+        if stopping.is_set():  # a second Ctrl+C: now (the index survives any stop; the next start repairs it)
+            click.echo("Stopping at once.", err=True)
+            raise KeyboardInterrupt
+        stopping.set()
+        click.echo("Stopping SK Memory: finishing the current batch (Ctrl+C again stops at once)...", err=True)
         threading.Thread(target=server.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     write_record(home.settings.home, port)  # how the CLI and MCP find this server without SKMEMORY_PORT
     if on_ready:
         on_ready(f"http://{HOST}:{port}/", background)
@@ -79,4 +88,7 @@ def serve(home: Home, port: int, on_ready=None) -> None:
         clear_record(home.settings.home)
         server.server_close()
         engine.close()
+        pending = sum(p.get("pending", 0) for p in background.status()["projects"])
         background.stop()
+        click.echo("Stopped. Everything indexed so far is saved" + (
+            f"; {pending:,} passages still to embed resume at the next start." if pending else "."), err=True)

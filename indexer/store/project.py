@@ -284,14 +284,14 @@ class Project:
             rows = self.store.pending_chunks(self.embed_group_size)
             if not rows:
                 break
-            done += self._embed_batch(rows)
+            done += self._embed_batch(rows, stop)
             batches += 1
             if progress:
                 total = max(total, done + self.store.counts()["pending"])
                 progress(done, total)
         return done
 
-    def _embed_batch(self, rows) -> int:
+    def _embed_batch(self, rows, stop: threading.Event | None = None) -> int:
         # A chunk whose text was embedded before carries that vector already: no model needed.
         reused = [r for r in rows if r["vector"] is not None]
         fresh = [r for r in rows if r["vector"] is None]
@@ -300,22 +300,34 @@ class Project:
             done += self._store_vectors(reused, np.stack([np.frombuffer(r["vector"], dtype=np.float32)
                                                           for r in reused]))
         if fresh:
-            done += self._embed_fresh(fresh)
+            done += self._embed_fresh(fresh, stop)
         return done
 
-    def _embed_fresh(self, rows) -> int:
-        ids = [r["chunk_id"] for r in rows]
-        try:
-            vectors = self.embedder.embed([r["embed_text"] for r in rows], batch_size=self.settings.embed_batch_size)
-        except EmbeddingsUnavailable:
-            raise
-        except Exception as exc:
-            if len(rows) == 1:
-                logger.warning("Embedding chunk %s failed: %s", ids[0], exc)
-                self.store.set_embed_state(ids, "failed", f"{type(exc).__name__}: {exc}")
-                return 0
-            return sum(self._embed_fresh([r]) for r in rows)  # find the one that fails
-        return self._store_vectors(rows, vectors)
+    def _embed_fresh(self, rows, stop: threading.Event | None = None) -> int:
+        """Embed rows one model batch at a time, shortest first (batches of like length pad least, as
+        sentence-transformers sorts them too), and stop between batches when asked: a stop waits for one batch,
+        not for the whole group. What was embedded is stored; the rest stays pending."""
+        size = self.settings.embed_batch_size
+        rows = sorted(rows, key=lambda r: len(r["embed_text"]))
+        embedded, parts, done = [], [], 0
+        for start in range(0, len(rows), size):
+            if stop is not None and stop.is_set():
+                break
+            batch = rows[start:start + size]
+            try:
+                parts.append(self.embedder.embed([r["embed_text"] for r in batch], batch_size=size))
+                embedded += batch
+            except EmbeddingsUnavailable:
+                raise
+            except Exception as exc:
+                if len(rows) == 1:
+                    logger.warning("Embedding chunk %s failed: %s", batch[0]["chunk_id"], exc)
+                    self.store.set_embed_state([batch[0]["chunk_id"]], "failed", f"{type(exc).__name__}: {exc}")
+                    continue
+                done += sum(self._embed_fresh([r]) for r in batch)  # find the one that fails
+        if embedded:
+            done += self._store_vectors(embedded, np.concatenate(parts))
+        return done
 
     def _store_vectors(self, rows, vectors: np.ndarray) -> int:
         ids = [r["chunk_id"] for r in rows]
