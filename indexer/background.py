@@ -10,7 +10,7 @@ import threading
 import time
 from collections import deque
 
-from .errors import EmbeddingsUnavailable, SKMemoryError
+from .errors import EmbeddingsUnavailable, ProjectLocked, SKMemoryError
 from .home import ENGINE_STATE, Home
 from .ingest.watcher import Watcher
 from .search.calibration import calibrate, calibration_due
@@ -21,6 +21,7 @@ logger = logging.getLogger(__name__)
 
 
 BACKGROUND_NICENESS = 10
+RETRY_LOCKED_SECONDS = 2.0  # how often a project another process holds is tried again
 TUNE_RETRY_SECONDS = 600  # after a failed HNSW measurement (SKMEMORY_VECTOR_SEARCH=hnsw), wait this long
 
 
@@ -68,6 +69,7 @@ class BackgroundIndexer:
         self.role = role
         self.projects: dict[str, Project] = {}
         self.open_errors: dict[str, str] = {}
+        self._locked: set[str] = set()  # projects another process holds: tried again every RETRY_LOCKED_SECONDS
         self.rate = EmbedRate()
         self._work: queue.Queue = queue.Queue()
         self._stop = threading.Event()
@@ -123,9 +125,35 @@ class BackgroundIndexer:
         try:
             self.projects[name] = self.home.open_project(name, role=self.role)
             self.open_errors.pop(name, None)
+            self._locked.discard(name)
+        except ProjectLocked as exc:
+            # Another process (`skmemory index`) has it: tried again every few seconds until it lets go.
+            message = f"{exc} SK Memory opens it as soon as that process ends."
+            if self.open_errors.get(name) != message:
+                logger.warning("Cannot open project %s yet: %s", name, exc)
+            self.open_errors[name] = message
+            self._locked.add(name)
         except SKMemoryError as exc:
             logger.error("Cannot open project %s: %s", name, exc)
             self.open_errors[name] = str(exc)
+            self._locked.discard(name)
+
+    def _retry_locked(self) -> None:
+        """Open the projects another process held, where it has let go; index and watch them from then on."""
+        opened = []
+        with self._projects_lock:
+            registered = {info.name for info in self.home.projects()}
+            self._locked &= registered  # removed meanwhile: nothing to wait for
+            for name in sorted(self._locked):
+                if name not in self.projects and not self._stop.is_set():
+                    self._open(name)
+                    if name in self.projects:
+                        logger.info("Project %s is free again: indexing and watching it", name)
+                        opened.append(name)
+            if opened:
+                self._restart_watcher()
+        for name in opened:
+            self.request_sync(name, None)
 
     def add_project(self, name: str) -> int:
         """Start indexing and watching a project registered after start; return its sync request number."""
@@ -216,7 +244,11 @@ class BackgroundIndexer:
 
     def _index_loop(self) -> None:
         while not self._stop.is_set():
-            item = self._work.get()
+            try:
+                item = self._work.get(timeout=RETRY_LOCKED_SECONDS if self._locked else None)
+            except queue.Empty:
+                self._retry_locked()
+                continue
             try:
                 if item is None:
                     continue

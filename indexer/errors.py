@@ -33,6 +33,10 @@ class ProjectLocked(SKMemoryError):
         self.holder = holder or {}
 
 
+class HomeInUse(ProjectLocked):
+    """Another server has the data home."""
+
+
 class ExtractionError(SKMemoryError):
     """A file could not be read or parsed at all; recorded on that file, indexing goes on."""
 

@@ -8,12 +8,13 @@ from pathlib import Path
 from .ingest.chunking import TokenCounter
 from .config import Settings
 from .ingest.embeddings import Embedder
-from .errors import SKMemoryError
-from .store.lock import LOCK_NAME, read_holder
+from .errors import HomeInUse, ProjectLocked, SKMemoryError
+from .store.lock import LOCK_NAME, WriterLock, read_holder
 from .store.project import Project, project_status
 from .registry import ProjectInfo, Registry
 from .store.database import SQLITE_NAME, Store
 
+SERVER_LOCK = "server.lock"  # held by the one `skmemory serve` of a data home, for its whole run
 ENGINE_STATE = "engine.json"  # what a running indexer says of its model, in each project's index folder
 
 logger = logging.getLogger(__name__)
@@ -88,6 +89,17 @@ class Home:
             store.drop()
             store.close()
         return self.registry.remove(name)
+
+    def claim_for_server(self, role: str = "skmemory serve") -> WriterLock:
+        """Take the whole data home for one server (released when the process ends); raise HomeInUse naming the
+        server that has it, so a second `serve` started at the same moment finds the first instead of splitting
+        the projects with it."""
+        try:
+            return WriterLock(self.settings.home, "", role, file_name=SERVER_LOCK).acquire()
+        except ProjectLocked as exc:
+            holder = exc.holder
+            raise HomeInUse(f"Another SK Memory server (pid {holder.get('pid', '?')}) is already starting or running "
+                            "for this data folder; use that one, or stop it first.", holder) from None
 
     def open_project(self, name: str, role: str = "skmemory") -> Project:
         """Open a project for writing, its two stores repaired if a crash left them apart; raises ProjectLocked if

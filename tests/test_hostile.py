@@ -305,3 +305,29 @@ def test_a_nul_or_a_lone_surrogate_is_refused_with_a_sentence_by_every_route(api
     assert client.get("/api/search?q=herons&mode=keyword&project=r", base_url=BASE).status_code == 200
     address = client.get("/api/documents/a%00b?project=r", base_url=BASE)
     assert address.status_code == 400 and "document id in the address" in address.get_json()["detail"]
+
+
+def test_folders_that_are_links_are_listed_in_status_and_a_short_note_with_a_stray_nul_is_indexed(home, tmp_path):
+    root, outside = hostile_folder(tmp_path)
+    os.symlink(outside, root / "linkout")  # a folder link leaving the project
+    os.symlink(".", root / "inner" / "loop")  # a folder link looping back
+    (root / "stray.md").write_bytes(b"# Stray\n\nA short note about \x00kestrels.\n")
+    home.add_project(root, "r")
+    with home.open_project("r") as project:
+        report = project.sync()
+        errors = {e["path"]: e for e in project.status()["errors"]}
+        docs = {r[0] for r in project.store.query("SELECT rel_path FROM documents")}
+    assert "links to folders are not followed" in errors["linkout/"]["error"]
+    assert "links to folders are not followed" in errors["inner/loop/"]["error"]
+    assert "stray.md" in docs and "NUL byte" in errors["stray.md"]["error"] and errors["stray.md"]["indexed"]
+    assert report.vanished == 0
+
+
+def test_a_new_file_gone_before_it_is_read_is_counted_as_vanished_not_unchanged(home, tmp_path):
+    from indexer.ingest.pipeline import index_file
+
+    root, _ = hostile_folder(tmp_path)
+    home.add_project(root, "r")
+    with home.open_project("r") as project:
+        outcome, removed, added = index_file(project.store, root, "never-there.md", project.counter, 2**20)
+    assert (outcome, removed, added) == ("vanished", [], 0)

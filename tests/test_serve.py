@@ -218,3 +218,74 @@ def test_ctrl_c_stops_the_server_saying_so(tmp_path, vault, data_home):
         log = server.log.read_text()
         assert "Stopping SK Memory" in log and "Stopped. Everything indexed so far is saved" in log
         assert not (data_home / "server.json").exists()
+
+
+@pytest.mark.slow
+def test_two_servers_started_at_once_on_one_data_home_leave_one_that_serves_every_project(tmp_path, vault, data_home):
+    env = {**os.environ, "SKMEMORY_HOME": str(data_home)}
+    assert run("add", str(vault), "--name", "notes", env=env).returncode == 0
+    ports = [free_port(), free_port()]
+    procs = [subprocess.Popen(SKMEMORY + ["serve", "--port", str(port)], env=env, stderr=subprocess.PIPE, text=True)
+             for port in ports]
+    try:
+        deadline = time.monotonic() + 120
+        while all(p.poll() is None for p in procs):
+            assert time.monotonic() < deadline, "neither server gave way"
+            time.sleep(0.3)
+        loser = next(p for p in procs if p.poll() is not None)
+        winner_port = ports[1 - procs.index(loser)]
+        assert loser.returncode == 2
+        assert f"already running for this data folder at http://127.0.0.1:{winner_port}/" in loser.stderr.read()
+        record = json.loads((data_home / "server.json").read_text())
+        assert record["port"] == winner_port
+        status = json.loads(run("status", "notes", "--json", env=env).stdout)
+        assert status["owner"]["role"] == "skmemory serve" and status["owner"]["url"].endswith(f":{winner_port}/")
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                p.wait(30)
+
+
+def found(port: int, word: str) -> bool:
+    try:
+        return bool(search_api(port, q=word, mode="keyword", project="words")["results"])
+    except urllib.error.HTTPError:  # the project is not open yet
+        return False
+
+
+@pytest.mark.slow
+def test_a_server_started_while_index_holds_a_project_takes_it_once_index_ends(tmp_path, data_home):
+    vault = _words_vault(tmp_path / "words", 120)
+    env = {**os.environ, "SKMEMORY_HOME": str(data_home), "SKMEMORY_PORT": str(free_port())}
+    assert run("add", str(vault), "--name", "words", env=env).returncode == 0
+    index = subprocess.Popen(SKMEMORY + ["index", "words"], env=env, stderr=subprocess.PIPE, text=True)
+    while "files parsed" not in (line := index.stderr.readline()):
+        assert line, "index ended before it held the project"
+    serve = subprocess.Popen(SKMEMORY + ["serve"], env=env, stderr=subprocess.DEVNULL)
+    try:
+        port = int(env["SKMEMORY_PORT"])
+        deadline = time.monotonic() + 60
+        while True:  # the server is up, and says who holds the project
+            try:
+                held = fetch(port, "/api/status")
+                break
+            except OSError:
+                assert time.monotonic() < deadline
+                time.sleep(0.3)
+        entry = next(p for p in held["projects"] if p["project"] == "words")
+        if index.poll() is None:
+            assert f"skmemory index (pid {index.pid})" in (entry.get("open_error") or "")
+        index.communicate(timeout=300)
+        deadline = time.monotonic() + 60
+        while not found(port, "heron"):
+            assert time.monotonic() < deadline, "the project stayed closed after index let go of it"
+            time.sleep(0.5)
+        vault.joinpath("Late.md").write_text("# Late\n\nA kingfisher arrived after the server took over.\n")
+        deadline = time.monotonic() + 60
+        while not found(port, "kingfisher"):
+            assert time.monotonic() < deadline, "the project is searchable but not watched"
+            time.sleep(0.5)
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(30)

@@ -320,10 +320,11 @@ def serve(ctx: click.Context, port: int, demo: bool) -> None:
     Example: skmemory serve --port 8765
     """
     from indexer import ensure_demo_project
-    from webapp.serve import check_not_running, serve as run_server
+    from webapp.serve import check_not_running, claim_home, serve as run_server
 
     home = _home(ctx)
     check_not_running(home)  # before --demo registers anything beside a running server
+    claim = claim_home(home)  # one server per data home, even when two start at the same moment
     if demo:
         ensure_demo_project(home)
     if not home.projects():
@@ -333,7 +334,10 @@ def serve(ctx: click.Context, port: int, demo: bool) -> None:
         click.echo(f"SK Memory is running at {url} (Ctrl+C stops). Projects: "
                    f"{', '.join(background.projects) or 'none'}.", err=True)
 
-    run_server(home, port, on_ready=ready)
+    try:
+        run_server(home, port, on_ready=ready)
+    finally:
+        claim.release()
     exit_now(0)
 
 

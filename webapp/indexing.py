@@ -22,7 +22,8 @@ POLL_SECONDS = 0.3
 def report_line(name: str, report: dict) -> str:
     return (f"{name}: {report.get('added', 0)} added, {report.get('updated', 0)} updated, {report.get('moved', 0)} "
             f"moved, {report.get('deleted', 0)} deleted, {report.get('unchanged', 0)} unchanged, "
-            f"{report.get('failed', 0)} failed.")
+            f"{report.get('failed', 0)} failed" + (f", {report['vanished']} gone before they could be read."
+                                                    if report.get("vanished") else "."))
 
 
 def meaning_line(name: str, done: int, seconds: float, counts: dict) -> str:

@@ -6,12 +6,13 @@ import logging
 import signal
 import socket
 import threading
+import time
 
 import click
 from werkzeug.serving import WSGIRequestHandler, make_server
 
 from indexer import BackgroundIndexer, Engine, Home, ensure_user_docs
-from indexer.errors import SKMemoryError
+from indexer.errors import HomeInUse, SKMemoryError
 
 from . import create_app
 from .client import ServerClient, clear_record, write_record
@@ -49,6 +50,20 @@ def check_not_running(home: Home) -> None:
     if running is not None:
         raise SKMemoryError(f"SK Memory is already running for this data folder at {running.url} "
                             f"(pid {running.health.get('pid', '?')}); open it there, or stop it first.")
+
+
+def claim_home(home: Home, wait: float = 20.0):
+    """Take the data home for this server; when another server has it (two started at once), wait for that one to
+    answer and refuse with its address, as check_not_running does."""
+    try:
+        return home.claim_for_server()
+    except HomeInUse as exc:
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if ServerClient.find(home.settings.home) is not None:
+                check_not_running(home)  # raises, naming its address
+            time.sleep(0.25)
+        raise SKMemoryError(str(exc)) from None
 
 
 def serve(home: Home, port: int, on_ready=None) -> None:

@@ -46,6 +46,7 @@ class SyncReport:
     deleted: int = 0
     unchanged: int = 0
     failed: int = 0
+    vanished: int = 0  # new files gone before they could be read (a sync tool's temp file)
     chunks_added: int = 0
     removed_chunk_ids: list[str] = field(default_factory=list)
 
@@ -160,7 +161,8 @@ def index_file(store, root: Path, rel_path: str, counter: TokenCounter, max_byte
                embed_budget: EmbedBudget | None = None) -> tuple[str, list[str], int]:
     """Bring one file's document up to date; return (outcome, removed chunk ids, chunks added).
 
-    outcome is 'added', 'updated', 'unchanged', 'failed' or 'deleted'. `store` is the project's SQLite store
+    outcome is 'added', 'updated', 'unchanged', 'failed', 'deleted' or 'vanished' (new, and gone before it was
+    read). `store` is the project's SQLite store
     (store/database.py's Store), which the writer hands in.
     """
     existing = store.document_by_path(rel_path)
@@ -169,7 +171,7 @@ def index_file(store, root: Path, rel_path: str, counter: TokenCounter, max_byte
     except Gone:
         removed = store.delete_documents([existing["document_id"]]) if existing else []
         store.clear_file_errors([rel_path])
-        return ("deleted" if existing else "unchanged"), removed, 0
+        return ("deleted" if existing else "vanished"), removed, 0
     except ExtractionError as exc:
         return "failed", store.record_file_error(rel_path, str(exc)), 0
 

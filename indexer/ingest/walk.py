@@ -109,19 +109,37 @@ def printable(rel: str) -> str:
     return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def iter_documents(root: Path, rules: IgnoreRules, under: str = "") -> Iterator[str]:
-    """Yield the relative paths of every indexable file below root (or below its subfolder `under`)."""
+def iter_documents(root: Path, rules: IgnoreRules, under: str = "",
+                   skipped: dict[str, str] | None = None) -> Iterator[str]:
+    """Yield the relative paths of every indexable file below root (or below its subfolder `under`); folders that
+    are links, or that cannot be listed, go into `skipped` (relative path with a trailing "/" -> why)."""
     start = root / under if under else root
+
+    def unlistable(err: OSError) -> None:
+        logger.warning("Cannot list %s: %s", err.filename, err.strerror)
+        rel = relative(root, Path(err.filename)) if err.filename else None
+        if skipped is not None and rel and rel != ".":
+            skipped[printable(rel) + "/"] = (f"SK Memory cannot list this folder ({err.strerror}); check its "
+                                             "permissions to index what it holds")
+
     # Symlinked folders are not followed: that is what keeps a symlink loop from walking forever.
-    for dirpath, dirnames, filenames in os.walk(start, followlinks=False, onerror=_log_walk_error):
+    for dirpath, dirnames, filenames in os.walk(start, followlinks=False, onerror=unlistable):
         rel_dir = relative(root, Path(dirpath)) or ""
         rel_dir = "" if rel_dir == "." else rel_dir
-        dirnames[:] = sorted(d for d in dirnames if not rules.ignores_dir(f"{rel_dir}/{d}" if rel_dir else d))
+        kept = []
+        for d in sorted(dirnames):
+            rel = f"{rel_dir}/{d}" if rel_dir else d
+            if rules.ignores_dir(rel):
+                continue
+            if os.path.islink(os.path.join(dirpath, d)):
+                if skipped is not None:
+                    skipped[printable(rel) + "/"] = ("it is a link to a folder, and links to folders are not followed "
+                                                     "(they can lead out of the project or loop back into it); "
+                                                     "add that folder as its own project to search it")
+                continue
+            kept.append(d)
+        dirnames[:] = kept
         for name in sorted(filenames):
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if not rules.ignores_file(rel):
                 yield rel
-
-
-def _log_walk_error(err: OSError) -> None:
-    logger.warning("Cannot list %s: %s", err.filename, err.strerror)

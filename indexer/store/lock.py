@@ -41,8 +41,8 @@ else:
 class WriterLock:
     """An exclusive OS lock on `writer.lock`; the file records who holds it so a refusal can name them."""
 
-    def __init__(self, folder: Path, project_name: str, role: str):
-        self.path = folder / LOCK_NAME
+    def __init__(self, folder: Path, project_name: str, role: str, file_name: str = LOCK_NAME):
+        self.path = folder / file_name
         self.project_name = project_name
         self.role = role
         self._fd: int | None = None

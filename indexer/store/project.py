@@ -164,11 +164,14 @@ class Project:
         if not self.root.is_dir():
             raise SKMemoryError(f"The folder of project '{self.name}' ({self.root}) is missing; reconnect the drive or "
                                 f"remove the project.")
-        on_disk, stored = self._scope(rel_paths)
+        skipped: dict[str, str] = {}  # folders not walked (links, unlistable), listed in status like refused files
+        on_disk, stored = self._scope(rel_paths, skipped)
         rechunk = self.rechunk_needed and rel_paths is None
         report = SyncReport()
         containment = Containment(self.root)
         refused = {rel: why for rel in on_disk if (why := refusal(containment, rel))}
+        for folder, why in skipped.items():
+            self.store.record_file_error(folder, f"Not indexed: {why}.")
         for rel, why in refused.items():  # listed in status with the reason; never read
             report.removed_chunk_ids += self.store.record_file_error(printable(rel), f"Not indexed: {why}.")
             report.failed += 1
@@ -192,7 +195,7 @@ class Project:
         if gone:
             report.removed_chunk_ids += self.store.delete_documents(gone)
             report.deleted += len(gone)
-        still_refused = {printable(rel) for rel in refused}
+        still_refused = {printable(rel) for rel in refused} | skipped.keys()
         stale_errors = [p for p in self.store.file_error_paths()
                         if p not in on_disk and p not in still_refused and self._in_scope(p, rel_paths)]
         self.store.clear_file_errors(stale_errors)
@@ -237,16 +240,16 @@ class Project:
         if doc_id is None:
             setattr(report, outcome, getattr(report, outcome) + 1)
 
-    def _scope(self, rel_paths: Iterable[str] | None) -> tuple[set[str], dict]:
+    def _scope(self, rel_paths: Iterable[str] | None, skipped: dict[str, str]) -> tuple[set[str], dict]:
         if rel_paths is None:
-            return set(iter_documents(self.root, self.rules)), self.store.file_states()
+            return set(iter_documents(self.root, self.rules, skipped=skipped)), self.store.file_states()
         on_disk: set[str] = set()
         stored: dict = {}
         for rel in sorted(set(rel_paths)):
             path = self.root / rel
             if path.is_dir() and not path.is_symlink():
                 if not self.rules.ignores_dir(rel):
-                    on_disk.update(iter_documents(self.root, self.rules, under=rel))
+                    on_disk.update(iter_documents(self.root, self.rules, under=rel, skipped=skipped))
             elif path_exists(path) and not self.rules.ignores_file(rel):
                 on_disk.add(rel)
             stored.update(self.store.file_states(under=rel))

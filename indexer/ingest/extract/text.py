@@ -12,6 +12,7 @@ from indexer.ingest.parsed import ParsedDocument, Section
 MAX_SECTION_CHARS = 2000  # the chunker bounds by tokens later; this only keeps a section from being enormous
 BINARY_PROBE_BYTES = 8192
 BINARY_NUL_SHARE = 0.001  # NUL bytes in more than 0.1% of the first 8 KB: binary; fewer are a text file's strays
+BINARY_NUL_LEAST = 8  # ... and more than this many: a short note with a stray NUL or two is text
 NOT_UTF8_WARNING = "File is not valid UTF-8; undecodable bytes were replaced."
 
 # A unit is (start_line, end_line, text): a line of a text file, a CSV row, a run of HTML text.
@@ -27,7 +28,7 @@ def decode_text(data: bytes) -> tuple[str, list[str]]:
         except UnicodeDecodeError:
             pass  # not really UTF-16: judge it like any other bytes
     probe = data[:BINARY_PROBE_BYTES]
-    if probe.count(b"\x00") > len(probe) * BINARY_NUL_SHARE:
+    if probe.count(b"\x00") > max(len(probe) * BINARY_NUL_SHARE, BINARY_NUL_LEAST):
         raise ExtractionError("File looks binary (it contains NUL bytes), so it cannot be indexed as text.")
     warnings = []
     nuls = data.count(b"\x00")
