@@ -12,7 +12,7 @@ from indexer.ingest.parsed import ParsedDocument, Section
 MAX_SECTION_CHARS = 2000  # the chunker bounds by tokens later; this only keeps a section from being enormous
 BINARY_PROBE_BYTES = 8192
 BINARY_NUL_SHARE = 0.001  # NUL bytes in more than 0.1% of the first 8 KB: binary; fewer are a text file's strays
-BINARY_NUL_LEAST = 8  # ... and more than this many: a short note with a stray NUL or two is text
+BINARY_NUL_LEAST = 8  # ... and, in a short file, more than this many or beside other bytes that are not text
 NOT_UTF8_WARNING = "File is not valid UTF-8; undecodable bytes were replaced."
 
 # A unit is (start_line, end_line, text): a line of a text file, a CSV row, a run of HTML text.
@@ -28,7 +28,7 @@ def decode_text(data: bytes) -> tuple[str, list[str]]:
         except UnicodeDecodeError:
             pass  # not really UTF-16: judge it like any other bytes
     probe = data[:BINARY_PROBE_BYTES]
-    if probe.count(b"\x00") > max(len(probe) * BINARY_NUL_SHARE, BINARY_NUL_LEAST):
+    if _looks_binary(probe):
         raise ExtractionError("File looks binary (it contains NUL bytes), so it cannot be indexed as text.")
     warnings = []
     nuls = data.count(b"\x00")
@@ -41,6 +41,21 @@ def decode_text(data: bytes) -> tuple[str, list[str]]:
     except UnicodeDecodeError:
         text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
         return _normalise_newlines(text), warnings + [NOT_UTF8_WARNING]
+
+
+def _looks_binary(probe: bytes) -> bool:
+    """NUL bytes past BINARY_NUL_SHARE of the probe; when they are few (a short file), only if the rest is not
+    plain UTF-8 text either: a note with a stray NUL is text, a PNG's first bytes are not."""
+    nuls = probe.count(b"\x00")
+    if nuls <= len(probe) * BINARY_NUL_SHARE:
+        return False
+    if nuls > BINARY_NUL_LEAST:
+        return True
+    try:
+        rest = probe.replace(b"\x00", b"").decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return any(ch < " " and ch not in "\t\n\r\f" for ch in rest)
 
 
 def _normalise_newlines(text: str) -> str:
