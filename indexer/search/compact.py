@@ -99,6 +99,9 @@ def _matmul_integer_session(threads: int):
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    # Idle pool threads sleep instead of spinning: a scan is a millisecond, and spinning after every one doubled a
+    # search's CPU time, which on a small machine is what concurrent searches queue for.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
