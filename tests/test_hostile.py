@@ -245,7 +245,8 @@ def _document_id(client, rel_path: str) -> str:
 def test_a_note_swapped_for_a_link_out_is_never_read_through_a_line_range(api):
     client, root, outside = api
     doc = _document_id(client, "a.md")
-    assert "herons" in client.get(f"/api/documents/{doc}?project=r&start_line=1&end_line=5", base_url=BASE).get_json()["content"]
+    before = client.get(f"/api/documents/{doc}?project=r&start_line=1&end_line=5", base_url=BASE)
+    assert "herons" in before.get_json()["content"]
     (root / "a.md").unlink()
     os.symlink(outside / "secret.txt", root / "a.md")  # the swap a careless sync tool or an attacker makes
     answer = client.get(f"/api/documents/{doc}?project=r&start_line=1&end_line=5", base_url=BASE)

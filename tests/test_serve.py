@@ -186,11 +186,17 @@ def _words_vault(root: Path, notes: int) -> Path:
     return root
 
 
-@pytest.mark.slow
-def test_ctrl_c_while_embedding_stops_saying_what_was_saved_and_the_next_run_goes_on(tmp_path, data_home):
-    vault = _words_vault(tmp_path / "words", 150)
+def _words_project(tmp_path: Path, data_home: Path, notes: int) -> tuple[Path, dict]:
+    """A words vault added as project "words" to a data home with no server; its folder and the commands' env."""
+    vault = _words_vault(tmp_path / "words", notes)
     env = {**os.environ, "SKMEMORY_HOME": str(data_home), "SKMEMORY_PORT": str(free_port())}
     assert run("add", str(vault), "--name", "words", env=env).returncode == 0
+    return vault, env
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_embedding_stops_saying_what_was_saved_and_the_next_run_goes_on(tmp_path, data_home):
+    _, env = _words_project(tmp_path, data_home, 150)
     proc = subprocess.Popen(SKMEMORY + ["index", "words"], env=env, stderr=subprocess.PIPE, text=True)
     seen = ""
     while "chunks embedded" not in seen:  # the progress bar's label: embedding has begun
@@ -256,9 +262,7 @@ def found(port: int, word: str) -> bool:
 
 @pytest.mark.slow
 def test_a_server_started_while_index_holds_a_project_takes_it_once_index_ends(tmp_path, data_home):
-    vault = _words_vault(tmp_path / "words", 120)
-    env = {**os.environ, "SKMEMORY_HOME": str(data_home), "SKMEMORY_PORT": str(free_port())}
-    assert run("add", str(vault), "--name", "words", env=env).returncode == 0
+    vault, env = _words_project(tmp_path, data_home, 120)
     index = subprocess.Popen(SKMEMORY + ["index", "words"], env=env, stderr=subprocess.PIPE, text=True)
     while "files parsed" not in (line := index.stderr.readline()):
         assert line, "index ended before it held the project"

@@ -65,7 +65,7 @@ class Gone(Exception):
 
 
 def read_file(root: Path, rel_path: str, max_bytes: int) -> FileRead:
-    """Read a project's file whole, retrying if it changes during the read; raise ExtractionError for unreadable files."""
+    """Read a project's file whole, retrying if it changes during the read; ExtractionError when it cannot be read."""
     for _ in range(3):
         try:
             data, before, after = read_inside(root, root / rel_path, max_bytes)

@@ -109,8 +109,8 @@ class Watcher:
     @property
     def state(self) -> dict:
         """Whether it watches, and how often a project's watch had to start again (with the last reason)."""
-        return {"running": not self.stop_event.is_set() and all(t.is_alive() for t in self.threads), "restarts": self.restarts,
-                "last_error": self.last_error}
+        running = not self.stop_event.is_set() and all(t.is_alive() for t in self.threads)
+        return {"running": running, "restarts": self.restarts, "last_error": self.last_error}
 
     def _dispatch(self, name: str, changes: set[tuple[watchfiles.Change, str]]) -> None:
         root, rels = self.roots[name], set()

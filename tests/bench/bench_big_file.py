@@ -74,7 +74,8 @@ def main() -> None:
     print(f"{'MB':>6} {'s':>7} {'s/MB vs 1 MB':>13} {'added RSS MB':>13} {'x file size':>12} {'chunks':>7} "
           f"{'largest chunk chars':>20}")
     for r in rows:
-        print(f"{r['mb']:>6} {r['seconds']:>7} {r['seconds'] / r['mb'] / max(base['seconds'] / base['mb'], 1e-9):>13.2f}"
+        per_mb = r["seconds"] / r["mb"] / max(base["seconds"] / base["mb"], 1e-9)
+        print(f"{r['mb']:>6} {r['seconds']:>7} {per_mb:>13.2f}"
               f" {r['added_rss_mb']:>13} {r['added_rss_mb'] / r['mb']:>12.1f} {r['chunks']:>7}"
               f" {r['largest_chunk_chars']:>20}")
 
