@@ -135,15 +135,12 @@ class TokenCounter:
     def fits_many(self, texts: list[str]) -> list[int]:
         """Count tokens as count_many, except that a text past SEGMENT_CHARS, over any window whatever it holds,
         gets a rough count (still over the window) instead of a tokenisation of the whole of it."""
-        long = [i for i, t in enumerate(texts) if len(t) > SEGMENT_CHARS]
-        if not long:
-            return self.count_many(texts)
         short = [i for i, t in enumerate(texts) if len(t) <= SEGMENT_CHARS]
-        counts = [0] * len(texts)
+        if len(short) == len(texts):
+            return self.count_many(texts)
+        counts = RoughCounter().count_many(texts)
         for i, count in zip(short, self.count_many([texts[i] for i in short])):
             counts[i] = count
-        for i in long:
-            counts[i] = len(texts[i]) // 3 + _SPECIAL_TOKENS
         return counts
 
     def pieces(self, text: str) -> list[Piece]:
@@ -261,7 +258,7 @@ def _split_long(text: str, counter: TokenCounter, budget: int, overlap: int) -> 
     spans: list[tuple[int, int]] = []
     base = 0
     while base < len(text):
-        end = len(text) if len(text) - base <= 2 * SEGMENT_CHARS else _segment_end(text, base)
+        end = len(text) if len(text) - base <= 2 * SEGMENT_CHARS else _soft_end(text, base, SEGMENT_CHARS)
         part = _split_segment(text[base:end], counter, budget, overlap)
         if end == len(text) or len(part) < 2:
             spans += [(base + a, base + b) for a, b in part]
@@ -274,10 +271,12 @@ def _split_long(text: str, counter: TokenCounter, budget: int, overlap: int) -> 
     return spans
 
 
-def _segment_end(text: str, base: int) -> int:
-    """Where a segment from base ends: at the last whitespace of its second half, else at SEGMENT_CHARS."""
-    end = base + SEGMENT_CHARS
-    space = max(text.rfind(" ", base + SEGMENT_CHARS // 2, end), text.rfind("\n", base + SEGMENT_CHARS // 2, end))
+def _soft_end(text: str, start: int, size: int) -> int:
+    """Where a piece of at most size characters from start ends: after the last line break or space in its second
+    half, else at start + size (a hard cut)."""
+    end = start + size
+    half = start + size // 2
+    space = max(text.rfind("\n", half, end), text.rfind(" ", half, end))
     return space + 1 if space > 0 else end
 
 
@@ -426,11 +425,7 @@ def _capped(unit: _Unit, text: str, counter: TokenCounter) -> list[_Unit]:
     pieces: list[_Unit] = []
     start = unit.start
     while start < unit.end:
-        end = min(unit.end, start + MAX_CONTENT_CHARS)
-        if end < unit.end:
-            half = start + MAX_CONTENT_CHARS // 2
-            soft = max(text.rfind("\n", half, end), text.rfind(" ", half, end))
-            end = soft + 1 if soft > 0 else end
+        end = unit.end if unit.end - start <= MAX_CONTENT_CHARS else _soft_end(text, start, MAX_CONTENT_CHARS)
         embed = reader_text(text[start:end])
         pieces.append(_Unit(unit.section, start, end, embed if has_words(embed) else "",
                             unit.strength if not pieces else _WINDOW, has_words(embed)))
