@@ -94,3 +94,20 @@ def test_file_replaced_or_deleted_mid_read(home, bad_vault, monkeypatch):
         project.sync(["latin1.txt"])
         assert project.store.document_by_path("latin1.txt") is None
         assert "latin1.txt" not in {e["path"] for e in project.status()["errors"]}
+
+
+def test_a_note_caught_half_written_comes_back_under_its_id(home, bad_vault):
+    # An editor that truncates and then writes can be read in between; what fails to parse leaves the index, and
+    # when it parses again it keeps the id mind maps and agents hold.
+    home.add_project(bad_vault, "bad")
+    with home.open_project("bad") as project:
+        project.sync()
+        before = project.store.document_by_path("good.md")["document_id"]
+        (bad_vault / "good.md").write_bytes(b"\x00\x01\x02PNG" * 100)  # mid-write garbage: refused as binary
+        project.sync(["good.md"])
+        assert project.store.document_by_path("good.md") is None
+        assert "good.md" in {e["path"] for e in project.status()["errors"]}
+        (bad_vault / "good.md").write_text("# Good\n\nThis note is fine and mentions otters and herons.\n")
+        project.sync(["good.md"])
+        assert project.store.document_by_path("good.md")["document_id"] == before
+        assert "good.md" not in {e["path"] for e in project.status()["errors"]}

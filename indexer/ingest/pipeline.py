@@ -190,7 +190,8 @@ def index_file(store, root: Path, rel_path: str, counter: TokenCounter, max_byte
         return "failed", store.record_file_error(rel_path,
                                                  f"Could not parse this file ({type(exc).__name__}: {exc})."), 0
 
-    doc_id = document_id or (existing["document_id"] if existing else uuid.uuid4().hex)
+    doc_id = (document_id or (existing["document_id"] if existing else None)
+              or store.failed_document_id(rel_path) or uuid.uuid4().hex)
     chunks = build_chunks(doc_id, parsed, counter, embed_budget)
     budget_warning = apply_embed_budget(parsed, chunks, embed_budget) if embed_budget is not None else []
     doc = DocumentRow(

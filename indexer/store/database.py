@@ -280,11 +280,18 @@ class Store:
         removed = self.delete_documents([row["document_id"]]) if row else []
         with self.lock, self.conn:
             self.conn.execute(
-                "INSERT INTO file_errors (rel_path, error) VALUES (?, ?) ON CONFLICT(rel_path) "
-                "DO UPDATE SET error=excluded.error, at=datetime('now')",
-                (rel_path, error),
+                "INSERT INTO file_errors (rel_path, error, document_id) VALUES (?, ?, ?) ON CONFLICT(rel_path) "
+                "DO UPDATE SET error=excluded.error, at=datetime('now'), "
+                "document_id=coalesce(excluded.document_id, file_errors.document_id)",
+                (rel_path, error, row["document_id"] if row else None),
             )
         return removed
+
+    def failed_document_id(self, rel_path: str) -> str | None:
+        """The id a file had before it failed to index, so that it comes back under it."""
+        rows = self.query("SELECT document_id FROM file_errors WHERE rel_path = ? AND document_id NOT IN "
+                          "(SELECT document_id FROM documents)", (rel_path,))
+        return rows[0][0] if rows else None
 
     def clear_file_errors(self, rel_paths: Iterable[str]) -> None:
         with self.lock, self.conn:

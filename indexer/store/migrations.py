@@ -324,3 +324,10 @@ def m011_words(conn: sqlite3.Connection) -> None:
         INSERT INTO words(rowid, text) SELECT rowid * 2 + 1, title FROM documents;
         """
     )
+
+
+@migration
+def m012_failed_files_keep_their_id(conn: sqlite3.Connection) -> None:
+    # A note caught half-written (an editor that truncates, then writes) fails to parse and leaves the index; when
+    # it parses again it comes back under the id it had, which mind maps, the open map and agents hold on to.
+    conn.execute("ALTER TABLE file_errors ADD COLUMN document_id TEXT")
