@@ -309,6 +309,11 @@ def test_xref_accepts_a_path_or_a_title_and_reports_unknown_targets(engine):
     assert engine.memory_search("xref", "notes/incident-2026-03.md")["results"] == []
     outbound = engine.memory_search("xref", "DEC-40")["results"]
     assert [(r["id"], r["relevance"]) for r in outbound] == [("DEC-41", "related_to_outbound")]
+    # The ids memory_search returns are ids xref accepts: a note without a frontmatter id is named by its document id.
+    journal = next(r for r in engine.memory_search("content", "pool exhaustion")["results"]
+                   if r["file_path"] == "journal/2026-03-02.md")
+    assert journal["id"] == journal_id(engine)
+    assert engine.memory_search("xref", journal["id"])["query"] == journal["id"]
     with pytest.raises(DocumentNotFound, match="No document in project 'memory' has the id, title or path 'DEC-7'"):
         engine.memory_search("xref", "DEC-7")
     with pytest.raises(InvalidQuery, match="give its id"):

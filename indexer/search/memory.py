@@ -112,8 +112,11 @@ class Catalogue:
                                       [d.id if "id" in d.frontmatter else None for d in ordered])
 
     def resolve(self, reference: str) -> Doc | None:
+        """The document a reference names; a document id (what a result's `id` is without a frontmatter id) too."""
         row = self._resolver.resolve(reference)
-        return self.docs[self._ids[row]] if row is not None else None
+        if row is not None:
+            return self.docs[self._ids[row]]
+        return self.docs.get(reference.strip().lower())
 
 
 # --- mode A: frontmatter ----------------------------------------------------------------------------------------
@@ -293,7 +296,7 @@ def _xref_results(index: ProjectIndex, query: str) -> list[dict]:
     target = catalogue.resolve(query)
     if target is None:
         raise DocumentNotFound(f"No document in project '{index.name}' has the id, title or path '{query.strip()}'; "
-                               "give a frontmatter id such as DEC-42, a title, or a relative path.")
+                               "give a frontmatter id such as DEC-42, a result's id, a title, or a relative path.")
     found: dict[str, tuple[str, dict]] = {}  # document id -> (relevance, extra fields)
 
     def add(doc_id: str, relevance: str, **extra) -> None:
