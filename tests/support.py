@@ -216,7 +216,13 @@ class WordEmbedder:
     available = True
     dimension = 64
 
+    loading = False
+    why_unavailable = None
+
     def load(self) -> bool:
+        return True
+
+    def ready_for_queries(self) -> bool:
         return True
 
     @staticmethod

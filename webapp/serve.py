@@ -78,6 +78,8 @@ def serve(home: Home, port: int, on_ready=None) -> None:
     background = BackgroundIndexer(home, role="skmemory serve").start()
     engine = Engine(home, background)
     app.config["ENGINE"] = engine
+    # The model loads while the person looks at the page; a search that comes first answers by keyword and says so.
+    home.embedder.wait_for_load = False
     threading.Thread(target=engine.warm, name="skmemory-warm", daemon=True).start()
 
     stopping = threading.Event()

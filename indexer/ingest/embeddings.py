@@ -49,6 +49,9 @@ class Embedder:
         self._query_encoder = None
         self._query_error: str | None = None
         self._lock = threading.Lock()
+        # The server sets this False: a search that arrives while the model loads answers by keyword at once
+        # (ready_for_queries) instead of waiting; the CLI and the indexer wait.
+        self.wait_for_load = True
 
     @property
     def name(self) -> str:
@@ -106,6 +109,35 @@ class Embedder:
     @property
     def available(self) -> bool:
         return self.load()
+
+    def ready_for_queries(self) -> bool:
+        """Whether a search can embed its query now. Waits for the model unless wait_for_load is off; then a model
+        still loading answers False at once, and the load goes on in the background."""
+        if self._model is not None:
+            return True
+        if self._error is not None:
+            return False
+        if self.wait_for_load:
+            return self.load()
+        self.load_in_background()
+        return False
+
+    def load_in_background(self) -> None:
+        """Start loading the model on a thread of its own (at most one at a time)."""
+        if self._model is None and self._error is None and not self._lock.locked():
+            threading.Thread(target=self.load, name="skmemory-model-load", daemon=True).start()
+
+    @property
+    def loading(self) -> bool:
+        """True while the model has not loaded yet and has not failed (never blocks)."""
+        return self._model is None and self._error is None
+
+    @property
+    def why_unavailable(self) -> str:
+        """Why meaning search cannot answer now, as a sentence fragment (never blocks)."""
+        if self._error is not None:
+            return f"the embedding model is unavailable ({self._error})"
+        return "meaning search is still loading (the model loads once, when the server starts)"
 
     @property
     def state(self) -> str:

@@ -25,7 +25,8 @@ def build_context(indexes: list[ProjectIndex], query: str, token_budget: int = 2
     found = pipeline.search(indexes, SearchRequest(query, "hybrid", scope=scope, limit=limit))
     items, used, truncated = _pack(indexes[0].counter, found["results"], token_budget)
     return {"query": query, "token_budget": token_budget, "tokens_used": used, "items": items,
-            "truncated": truncated, "semantic_available": found["semantic_available"]}
+            "truncated": truncated, "semantic_available": found["semantic_available"],
+            **({"semantic_reason": found["semantic_reason"]} if "semantic_reason" in found else {})}
 
 
 def _overlaps(a: dict, b: dict) -> bool:

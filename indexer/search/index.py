@@ -67,7 +67,8 @@ class ProjectIndex:
 
     @property
     def semantic_available(self) -> bool:
-        return self.embedder.available
+        """Whether this search can use the model now (in the server, False at once while it still loads)."""
+        return self.embedder.ready_for_queries()
 
     def embed_query(self, text: str):
         """Embed a query with the same model as the chunks (raises EmbeddingsUnavailable)."""

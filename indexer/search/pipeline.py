@@ -73,6 +73,8 @@ def search(indexes: list[ProjectIndex], request) -> dict:
             r["explain"]["rank"] = place
     if not merged and request.mode in ("semantic", "recency") and (request.scope == "all" or available):
         extra.update(_weaker(indexes, query, request))
+    if request.mode not in ("keyword", "tag") and (unavailable_in or not available):
+        extra["semantic_reason"] = indexes[0].embedder.why_unavailable  # one model serves every project
     if request.scope == "all":
         return envelope(merged, request.mode, query.text, not unavailable_in, request.limit, scope="all",
                         projects=[i.name for i in indexes], keyword_only_projects=unavailable_in, **extra)
@@ -93,6 +95,10 @@ def rank(index: ProjectIndex, query: Query, mode: str, limit: int | None, ordere
         return hybrid(index, query, limit, allowed, chunks, ordered)
     if mode == "keyword" or not index.semantic_available:
         if mode != "keyword" and not fallback:
+            if index.embedder.loading:
+                raise EmbeddingsUnavailable("Meaning search is still loading (the model loads once, when the server "
+                                            "starts); ask again in a few seconds, or use hybrid or keyword search, "
+                                            "which answer now.")
             raise EmbeddingsUnavailable(
                 f"Semantic search needs the embedding model, which is unavailable: {index.embedder.error}. "
                 "Use keyword or hybrid search, or fix the model (SKMEMORY_MODEL).")

@@ -331,6 +331,8 @@ def vault_search(index: ProjectIndex, request, reranker: Reranker | None = None,
     answer = {"results": results, "total": len(fused),
               "search_mode": "hybrid" if ranking.legs.get("meaning") else "fts",  # spec 001: when vectors contributed
               "reranked": reranked, **extra}
+    if not ranking.legs.get("meaning") and not index.semantic_available:
+        answer["semantic_reason"] = index.embedder.why_unavailable
     if document_id:
         answer["explain_document"] = vault_explain_document(index, ranking, document_id, limit, query.filters,
                                                             query.allowed(index), query.fts.match)

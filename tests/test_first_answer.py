@@ -1,0 +1,40 @@
+"""A search that arrives while the model still loads answers by keyword at once and says why (the server's way)."""
+from __future__ import annotations
+
+import time
+
+from indexer import Engine
+from indexer.config import Settings
+from indexer.home import Home
+from indexer.ingest.embeddings import Embedder
+
+
+def test_a_search_before_the_model_is_ready_answers_by_keyword_and_says_so(home, vault):
+    home.add_project(vault, "notes")
+    indexed = Engine(home)
+    indexed.embed_pending("notes")
+    indexed.close()
+
+    fresh = Embedder()  # a server just started: its model has not loaded yet
+    fresh.wait_for_load = False
+    engine = Engine(Home(Settings.from_env(), embedder=fresh))
+    try:
+        started = time.monotonic()
+        first = engine.search("sourdough bread", mode="hybrid")
+        answered_in = time.monotonic() - started
+        assert first["semantic_available"] is False and "still loading" in first["semantic_reason"]
+        assert first["results"][0]["relative_path"] == "Projects/Sourdough.md"  # the keyword side answered
+        assert fresh.loading, "the first search answered before the model had loaded"
+        vault_first = engine.vault_search("sourdough bread")
+        assert vault_first["search_mode"] == "fts" and "still loading" in vault_first["semantic_reason"]
+
+        deadline = time.monotonic() + 120
+        while fresh.state != "ready":
+            assert time.monotonic() < deadline, fresh.error
+            time.sleep(0.1)
+        later = engine.search("baking bread at home", mode="hybrid")
+        assert later["semantic_available"] is True and "semantic_reason" not in later
+        assert any(r["search_type"] in ("semantic", "hybrid") for r in later["results"])
+        print(f"\nfirst answer {answered_in * 1000:.0f} ms, while the model loaded")
+    finally:
+        engine.close()
