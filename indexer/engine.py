@@ -15,7 +15,7 @@ from pathlib import Path
 from .errors import InvalidProjectRoot, InvalidQuery, ProjectNotFound, SKMemoryError
 from .home import Home
 from .limits import check_scope
-from .search import browse, chunk_reads, documents, note_reads, pipeline
+from .search import browse, chunk_reads, documents, note_reads, notes, pipeline
 from .search.cache import VectorCache
 from .search.context import build_context
 from .search.hnsw import HnswVectors
@@ -243,6 +243,25 @@ class Engine:
         """A document with `content` exactly lines start..end of its file (1-based); only a regular file inside the
         project is read."""
         return documents.document_lines(self.index(project), document_id, start, end, self.home.settings.max_file_bytes)
+
+    # --- notes as an agent reads them (search/notes.py): every answer capped, and says when it cut -----------------
+
+    def note_info(self, note: str, project: str | None = None) -> dict:
+        """A note (by id, path or title): metadata, frontmatter, outline and its link counts; no text."""
+        return notes.note_info(self.index(project), note)
+
+    def read_note(self, note: str, project: str | None = None, **page) -> dict:
+        """A page of a note's text: whole, one section or a line range (section, start_line, end_line, offset,
+        max_chars); only a regular file inside the project is read."""
+        return notes.read_note(self.index(project), note, self.home.settings.max_file_bytes, **page)
+
+    def note_links(self, note: str, project: str | None = None, direction: str = "both", limit: int = 50) -> dict:
+        """A note's outgoing links and backlinks, each list bounded by limit."""
+        return notes.note_links(self.index(project), note, direction, limit)
+
+    def properties(self, project: str | None = None, prefix: str = "", limit: int = 50) -> dict:
+        """The frontmatter keys in use, most used first, with sample values."""
+        return notes.properties(self.index(project), prefix, limit)
 
     def resolve_link(self, target: str, from_path: str = "", project: str | None = None) -> str | None:
         """The document_id a link target ([[wikilink]] or path) names, seen from the note at from_path; None when it

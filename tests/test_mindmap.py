@@ -238,10 +238,19 @@ def test_bad_maps_and_requests_get_sentences(engine, garden):
         engine.mindmaps.search_nodes("  ")
 
 
-def test_no_active_map_says_how_to_open_one(engine):
+def test_without_an_open_map_a_map_is_named_or_the_only_one_used(engine, vault):
     assert engine.mindmaps.active()["map"] is None
-    with pytest.raises(InvalidQuery, match="No mind map is active"):
+    only = engine.mindmaps.search_nodes("irrigation timer", project="notes")  # no one has opened a map
+    assert only["map"]["path"] == MAP and only["results"][0]["node_id"] == "watering"
+    assert engine.mindmaps.active()["map"] is None  # naming or using a map does not open it in the window
+
+    shutil.copy(GARDEN, vault / "Maps" / "Second.mmdata")
+    engine.writer("notes").sync(["Maps/Second.mmdata"])
+    with pytest.raises(InvalidQuery, match="No mind map is active. Name one by its path") as told:
         engine.mindmaps.search_nodes("garden")
+    assert "Maps/Garden.mmdata" in str(told.value) and "Maps/Second.mmdata" in str(told.value)
+    named = engine.mindmaps.node_context("watering", project="notes", path="Maps/Second.mmdata")
+    assert named["map"]["path"] == "Maps/Second.mmdata" and named["node"]["title"] == "Watering"
 
 
 # --- the JSON API ----------------------------------------------------------------------------------------------
@@ -287,8 +296,8 @@ def test_api_open_search_context_and_save(client, vault):
 
 
 def test_api_errors_are_json_sentences(client):
-    no_map = get(client, "/api/mindmaps/search_nodes?q=garden")
-    assert no_map.status_code == 400 and "No mind map is active" in no_map.json["detail"]
+    no_map = get(client, "/api/mindmaps/search_nodes?q=garden&project=notes&path=Maps/Ghost.mmdata")
+    assert no_map.status_code == 404 and "Maps/Ghost.mmdata" in no_map.json["detail"]
     post(client, "/api/mindmaps/active", {"project": "notes", "path": MAP})
     unknown = get(client, "/api/mindmaps/context?node_id=ghost")
     assert unknown.status_code == 404 and "no node 'ghost'" in unknown.json["detail"]

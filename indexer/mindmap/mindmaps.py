@@ -58,11 +58,24 @@ class MindMaps:
         index, ref, live, data = self._current()
         return {"map": describe(ref, live), **index_state(index, ref, live, data)}
 
-    def _current(self) -> tuple[ProjectIndex, MapRef, MindMap, bytes]:
-        """The active map's index, reference and live content; raise NoActiveMap when none is open."""
+    def _current(self, project: str | None = None, path: str | None = None) -> tuple[ProjectIndex, MapRef, MindMap,
+                                                                                      bytes]:
+        """A map's index, reference and live content: the one named by path (in project), else the active map,
+        else the project's only map; raise NoActiveMap when none of these names one."""
+        if path:
+            index = self._index(project)
+            ref = maps.resolve(index, path=path)
+            live, data = maps.read_live(index.root, ref.rel_path)
+            return index, ref, live, data
         ref = self._active.get()
-        if ref is None:
-            raise NoActiveMap(no_active_message())
+        if ref is None or (project and ref.project != self._index(project).name):
+            index = self._index(project)
+            found = maps.list_maps(index)
+            if len(found) != 1:
+                raise NoActiveMap(no_active_message(index.name, [m["path"] for m in found]))
+            ref = maps.resolve(index, path=found[0]["path"])
+            live, data = maps.read_live(index.root, ref.rel_path)
+            return index, ref, live, data
         index = self._index(ref.project)
         fresh = maps.refresh(index, ref)
         if fresh != ref:
@@ -70,14 +83,16 @@ class MindMaps:
         live, data = maps.read_live(index.root, fresh.rel_path)
         return index, fresh, live, data
 
-    def search_nodes(self, query: str, limit: int = 10) -> dict:
-        """Search the active map's nodes: best chunk per node, live titles and paths, index staleness."""
-        index, ref, live, data = self._current()
+    def search_nodes(self, query: str, limit: int = 10, project: str | None = None, path: str | None = None) -> dict:
+        """Search a map's nodes (path, else the active map, else the project's only map): best chunk per node, live
+        titles and paths, index staleness."""
+        index, ref, live, data = self._current(project, path)
         return search_nodes(index, ref, live, data, query, limit)
 
-    def node_context(self, node_id: str) -> dict:
-        """A node of the active map with its ancestors, children, siblings and relationships."""
-        index, ref, live, data = self._current()
+    def node_context(self, node_id: str, project: str | None = None, path: str | None = None) -> dict:
+        """A node of a map (chosen as search_nodes chooses) with its ancestors, children, siblings and
+        relationships."""
+        index, ref, live, data = self._current(project, path)
         return {"map": describe(ref, live), **index_state(index, ref, live, data), **node_context(live, node_id)}
 
     def save(self, path: str, content: object, project: str | None = None) -> dict:
@@ -95,9 +110,13 @@ class MindMaps:
         return {"map": describe(ref, mind_map), **index_state(index, ref, mind_map, data)}
 
 
-def no_active_message() -> str:
-    return ("No mind map is active. Open one on the Mind Map page, or with POST /api/mindmaps/active "
-            "{\"project\": ..., \"path\": \"Maps/Example.mmdata\"}.")
+def no_active_message(project: str | None = None, paths: list[str] | None = None) -> str:
+    """No map is named: say which maps there are to name."""
+    if project is not None and not paths:
+        return f"No mind map is active, and project '{project}' has no mind maps (.mmdata files)."
+    named = f" Project '{project}' has {len(paths)}: {', '.join(paths[:10])}." if paths else ""
+    return ("No mind map is active. Name one by its path (map=\"Maps/Example.mmdata\" in the MCP tools, ?path= in "
+            "the API), or open one on the Mind Map page." + named)
 
 
 def describe_ref(ref: MapRef) -> dict:

@@ -51,14 +51,15 @@ def save():
 
 @bp.get("/search_nodes")
 def search_nodes():
-    """Search the active map's nodes: ?q=...&limit=10."""
-    return jsonify(get_engine().mindmaps.search_nodes(request.args.get("q", ""), int_arg("limit", 10)))
+    """Search a map's nodes: ?q=...&limit=10, and &path= (with &project=) for a map other than the active one."""
+    return jsonify(get_engine().mindmaps.search_nodes(request.args.get("q", ""), int_arg("limit", 10),
+                                                      _arg("project"), _arg("path")))
 
 
 @bp.get("/context")
 def context():
-    """A node of the active map with its neighbourhood: ?node_id=..."""
+    """A node of a map with its neighbourhood: ?node_id=..., and &path= as search_nodes takes it."""
     node_id = request.args.get("node_id", "").strip()
     if not node_id:
         raise InvalidQuery("Give the node's id as ?node_id=..., from mindmap_search_nodes.")
-    return jsonify(get_engine().mindmaps.node_context(node_id))
+    return jsonify(get_engine().mindmaps.node_context(node_id, _arg("project"), _arg("path")))

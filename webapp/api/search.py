@@ -89,6 +89,39 @@ def related(document_id: str):
     return jsonify(get_engine().related(document_id, request.args.get("project") or None, int_arg("limit", 8, high=50)))
 
 
+@bp.get("/notes/info")
+def note_info():
+    """A note named by ?note= (id, path or title): metadata, frontmatter, outline and link counts; no text."""
+    return jsonify(get_engine().note_info(request.args.get("note", ""), request.args.get("project") or None))
+
+
+@bp.get("/notes/read")
+def read_note():
+    """A page of a note's text: ?note=&section= or &start_line=&end_line=, then &offset= (a page's next_offset)
+    and &max_chars=."""
+    def line(name: str) -> int | None:
+        return int_arg(name, 0, high=10**9) if request.args.get(name) not in (None, "") else None
+
+    return jsonify(get_engine().read_note(
+        request.args.get("note", ""), request.args.get("project") or None,
+        section=request.args.get("section") or None, start_line=line("start_line"), end_line=line("end_line"),
+        offset=int_arg("offset", 0, low=0, high=10**10), max_chars=int_arg("max_chars", 8000, high=40_000)))
+
+
+@bp.get("/notes/links")
+def note_links():
+    """A note's outgoing links and backlinks: ?note=&direction=both|outgoing|backlinks&limit=50."""
+    return jsonify(get_engine().note_links(request.args.get("note", ""), request.args.get("project") or None,
+                                           request.args.get("direction", "both"), int_arg("limit", 50, high=500)))
+
+
+@bp.get("/properties")
+def properties():
+    """The frontmatter keys notes use, most used first, with sample values: ?prefix=&limit=50."""
+    return jsonify(get_engine().properties(request.args.get("project") or None, request.args.get("prefix", ""),
+                                           int_arg("limit", 50, high=500)))
+
+
 @bp.post("/vault_search")
 def vault_search():
     return jsonify(get_engine().search(SearchRequest.from_body(json_body())))

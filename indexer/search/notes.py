@@ -1,0 +1,212 @@
+"""Notes as an agent reads them: one note named by id, path or title; its outline; its text by section or line
+range, a page at a time; its links both ways, bounded; and the project's frontmatter keys.
+
+Every answer here has a cap it states and says when it cut (`next_offset`, `truncated`), so that no note, however
+long, fills an agent's context. documents.py holds the full views the window uses.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from ..errors import DocumentNotFound, InvalidQuery
+from ..ingest.files import TooLarge, UnsafeFile, read_inside
+from ..ingest.readable import display_title
+from . import chunk_reads, note_reads
+from .documents import backlinks, get_document, project_links
+from .index import ProjectIndex
+
+DEFAULT_MAX_CHARS = 8_000  # about 2,000 tokens a page
+MAX_CHARS = 40_000
+OUTLINE_CAP = 60
+LINKS_CAP = 50
+FRONTMATTER_VALUE_CHARS = 300
+PROPERTY_SAMPLES = 5
+
+
+def resolve_note(index: ProjectIndex, note: str) -> str:
+    """The document_id a reference names: a document id, a relative path, a file name or a title (link rules)."""
+    ref = (note or "").strip()
+    if not ref:
+        raise InvalidQuery("Name the note: its path (such as 'Projects/Garden plan.md'), title or id.")
+    if note_reads.document(index, ref.lower()) is not None:
+        return ref.lower()
+    found = note_reads.document_at(index, ref.lstrip("/"))
+    if found:
+        return found
+    docs, _, resolver = project_links(index)
+    row = resolver.resolve(ref)
+    if row is None:
+        raise DocumentNotFound(f"No note in project '{index.name}' has the path, title or id '{ref[:200]}'; "
+                               "search for it first, and pass a result's path.")
+    return docs[row]["document_id"]
+
+
+def note_info(index: ProjectIndex, note: str) -> dict:
+    """A note's metadata, frontmatter (long values cut), outline (capped) and how many links it has each way."""
+    document_id = resolve_note(index, note)
+    full = get_document(index, document_id)
+    outline = full["outline"]
+    return {
+        "project": index.name, "id": document_id, "path": full["relative_path"], "title": full["title"],
+        "file_type": full["file_type"], "tags": full["tags"], "created": full["created"],
+        "modified": full["modified"], "bytes": full["size"], "frontmatter": _bounded(full["frontmatter"]),
+        "outline": [{"heading": o["heading"], "level": o["level"], "line": o["line"]} for o in outline[:OUTLINE_CAP]],
+        "outline_total": len(outline), "links": len(full["links"]), "backlinks": len(full["backlinks"]),
+        "warnings": full["warnings"][:5],
+    }
+
+
+def read_note(index: ProjectIndex, note: str, max_bytes: int, section: str | None = None,
+              start_line: int | None = None, end_line: int | None = None, offset: int = 0,
+              max_chars: int = DEFAULT_MAX_CHARS) -> dict:
+    """A page of a note's text: the whole file, one section (by heading) or a line range, from `offset` characters
+    in, at most max_chars; `next_offset` continues it (None at the end)."""
+    if not 1 <= max_chars <= MAX_CHARS:
+        raise InvalidQuery(f"max_chars must be from 1 to {MAX_CHARS:,}; pages continue with next_offset.")
+    if offset < 0:
+        raise InvalidQuery("offset must be 0 or more: the next_offset of the page before.")
+    if section and (start_line or end_line):
+        raise InvalidQuery("Give a section or a line range, not both.")
+    document_id = resolve_note(index, note)
+    row = note_reads.document(index, document_id)
+    rel = row["rel_path"]
+    lines = _file_lines(index, rel, max_bytes)
+    if lines is None:  # a PDF or another file without text lines: its indexed text, without line numbers
+        if section or start_line or end_line:
+            raise InvalidQuery(f"'{rel}' is a {row['file_type']} file without text lines; read it without a section "
+                               "or line range, a page at a time.")
+        text = "\n\n".join(c["content"] for c in chunk_reads.document_chunks(index, document_id))
+        first = last = None
+    else:
+        first, last = _range(index, document_id, rel, lines, section, start_line, end_line)
+        text = "\n".join(lines[first - 1:last])
+    if offset > len(text):
+        raise InvalidQuery(f"offset {offset:,} is past the end of this text ({len(text):,} characters).")
+    page = text[offset:offset + max_chars]
+    if offset + len(page) < len(text):
+        cut = page.rfind("\n")
+        if cut > len(page) // 2:  # end the page at a line's end when one is near
+            page = page[:cut + 1]
+    end = offset + len(page)
+    answer = {"project": index.name, "path": rel, "title": display_title(row["title"]), "section": section or None,
+              "offset": offset, "next_offset": end if end < len(text) else None, "total_chars": len(text),
+              "max_chars": max_chars, "text": page}
+    if first is not None:
+        page_first = first + text.count("\n", 0, offset)
+        answer.update({"lines": [page_first, page_first + page.rstrip("\n").count("\n")], "total_lines": len(lines)})
+    return answer
+
+
+def note_links(index: ProjectIndex, note: str, direction: str = "both", limit: int = LINKS_CAP) -> dict:
+    """A note's outgoing links (resolved to paths where they name an indexed note) and its backlinks, each list
+    at most `limit` long, with the totals."""
+    if direction not in ("both", "outgoing", "backlinks"):
+        raise InvalidQuery(f"direction must be both, outgoing or backlinks, not '{str(direction)[:40]}'.")
+    if not 1 <= limit <= 500:
+        raise InvalidQuery("limit must be from 1 to 500.")
+    document_id = resolve_note(index, note)
+    row = note_reads.document(index, document_id)
+    answer: dict = {"project": index.name, "path": row["rel_path"], "title": display_title(row["title"])}
+    docs, row_of, resolver = project_links(index)
+    if direction in ("both", "outgoing"):
+        outgoing = []
+        for link in note_reads.links_from(index, document_id):
+            at = resolver.resolve(link["target"], row["rel_path"])
+            outgoing.append({"target": link["target"], "path": docs[at]["rel_path"] if at is not None else None})
+        answer.update({"outgoing": outgoing[:limit], "outgoing_total": len(outgoing)})
+    if direction in ("both", "backlinks"):
+        linking = backlinks(index, row, row_of[document_id], resolver)
+        answer.update({"backlinks": [{"path": b["relative_path"], "title": b["title"]} for b in linking[:limit]],
+                       "backlinks_total": len(linking)})
+    answer["truncated"] = any(answer.get(f"{k}_total", 0) > limit for k in ("outgoing", "backlinks"))
+    return answer
+
+
+def properties(index: ProjectIndex, prefix: str = "", limit: int = 50) -> dict:
+    """The frontmatter keys notes use, most used first, each with how many notes have it and its commonest values."""
+    if not 1 <= limit <= 500:
+        raise InvalidQuery("limit must be from 1 to 500.")
+
+    def build():
+        notes: Counter[str] = Counter()
+        values: dict[str, Counter[str]] = {}
+        for (raw,) in index.sql("SELECT frontmatter FROM documents WHERE frontmatter NOT IN ('{}', '', 'null')"):
+            try:
+                front = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(front, dict):
+                continue
+            for key, value in front.items():
+                notes[key] += 1
+                seen = values.setdefault(key, Counter())
+                for item in value if isinstance(value, list) else [value]:
+                    if isinstance(item, (str, int, float, bool)) and str(item).strip():
+                        seen[str(item)[:80]] += 1
+        return notes, values
+
+    notes, values = index.kept("properties", build)
+    wanted = prefix.strip().lower()
+    keys = [k for k, _ in notes.most_common() if k.lower().startswith(wanted)]
+    return {"project": index.name, "total": len(keys), "properties": [
+        {"key": k, "notes": notes[k], "values": [v for v, _ in values[k].most_common(PROPERTY_SAMPLES)],
+         "distinct_values": len(values[k])} for k in keys[:limit]]}
+
+
+def _file_lines(index: ProjectIndex, rel: str, max_bytes: int) -> list[str] | None:
+    try:
+        data = read_inside(index.root, index.root / rel, max_bytes)[0]
+    except UnsafeFile as exc:
+        raise DocumentNotFound(f"'{rel}' is not read: {exc}.") from None
+    except TooLarge as exc:
+        raise InvalidQuery(f"'{rel}' is now {exc.size / 2**20:.1f} MB, over the file size limit.") from None
+    except OSError as exc:
+        raise DocumentNotFound(f"'{rel}' cannot be read now ({exc.strerror}); it may have been moved or deleted "
+                               "since it was indexed.") from None
+    if rel.lower().endswith((".pdf", ".docx", ".pptx", ".xlsx")):
+        return None
+    try:
+        return data.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        return None
+
+
+def _range(index: ProjectIndex, document_id: str, rel: str, lines: list[str], section: str | None,
+           start_line: int | None, end_line: int | None) -> tuple[int, int]:
+    total = max(len(lines), 1)
+    if section:
+        outline = get_document(index, document_id)["outline"]
+        wanted = section.strip().lstrip("#").strip().lower()
+        at = next((i for i, o in enumerate(outline) if o["heading"].strip().lower() == wanted), None)
+        if at is None:
+            at = next((i for i, o in enumerate(outline) if wanted in o["heading"].lower()), None)
+        if at is None:
+            headings = ", ".join(f"'{o['heading']}'" for o in outline[:12]) or "none"
+            raise InvalidQuery(f"'{rel}' has no section '{section[:80]}'; its headings: {headings}.")
+        head = outline[at]
+        after = next((o["line"] for o in outline[at + 1:] if o["level"] <= head["level"]), total + 1)
+        return head["line"], max(head["line"], after - 1)
+    first, last = start_line or 1, end_line or total
+    if first < 1 or last < 1:
+        raise InvalidQuery("Line numbers start at 1.")
+    if last < first:
+        raise InvalidQuery(f"end_line ({last}) comes before start_line ({first}); give a range such as 10 to 40.")
+    if first > total:
+        raise InvalidQuery(f"start_line {first} is past the end of '{rel}', which has {len(lines)} lines.")
+    return first, min(last, total)
+
+
+def _bounded(front: dict) -> dict:
+    """Frontmatter with long text values cut (an agent reads the note for the rest)."""
+    out = {}
+    for key, value in list(front.items())[:40]:
+        if isinstance(value, str) and len(value) > FRONTMATTER_VALUE_CHARS:
+            value = value[:FRONTMATTER_VALUE_CHARS] + "…"
+        elif isinstance(value, (list, dict)) and len(json.dumps(value, default=str)) > FRONTMATTER_VALUE_CHARS * 2:
+            value = json.dumps(value, default=str)[:FRONTMATTER_VALUE_CHARS * 2] + "…"
+        out[key] = value
+    return out
+
+
+__all__ = ["resolve_note", "note_info", "read_note", "note_links", "properties"]
