@@ -24,7 +24,8 @@ from support import DEMO_NOTES, REPO, SKMEMORY, free_port, running_server
 
 TOOLS = {"hybrid_search", "semantic_search", "tag_search", "search_all_projects", "vault_search",
          "vault_search_by_tag", "vault_search_by_folder", "vault_search_by_property", "vault_recent_notes",
-         "memory_search", "get_document", "get_context", "mindmap_search_nodes", "mindmap_get_context"}
+         "memory_search", "list_projects", "list_tags", "list_properties", "get_document", "read_note", "links",
+         "get_context", "mindmap_search_nodes", "mindmap_get_context"}
 pytestmark = pytest.mark.slow
 
 
@@ -70,6 +71,16 @@ def check_matches_api(result, expected: dict) -> dict:
     return expected
 
 
+def text_of(result) -> str:
+    assert not result.is_error, result.content
+    return result.content[0].text
+
+
+def approx_tokens(result) -> int:
+    """What an agent reads of an answer (its JSON text), in the docs' approximation of 4 characters a token."""
+    return len(result.content[0].text) // 4
+
+
 def test_tools_are_listed_with_schemas(live, tmp_path):
     _, env, _ = live
 
@@ -78,17 +89,22 @@ def test_tools_are_listed_with_schemas(live, tmp_path):
         async with mcp_session(env, tmp_path / "mcp.log") as session:
             print(f"\n`skmemory mcp` answered initialize {time.monotonic() - started:.2f} s after launch")
             assert session.server_info.name == "skmemory"
-            tools = {t.name: t for t in (await session.list_tools()).tools}
+            listed = (await session.list_tools()).tools
+        tools = {t.name: t for t in listed}
         assert set(tools) == TOOLS
         for tool in tools.values():
             assert "Example: " + tool.name + "(" in tool.description, tool.name
             assert "prefer" in tool.description.lower() and not tool.description.startswith(" "), tool.name
             assert tool.annotations.read_only_hint is True
             assert tool.output_schema and tool.output_schema["type"] == "object"
+        size = len(json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed]))
+        print(f"tools/list: {len(tools)} tools, {size:,} characters (~{size // 4:,} tokens)")
+        assert size < 60_000  # was 85,000 characters for 14 tools
         hybrid = tools["hybrid_search"].input_schema
         assert hybrid["required"] == ["query"]
         assert hybrid["properties"]["limit"]["minimum"] == 1 and hybrid["properties"]["limit"]["maximum"] == 100
         assert hybrid["properties"]["limit"]["default"] == 10
+        assert hybrid["properties"]["detail"]["enum"] == ["notes", "chunks"]
         assert {"results", "semantic_available"} <= set(tools["hybrid_search"].output_schema["required"])
         vault = tools["vault_search"].input_schema
         assert vault["properties"]["snippet_tokens"]["maximum"] == 64
@@ -97,91 +113,108 @@ def test_tools_are_listed_with_schemas(live, tmp_path):
         assert tools["memory_search"].input_schema["properties"]["mode"]["enum"] == ["frontmatter", "content", "xref"]
         budget = tools["get_context"].input_schema["properties"]["token_budget"]
         assert (budget["minimum"], budget["maximum"], budget["default"]) == (50, 100_000, 2000)
+        assert tools["read_note"].input_schema["required"] == ["note"]
+        assert "map" in tools["mindmap_search_nodes"].input_schema["properties"]
 
     run(scenario)
 
 
-def test_every_tool_answers_what_the_json_api_answers(live, tmp_path):
+def test_every_tool_answers_in_rows_an_agent_can_afford(live, tmp_path):
     port, env, root = live
 
     async def scenario():
         async with mcp_session(env, tmp_path / "mcp.log") as s:
-            hybrid = check_matches_api(await s.call_tool("hybrid_search", {"query": "garden", "limit": 5}),
-                                       api(port, "/api/search", q="garden", mode="hybrid", limit=5))
-            assert hybrid["results"][0]["relative_path"] == "Projects/Garden plan.md"
-            why = check_matches_api(
-                await s.call_tool("hybrid_search", {"query": "garden", "limit": 3, "explain": True,
-                                                    "explain_document": hybrid["results"][0]["document_id"]}),
-                api(port, "/api/search", q="garden", mode="hybrid", limit=3, explain="true",
-                    explain_document=hybrid["results"][0]["document_id"]))
-            legs = why["results"][0]["explain"]["legs"]
-            assert legs["keyword"]["rank"] == 1 and legs["semantic"]["found"]
-            assert why["explain_document"]["rank"] == 1 and why["explain_document"]["returned"]
-            meaning = "baking bread at home"
-            semantic = check_matches_api(await s.call_tool("semantic_search", {"query": meaning}),
-                                         api(port, "/api/search", q=meaning, mode="semantic", limit=10))
-            assert semantic["results"][0]["document_title"] == "Sourdough bread"
-            check_matches_api(await s.call_tool("semantic_search", {"query": meaning, "recency": True, "limit": 3}),
-                              api(port, "/api/search", q=meaning, mode="recency", limit=3))
-            tagged = check_matches_api(
-                await s.call_tool("tag_search", {"tags_all": ["project"], "tags_any": ["outdoors"]}),
-                api(port, "/api/search", q="", mode="tag", tags_all="project", tags_any="outdoors", limit=20))
-            assert {r["relative_path"] for r in tagged["results"]} == {"Projects/Compost log.md",
-                                                                       "Projects/Garden plan.md"}
-            everywhere = check_matches_api(
-                await s.call_tool("search_all_projects", {"query": "bread", "mode": "keyword"}),
-                api(port, "/api/search", q="bread", mode="keyword", scope="all", limit=10))
-            assert everywhere["scope"] == "all" and "notes" in everywhere["projects"]
-            assert any(r["project"] == "notes" for r in everywhere["results"])
+            hybrid = await s.call_tool("hybrid_search", {"query": "garden", "limit": 5})
+            rows = hybrid.structured_content
+            assert json.loads(text_of(hybrid)) == rows
+            api_notes = api(port, "/api/search", q="garden", mode="hybrid", limit=6, group="document")
+            assert [r["path"] for r in rows["results"]] == [h["relative_path"] for h in api_notes["results"]][:5]
+            top = rows["results"][0]
+            assert top["path"] == "Projects/Garden plan.md" and top["title"] == "Garden plan"
+            assert set(top) <= {"path", "title", "score", "heading", "lines", "snippet"}
+            assert len(top["snippet"]) <= 151 and rows["semantic_available"] is True
+            assert len({r["path"] for r in rows["results"]}) == len(rows["results"])  # one row per note
 
-            body = {"query": "bread", "filters": {"tags": ["cooking"], "modified": {"after": "2000-01-01"}},
-                    "include_leading_callout": True}
-            vault = check_matches_api(await s.call_tool("vault_search", body), api(port, "/api/vault_search", body))
+            chunks = await s.call_tool("hybrid_search", {"query": "garden", "limit": 5, "detail": "chunks"})
+            assert chunks.structured_content == api(port, "/api/search", q="garden", mode="hybrid", limit=5)
+            why = await s.call_tool("hybrid_search", {"query": "garden", "limit": 3, "explain": True})
+            assert why.structured_content["results"][0]["explain"]["legs"]["keyword"]["rank"] == 1
+
+            meaning = await s.call_tool("semantic_search", {"query": "baking bread at home"})
+            assert meaning.structured_content["results"][0]["title"] == "Sourdough bread"
+            tagged = await s.call_tool("tag_search", {"tags_all": ["project"], "tags_any": ["outdoors"]})
+            assert {r["path"] for r in tagged.structured_content["results"]} == {"Projects/Compost log.md",
+                                                                                  "Projects/Garden plan.md"}
+            everywhere = await s.call_tool("search_all_projects", {"query": "bread", "mode": "keyword"})
+            assert all(r["project"] for r in everywhere.structured_content["results"])
+
+            body = {"query": "bread", "filters": {"tags": ["cooking"], "modified": {"after": "2000-01-01"}}}
+            vault = (await s.call_tool("vault_search", body)).structured_content
             assert vault["results"][0]["path"] == "Projects/Sourdough.md"
-            told = check_matches_api(await s.call_tool("vault_search", {**body, "explain": True}),
-                                     api(port, "/api/vault_search", {**body, "explain": True}))
-            assert told["results"][0]["explain"]["legs"]["bm25"]["rank"] == 1
-            check_matches_api(await s.call_tool("vault_search_by_tag", {"tags": ["project"], "match": "any"}),
-                              api(port, "/api/vault_search/by_tag", {"tags": ["project"], "match": "any"}))
-            folder = check_matches_api(await s.call_tool("vault_search_by_folder", {"folder": "Projects"}),
-                                       api(port, "/api/vault_search/by_folder", {"folder": "Projects"}))
-            assert folder["total"] == 3
-            check_matches_api(await s.call_tool("vault_search_by_property", {"properties": {"status": "active"}}),
-                              api(port, "/api/vault_search/by_property", {"properties": {"status": "active"}}))
-            recent = check_matches_api(await s.call_tool("vault_recent_notes", {"limit": 3}),
-                                       api(port, "/api/vault_search/recent", {"limit": 3}))
-            assert len(recent["results"]) == 3 and recent["total"] == 10
+            assert vault["total"] == api(port, "/api/vault_search", body)["total"]
+            folder = (await s.call_tool("vault_search_by_folder", {"folder": "Projects"})).structured_content
+            assert folder["total"] == 3 and not folder["more"]
+            recent = (await s.call_tool("vault_recent_notes", {"limit": 3})).structured_content
+            assert len(recent["results"]) == 3 and recent["total"] == 10 and recent["more"]
+            assert (await s.call_tool("vault_search_by_property", {"properties": {"status": "active"}})
+                    ).structured_content["results"]
+            assert (await s.call_tool("vault_search_by_tag", {"tags": ["project"], "match": "any"})
+                    ).structured_content["results"]
 
             for mode, query in (("frontmatter", {"tags": ["project"]}), ("content", "sourdough"),
                                 ("xref", "Compost log")):
-                found = check_matches_api(await s.call_tool("memory_search", {"mode": mode, "query": query}),
-                                          api(port, "/api/memory_search", {"mode": mode, "query": query}))
+                found = (await s.call_tool("memory_search", {"mode": mode, "query": query})).structured_content
+                assert found == api(port, "/api/memory_search", {"mode": mode, "query": query}), mode
                 assert found["results"], mode
+            any_id = found["results"][0]["id"]  # xref takes the ids memory_search returns
+            assert not (await s.call_tool("memory_search", {"mode": "xref", "query": any_id})).is_error
 
-            hit = hybrid["results"][0]
-            doc_path = f"/api/documents/{hit['document_id']}"
-            whole = check_matches_api(await s.call_tool("get_document", {"document_id": hit["document_id"]}),
-                                      api(port, doc_path))
-            assert whole["title"] == "Garden plan" and "drip line" in whole["content"]
-            first, last = hit["chunk_lines"]
-            assert first <= hit["lines"][0] <= hit["lines"][1] <= last  # the matching section lies in the chunk
-            part = check_matches_api(
-                await s.call_tool("get_document", {"document_id": hit["document_id"], "start_line": first,
-                                                   "end_line": last}),
-                api(port, doc_path, start_line=first, end_line=last))
-            file_lines = (root / "vault" / hit["relative_path"]).read_text().splitlines()
-            assert part["content"] == "\n".join(file_lines[first - 1:last]) == hit["content"]
-            assert part["lines"] == [first, last] and part["total_lines"] == len(file_lines)
+            projects = (await s.call_tool("list_projects", {})).structured_content
+            notes = next(p for p in projects["projects"] if p["name"] == "notes")
+            assert notes["notes"] == 10 and notes["meaning_search_ready"] and projects["model"] == "ready"
+            tags = (await s.call_tool("list_tags", {"prefix": "proj"})).structured_content
+            assert tags["results"] == [{"tag": t["tag"], "notes": t["count"]}
+                                       for t in api(port, "/api/tags", prefix="proj")["tags"]]
+            assert "project/garden" in [t["tag"] for t in tags["results"]]
+            keys = (await s.call_tool("list_properties", {})).structured_content
+            status = next(p for p in keys["results"] if p["key"] == "status")
+            assert "active" in status["values"]
 
-            context = check_matches_api(await s.call_tool("get_context", {"query": "garden", "token_budget": 100}),
-                                        api(port, "/api/context", q="garden", budget=100))
+            info = (await s.call_tool("get_document", {"note": "Projects/Garden plan.md"})).structured_content
+            assert [o["heading"] for o in info["outline"]] == ["Garden plan", "Spring", "Watering"]
+            assert info["links"] == 1 and "content" not in info and "text" not in info
+            section = (await s.call_tool("read_note", {"note": "Garden plan", "section": "Watering"})
+                       ).structured_content
+            file_lines = (root / "vault" / "Projects" / "Garden plan.md").read_text().splitlines()
+            first, last = section["lines"]
+            assert section["text"] == "\n".join(file_lines[first - 1:last]) and section["next_offset"] is None
+            assert section["text"].startswith("## Watering")
+            by_lines = (await s.call_tool("read_note", {"note": info["path"], "start_line": top["lines"][0],
+                                                        "end_line": top["lines"][1]})).structured_content
+            assert by_lines["lines"] == top["lines"]
+            pages, offset = [], 0
+            while offset is not None:  # paging reads the whole file, in order, with nothing lost
+                page = (await s.call_tool("read_note", {"note": info["path"], "max_chars": 200, "offset": offset})
+                        ).structured_content
+                pages.append(page["text"])
+                offset = page["next_offset"]
+            assert len(pages) > 1 and "".join(pages) == "\n".join(file_lines)
+            linked = (await s.call_tool("links", {"note": "Garden plan"})).structured_content
+            assert linked["outgoing"] == [{"target": "Compost log", "path": "Projects/Compost log.md"}]
+            back = (await s.call_tool("links", {"note": "Compost log", "direction": "backlinks"})).structured_content
+            assert "Projects/Garden plan.md" in [b["path"] for b in back["backlinks"]]
+
+            context = (await s.call_tool("get_context", {"query": "garden", "token_budget": 100})).structured_content
+            assert context == api(port, "/api/context", q="garden", budget=100)
             assert context["items"] and context["tokens_used"] <= 100
-            assert {"relative_path", "lines", "heading_path", "content"} <= set(context["items"][0])
+            print(f"\nhybrid_search, 5 rows: ~{approx_tokens(hybrid)} tokens; with detail=chunks: "
+                  f"~{approx_tokens(chunks)}")
+            assert approx_tokens(hybrid) * 4 < approx_tokens(chunks)
 
     run(scenario)
 
 
-def test_bad_parameters_are_tool_errors_and_the_server_carries_on(live, tmp_path):
+def test_bad_calls_get_sentences_and_the_server_carries_on(live, tmp_path):
     _, env, _ = live
 
     async def scenario():
@@ -189,7 +222,10 @@ def test_bad_parameters_are_tool_errors_and_the_server_carries_on(live, tmp_path
             async def error(tool: str, args: dict) -> str:
                 result = await s.call_tool(tool, args)
                 assert result.is_error, (tool, args)
-                return result.content[0].text
+                text = result.content[0].text
+                for word in ("pydantic", "/api/", "README", "validation error", "Something went wrong"):
+                    assert word.lower() not in text.lower(), (tool, args, text)
+                return text
 
             assert "No project named 'ghost'. Known projects: notes" in await error(
                 "hybrid_search", {"query": "x", "project": "ghost"})
@@ -197,25 +233,36 @@ def test_bad_parameters_are_tool_errors_and_the_server_carries_on(live, tmp_path
                 "vault_search", {"query": "x", "filters": {"created": {"after": "2026-13-01"}}})
             assert "Use YYYY-MM-DD" in await error(
                 "vault_recent_notes", {"filters": {"modified": {"before": "last week"}}})
-            assert "limit" in await error("hybrid_search", {"query": "garden", "limit": 0})
-            assert "query" in await error("hybrid_search", {"query": ""})
-            assert "colour" in await error("vault_search", {"query": "x", "filters": {"colour": "red"}})
+            assert "'limit' must be from 1 to 100; you sent 0" in await error("hybrid_search",
+                                                                             {"query": "garden", "limit": 0})
+            assert "'limit' must be a whole number" in await error("hybrid_search", {"query": "x", "limit": "ten"})
+            assert "hybrid_search needs 'query'" in await error("hybrid_search", {})
+            assert "'query' is empty" in await error("hybrid_search", {"query": ""})
+            assert "'colour' is not a field of 'filters'; use any of: folder" in await error(
+                "vault_search", {"query": "x", "filters": {"colour": "red"}})
+            assert "'detail' must be one of 'notes' or 'chunks'" in await error(
+                "hybrid_search", {"query": "x", "detail": "everything"})
             assert "at least one tag" in await error("tag_search", {})
             assert "1 to 3 keywords" in await error(
                 "memory_search", {"mode": "content", "query": "one two three four five"})
             assert "No document" in await error("memory_search", {"mode": "xref", "query": "DEC-404"})
-            assert "No document with id 'nope'" in await error("get_document", {"document_id": "nope"})
-            docs = await s.call_tool("vault_search_by_folder", {"folder": "Projects"})
-            doc_id = docs.structured_content["results"][0]["document_id"]
+            assert "No note in project 'notes' has the path, title or id 'nope'" in await error(
+                "get_document", {"note": "nope"})
+            assert "No note" in await error("read_note", {"note": "../../etc/passwd"})
             assert "comes before start_line" in await error(
-                "get_document", {"document_id": doc_id, "start_line": 9, "end_line": 2})
+                "read_note", {"note": "Projects/Garden plan.md", "start_line": 9, "end_line": 2})
+            assert "no section 'Harvest'; its headings: 'Garden plan', 'Spring', 'Watering'" in await error(
+                "read_note", {"note": "Projects/Garden plan.md", "section": "Harvest"})
+            assert "past the end" in await error("read_note", {"note": "Projects/Garden plan.md", "offset": 10**6})
+            assert "'direction' must be one of" in await error("links", {"note": "Garden plan", "direction": "up"})
             assert "token_budget" in await error("get_context", {"query": "x", "token_budget": 10})
+            assert "no mind maps" in await error("mindmap_search_nodes", {"query": "x"})
             assert "Unknown tool" in await error("no_such_tool", {})
             for tool, args in [("hybrid_search", {}), ("search_all_projects", {}), ("get_context", {}),
                                ("vault_search", {}), ("memory_search", {"mode": "content"})]:
                 # (the SDK's client cannot encode a lone surrogate; the JSON API's test sends those)
                 sentence = await error(tool, {**args, "query": "kan\x00ban"})
-                assert "U+0000" in sentence and "went wrong" not in sentence, (tool, sentence)
+                assert "U+0000" in sentence, (tool, sentence)
             still = await s.call_tool("hybrid_search", {"query": "garden"})
             assert not still.is_error and still.structured_content["results"]
 
@@ -306,9 +353,10 @@ def test_when_the_server_cannot_start_every_tool_says_how_to_start_it(vault, dat
             "search_all_projects": {"query": "x"}, "vault_search": {"query": "x"},
             "vault_search_by_tag": {"tags": ["a"]}, "vault_search_by_folder": {"folder": ""},
             "vault_search_by_property": {"properties": {"a": 1}}, "vault_recent_notes": {},
-            "memory_search": {"mode": "content", "query": "x"}, "get_document": {"document_id": "x"},
+            "memory_search": {"mode": "content", "query": "x"}, "get_document": {"note": "x"},
             "get_context": {"query": "x"}, "mindmap_search_nodes": {"query": "x"},
-            "mindmap_get_context": {"node_id": "x"}}
+            "mindmap_get_context": {"node_id": "x"}, "list_projects": {}, "list_tags": {}, "list_properties": {},
+            "read_note": {"note": "x"}, "links": {"note": "x"}}
     assert set(args) == TOOLS
 
     async def scenario():
@@ -344,7 +392,7 @@ def test_finds_the_server_with_only_the_environment_a_client_passes(vault, tmp_p
                         await session.initialize()
                         result = await session.call_tool("hybrid_search", {"query": "sourdough"})
                         assert not result.is_error, result.content
-                        assert result.structured_content["results"][0]["relative_path"] == "Projects/Sourdough.md"
+                        assert result.structured_content["results"][0]["path"] == "Projects/Sourdough.md"
 
         run(scenario)
         assert api(server.port, "/api/health")["pid"] == server.proc.pid  # the running one, not a new one

@@ -47,8 +47,16 @@ def test_the_mindmap_tools_through_a_real_mcp_client(live, tmp_path):
             assert {"results", "index_stale", "index_state", "map"} <= \
                 set(tools["mindmap_search_nodes"].output_schema["required"])
 
-            closed = await s.call_tool("mindmap_search_nodes", {"query": "watering"})
-            assert closed.is_error and "No mind map is active" in closed.content[0].text
+            # No one has opened a map in the window: the project's only map answers, or the one named.
+            unopened = await s.call_tool("mindmap_search_nodes", {"query": "irrigation timer"})
+            assert not unopened.is_error, unopened.content
+            assert unopened.structured_content["map"]["path"] == MAP
+            assert unopened.structured_content["results"][0]["node_id"] == "watering"
+            named = await s.call_tool("mindmap_get_context", {"node_id": "watering", "map": MAP, "project": "notes"})
+            assert named.structured_content["node"]["title"] == "Watering"
+            assert api(port, "/api/mindmaps/active")["map"] is None  # the window's open map is left alone
+            missing = await s.call_tool("mindmap_search_nodes", {"query": "x", "map": "Maps/Nope.mmdata"})
+            assert missing.is_error and "Maps/Nope.mmdata" in missing.content[0].text
 
             # The web page opens a map this way; the tools then work on it.
             opened = api(port, "/api/mindmaps/active", {"project": "notes", "path": MAP})

@@ -19,13 +19,15 @@ import time
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from pydantic import ValidationError
 
 from indexer import SearchRequest
 from indexer.errors import InvalidQuery, SKMemoryError
 from indexer.limits import check_texts
 
 from .client import ServerClient, ServerError
+from .mcp_answers import validation_sentences
 from .mcp_tools import register
 
 logger = logging.getLogger(__name__)
@@ -167,14 +169,33 @@ def _version() -> str:
 
 # --- the server ----------------------------------------------------------------------------------------------------
 
+class SKMemoryMCP(MCPServer):
+    """The SDK's server, answering a call whose arguments do not fit a tool's schema in the project's sentences
+    (what was wrong, what to send) instead of pydantic's report."""
+
+    async def call_tool(self, name, arguments, context=None):
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as exc:  # a bug of ours: still logged as one, told as a sentence
+            raise UnexpectedToolError(f"SK Memory could not answer this call of {name} (an internal error; "
+                                      "`skmemory mcp` logged it). Try again, or use another tool.") from exc
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                tool = self._tool_manager.get_tool(name)
+                raise ToolError(validation_sentences(name, exc.__cause__, tool.parameters if tool else {})) from None
+            raise
+
+
 def build_server(link: ServerLink) -> MCPServer:
     """Create the MCP server with every SK Memory tool, each answered through link."""
-    server = MCPServer(
+    server = SKMemoryMCP(
         name="skmemory", title="SK Memory", version=_version(),
         instructions="Search the user's own notes, documents and saved conversations, indexed locally by SK Memory. "
-                     "Start with hybrid_search or vault_search; read a hit with get_document (use its `lines`), or "
-                     "pack several into a token budget with get_context. For the Mind Map open in SK Memory, "
-                     "find nodes with mindmap_search_nodes and read one with mindmap_get_context before editing it.",
+                     "Start with hybrid_search (one compact row per note) or vault_search (with metadata filters); "
+                     "read a row with read_note(path, start_line=lines[0]) or by section, a page at a time; "
+                     "get_document gives a long note's outline first. list_projects, list_tags and list_properties "
+                     "say what there is to search. get_context packs passages into a token budget. For mind maps, "
+                     "mindmap_search_nodes then mindmap_get_context.",
     )
     register(server, link)
     return server

@@ -133,7 +133,7 @@ def _quoted(words: list[str]) -> str:
 def _unknown(index: ProjectIndex, document_id: str) -> dict:
     return {"document_id": document_id, "found": False, "rank": None, "returned": False, "legs": {},
             "verdict": f"There is no document '{document_id}' in project '{index.name}'; "
-                       "copy a document_id from a result or from /api/documents."}
+                       "copy a document_id from a result."}
 
 
 def best_similarity(index: ProjectIndex, vector, chunk_ids: list[str]) -> tuple[str | None, float | None]:

@@ -1,0 +1,196 @@
+"""What the MCP tools answer, sized for an agent's context, and the sentences they answer bad calls with.
+
+The JSON API answers every field a window could draw (a chunk hit is about 2,400 characters). An agent needs less
+to choose what to read: one row per note in one vocabulary (path, title, score, heading, lines, snippet), a
+snippet of about 30 tokens, and a `more` flag when the limit cut the list. read_note then reads what it chose.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+from pydantic import ValidationError
+
+from indexer.search.request import DATE_BOUNDS, FILTER_KEYS
+
+SNIPPET_CHARS = 150  # about 30 tokens of English
+TOKEN_CHARS = 4  # the approximation the caps and the docs' table use: 4 characters of JSON text per token
+
+
+def tokens(text: str) -> int:
+    """Approximate tokens of a text (4 characters each), as the tools' stated caps count them."""
+    return (len(text) + TOKEN_CHARS - 1) // TOKEN_CHARS
+
+
+def clip(text: str | None, limit: int = SNIPPET_CHARS) -> str:
+    """One line of at most `limit` characters, cut at a word, with an ellipsis when cut."""
+    flat = " ".join((text or "").split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat.rfind(" ", 0, limit)
+    return flat[:cut if cut > limit // 2 else limit].rstrip(" ,;:") + "…"
+
+
+def _day(value: str | None) -> str | None:
+    return value[:10] if isinstance(value, str) else None
+
+
+def note_row(hit: dict, with_project: bool = False) -> dict:
+    """A chunk or note hit of the API as one compact row."""
+    row = {"path": hit["relative_path"], "title": hit["document_title"], "score": round(hit["similarity"], 3)}
+    if hit.get("heading_path"):
+        row["heading"] = " > ".join(hit["heading_path"])
+    if hit.get("lines"):
+        row["lines"] = hit["lines"]
+    row["snippet"] = clip(hit.get("snippet") or hit.get("content"))
+    if with_project:
+        row["project"] = hit["project"]
+    return row
+
+
+def search_answer(api: dict, limit: int) -> dict:
+    """A spec-000 search (asked for limit + 1 note hits) as at most `limit` compact rows."""
+    everywhere = api.get("scope") == "all"
+    out = {"query": api["query"], "mode": api["mode"], "semantic_available": api["semantic_available"]}
+    for key in ("semantic_reason", "keyword_only_projects"):
+        if api.get(key):
+            out[key] = api[key]
+    if api.get("corrected"):
+        out["corrected"] = {"from": api["corrected"]["original"], "to": api["corrected"]["query"]}
+    out["results"] = [note_row(h, everywhere) for h in api["results"][:limit]]
+    out["more"] = len(api["results"]) > limit
+    if api.get("weaker_matches"):
+        out["weaker_matches"] = [note_row(h, everywhere) for h in api["weaker_matches"]]
+    return out
+
+
+def vault_row(note: dict) -> dict:
+    """A vault_search or listing row as a compact one (same vocabulary as the search rows)."""
+    row = {"path": note["path"], "title": note["title"]}
+    if note.get("score") is not None:
+        row["score"] = round(note["score"], 3)
+    if note.get("snippet"):
+        row["snippet"] = clip(note["snippet"])
+    for key in ("tags", "type"):
+        if note.get(key):
+            row[key] = note[key]
+    if note.get("modified"):
+        row["modified"] = _day(note["modified"])
+    if note.get("leading_callout"):
+        row["leading_callout"] = note["leading_callout"]
+    if note.get("explain"):
+        row["explain"] = note["explain"]
+    return row
+
+
+def vault_answer(api: dict) -> dict:
+    out = {"results": [vault_row(n) for n in api["results"]], "total": api["total"],
+           "more": api["total"] > len(api["results"])}
+    for key in ("search_mode", "semantic_reason", "explain_document"):
+        if api.get(key):
+            out[key] = api[key]
+    if api.get("corrected"):
+        out["corrected"] = {"from": api["corrected"]["original"], "to": api["corrected"]["query"]}
+    return out
+
+
+def projects_answer(projects: list[dict], model: str) -> dict:
+    """Each project's name and size, and whether search by meaning covers all of it yet."""
+    rows = []
+    for p in projects:
+        row = {"name": p["name"], "notes": p.get("documents"),
+               "meaning_search_ready": model == "ready" and not p.get("pending") and not p.get("error"),
+               "passages_left_to_embed": p.get("pending", 0)}
+        if p.get("builtin"):
+            row["builtin"] = True
+        if p.get("error"):
+            row["error"] = p["error"]
+        rows.append(row)
+    return {"projects": rows, "model": model}
+
+
+# --- bad calls: the SDK checks arguments against each tool's schema; its pydantic report becomes sentences ------
+
+TYPE_WORDS = {"int": "a whole number", "float": "a number", "bool": "true or false", "str": "text", "string": "text",
+              "list": "a list", "dict": "an object", "model": "an object"}
+
+
+def validation_sentences(tool: str, error: ValidationError, schema: dict) -> str:
+    """Say what was wrong with a call's arguments and what to send instead, in the project's words."""
+    said: list[str] = []
+    seen: set[str] = set()
+    for problem in error.errors():
+        where = [str(p) for p in problem["loc"] if not _is_type_name(p)]
+        name = ".".join(where) or "the arguments"
+        if name in seen:
+            continue
+        seen.add(name)
+        said.append(_sentence(tool, name, where, problem, _property(schema, where)))
+        if len(said) == 3:
+            break
+    return " ".join(said)
+
+
+def _is_type_name(part) -> bool:
+    text = str(part)
+    return "[" in text or text in ("str", "int", "float", "bool", "dict", "list", "none", "function-after",
+                                   "constrained-str", "json-or-python")
+
+
+def _property(schema: dict, where: list[str]) -> dict:
+    node = schema
+    for part in where:
+        props = node.get("properties") or {}
+        if part in props:
+            node = props[part]
+        else:
+            return {}
+        ref = _ref(schema, node)
+        node = ref or node
+    return node
+
+
+def _ref(schema: dict, node: dict) -> dict | None:
+    options = [node] + node.get("anyOf", [])
+    for option in options:
+        ref = option.get("$ref")
+        if ref:
+            return schema.get("$defs", {}).get(ref.rsplit("/", 1)[-1])
+    return None
+
+
+def _range_of(prop: dict) -> tuple:
+    options = [prop] + prop.get("anyOf", [])
+    low = next((o["minimum"] for o in options if "minimum" in o), None)
+    high = next((o["maximum"] for o in options if "maximum" in o), None)
+    return low, high
+
+
+def _sentence(tool: str, name: str, where: list[str], problem: dict, prop: dict) -> str:
+    kind, ctx, got = problem["type"], problem.get("ctx") or {}, problem.get("input")
+    about = prop.get("description", "")
+    shown = json.dumps(got, ensure_ascii=False, default=str)[:60] if got is not None else "null"
+    if kind == "missing":
+        return f"{tool} needs '{name}'" + (f": {about}" if about else ".")
+    if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        low, high = _range_of(prop)
+        if low is not None and high is not None:
+            return f"'{name}' must be from {low} to {high:,}; you sent {shown}."
+        bound = next((ctx[k] for k in ("ge", "le", "gt", "lt") if k in ctx), "?")
+        return f"'{name}' must be {kind.replace('_', ' ')} {bound}; you sent {shown}."
+    if kind in ("string_too_short", "too_short"):
+        return f"'{name}' is empty; " + (about[0].lower() + about[1:] if about else "give a value.")
+    if kind in ("string_too_long", "too_long"):
+        return f"'{name}' is too long (at most {ctx.get('max_length', '?'):,}); shorten it."
+    if kind == "extra_forbidden":
+        parent, field = ".".join(where[:-1]), where[-1]
+        allowed = FILTER_KEYS if parent == "filters" else DATE_BOUNDS if parent.startswith("filters.") else ()
+        tail = f"; use any of: {', '.join(allowed)}." if allowed else "; leave it out."
+        return f"'{field}' is not a field of '{parent}'{tail}"
+    if kind in ("literal_error", "enum"):
+        return f"'{name}' must be one of {ctx.get('expected', '')}; you sent {shown}."
+    if kind.endswith("_parsing") or kind.endswith("_type") or kind in ("int_from_float",):
+        word = TYPE_WORDS.get(kind.split("_")[0], kind.split("_")[0])
+        return f"'{name}' must be {word}; you sent {shown}." + (f" ({about})" if about and "[" not in word else "")
+    text = re.sub(r"\s+", " ", str(problem.get("msg", "is not valid")))
+    return f"'{name}': {text[:120]}; you sent {shown}."
