@@ -86,7 +86,8 @@ class Server:
 def _ready(state: dict, projects: set[str], wait_embedded: bool) -> bool:
     listed = {p["project"]: p for p in state["projects"]}
     return ((not wait_embedded or state["embeddings"] == "ready") and bool(listed) and projects <= set(listed)
-            and all(p.get("chunks") and not p.get("pending") for p in listed.values()))
+            and all(p.get("chunks") and (not p.get("pending") or state["embeddings"] == "unavailable")
+                    for p in listed.values()))  # without a model, passages stay pending: keyword search is ready
 
 
 @contextmanager

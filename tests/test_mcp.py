@@ -20,7 +20,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from support import DEMO_NOTES, REPO, SKMEMORY, free_port, running_server
+from support import DEMO_NOTES, REPO, SKMEMORY, corpus, free_port, running_server
 
 TOOLS = {"hybrid_search", "semantic_search", "tag_search", "search_all_projects", "vault_search",
          "vault_search_by_tag", "vault_search_by_folder", "vault_search_by_property", "vault_recent_notes",
@@ -397,3 +397,29 @@ def test_finds_the_server_with_only_the_environment_a_client_passes(vault, tmp_p
         run(scenario)
         assert api(server.port, "/api/health")["pid"] == server.proc.pid  # the running one, not a new one
         assert not (data_home / "logs" / "mcp-serve.log").exists()
+
+
+def test_answers_stay_under_their_caps_on_a_real_vaults_largest_note(tmp_path):
+    vault = corpus("logseq-docs")
+    largest = max(vault.rglob("*.md"), key=lambda p: p.stat().st_size)  # pages/Changelog.md, 195 KB
+    note = str(largest.relative_to(vault))
+    # Keyword answers (no model): the rows and pages are cut the same way whichever leg found them.
+    with running_server(tmp_path, vault, env={"SKMEMORY_MODEL": str(tmp_path / "no-model")}) as server:
+        async def scenario():
+            async with mcp_session(server.env, tmp_path / "mcp.log") as s:
+                found = await s.call_tool("hybrid_search", {"query": "plugin"})
+                assert len(found.structured_content["results"]) == 10 and approx_tokens(found) <= 800
+                info = await s.call_tool("get_document", {"note": note})
+                assert info.structured_content["outline_total"] > 0 and approx_tokens(info) <= 2_500
+                page = await s.call_tool("read_note", {"note": note})
+                assert page.structured_content["next_offset"] and len(page.structured_content["text"]) <= 8_000
+                assert approx_tokens(page) <= 2_600  # 8,000 characters of text, escaped, and the envelope
+                listed = await s.call_tool("vault_search_by_folder", {"folder": ""})
+                assert len(listed.structured_content["results"]) == 20 and listed.structured_content["more"]
+                assert approx_tokens(listed) <= 1_500
+                linked = await s.call_tool("links", {"note": note, "limit": 5})
+                assert len(linked.structured_content.get("outgoing", [])) <= 5
+                print(f"\n{note}: search ~{approx_tokens(found)} tokens, get_document ~{approx_tokens(info)}, "
+                      f"read_note page ~{approx_tokens(page)}, folder listing ~{approx_tokens(listed)}")
+
+        run(scenario)

@@ -1,0 +1,94 @@
+"""Each MCP tool's default answer size and latency on real vaults, through the SDK's stdio client.
+
+Run by hand (not part of the test suite):
+
+    .venv/bin/python tests/bench/bench_mcp.py                       # logseq-docs and kepano-obsidian
+    .venv/bin/python tests/bench/bench_mcp.py --vault ../shared/corpora/logseq-docs --rounds 9
+
+For each vault it indexes and embeds the folder in a fresh data home, runs `skmemory serve`, launches
+`skmemory mcp` as a client does, and calls every tool with its defaults (the read tools on the vault's largest
+note) --rounds times. It prints a markdown table: each tool's answer as an agent reads it (the JSON text, in
+characters and in tokens at 4 characters a token) and its p50 latency through MCP; plus tools/list's size.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))
+
+from mcp.client.session import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+
+from support import CORPORA, running_server  # noqa: E402
+
+
+def largest_note(vault: Path) -> str:
+    notes = [p for p in vault.rglob("*.md") if p.is_file() and ".obsidian" not in p.parts]
+    return str(max(notes, key=lambda p: p.stat().st_size).relative_to(vault))
+
+
+def calls(note: str, query: str) -> list[tuple[str, dict]]:
+    stem = Path(note).stem
+    return [
+        ("hybrid_search", {"query": query}), ("semantic_search", {"query": query}),
+        ("search_all_projects", {"query": query}), ("vault_search", {"query": query}),
+        ("hybrid_search", {"query": query, "detail": "chunks"}),
+        ("vault_recent_notes", {}), ("vault_search_by_folder", {"folder": ""}),
+        ("memory_search", {"mode": "content", "query": query.split()[0]}),
+        ("list_projects", {}), ("list_tags", {}), ("list_properties", {}),
+        ("get_document", {"note": note}), ("read_note", {"note": note}), ("links", {"note": stem}),
+        ("get_context", {"query": query}),
+    ]
+
+
+async def measure(env: dict, note: str, query: str, rounds: int) -> tuple[list[tuple], int]:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "webapp.cli", "mcp"], env=env, cwd=str(REPO))
+    rows = []
+    with open(Path(tempfile.gettempdir()) / "bench-mcp.log", "w") as err:
+        async with stdio_client(params, errlog=err) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                listed = (await session.list_tools()).tools
+                listing = len(json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True)
+                                          for t in listed]))
+                for tool, args in calls(note, query):
+                    times, size = [], 0
+                    for _ in range(rounds):
+                        started = time.perf_counter()
+                        result = await session.call_tool(tool, args)
+                        times.append(time.perf_counter() - started)
+                        if result.is_error:
+                            raise SystemExit(f"{tool} {args}: {result.content[0].text}")
+                        size = len(result.content[0].text)
+                    label = tool + (" (detail=chunks)" if args.get("detail") else "")
+                    rows.append((label, size, size // 4, statistics.median(times) * 1000))
+    return rows, listing
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--vault", action="append", type=Path)
+    parser.add_argument("--query", default="how do I sync my notes between devices")
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    vaults = args.vault or [CORPORA / "logseq-docs", CORPORA / "kepano-obsidian"]
+    for vault in vaults:
+        note = largest_note(vault)
+        with tempfile.TemporaryDirectory() as root, running_server(Path(root), vault, timeout=1800) as server:
+            rows, listing = asyncio.run(measure(server.env, note, args.query, args.rounds))
+        print(f"\n{vault.name} (largest note {note}); tools/list {listing:,} characters (~{listing // 4:,} tokens)\n")
+        print("| tool (defaults) | characters | ~tokens | p50 ms |\n|---|---|---|---|")
+        for label, chars, tokens, ms in rows:
+            print(f"| {label} | {chars:,} | {tokens:,} | {ms:.0f} |")
+
+
+if __name__ == "__main__":
+    main()
