@@ -1,12 +1,15 @@
 """A search that arrives while the model still loads answers by keyword at once and says why (the server's way)."""
 from __future__ import annotations
 
+import threading
 import time
 
 from indexer import Engine
 from indexer.config import Settings
 from indexer.home import Home
 from indexer.ingest.embeddings import Embedder
+from support import app_client
+from webapp import create_app
 
 
 def test_a_search_before_the_model_is_ready_answers_by_keyword_and_says_so(home, vault):
@@ -17,6 +20,13 @@ def test_a_search_before_the_model_is_ready_answers_by_keyword_and_says_so(home,
 
     fresh = Embedder()  # a server just started: its model has not loaded yet
     fresh.wait_for_load = False
+    release, real_load = threading.Event(), fresh.load
+
+    def held_load():  # the real load, held until the checks below have seen the loading state
+        release.wait(60)
+        return real_load()
+
+    fresh.load = held_load
     engine = Engine(Home(Settings.from_env(), embedder=fresh))
     try:
         started = time.monotonic()
@@ -27,7 +37,12 @@ def test_a_search_before_the_model_is_ready_answers_by_keyword_and_says_so(home,
         assert fresh.loading, "the first search answered before the model had loaded"
         vault_first = engine.vault_search("sourdough bread")
         assert vault_first["search_mode"] == "fts" and "still loading" in vault_first["semantic_reason"]
+        window = app_client(create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765}))
+        page = window.get("/search?q=sourdough", base_url="http://127.0.0.1:8765").get_data(as_text=True)
+        notice = " ".join(page.split())
+        assert "Meaning search is still loading" in notice and "Sourdough" in page
 
+        release.set()
         deadline = time.monotonic() + 120
         while fresh.state != "ready":
             assert time.monotonic() < deadline, fresh.error
