@@ -11,8 +11,10 @@ import re
 
 from pydantic import ValidationError
 
-from indexer.search.request import DATE_BOUNDS, FILTER_KEYS
 
+
+FILTER_KEYS = ("folder", "tags", "type", "related", "properties", "created", "modified")  # SearchRequest's
+DATE_BOUNDS = ("before", "on", "after")
 SNIPPET_CHARS = 150  # about 30 tokens of English
 TOKEN_CHARS = 4  # the approximation the caps and the docs' table use: 4 characters of JSON text per token
 

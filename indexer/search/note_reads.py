@@ -83,6 +83,11 @@ def aliased_holding(index: ProjectIndex, terms: list[str]) -> list[str]:
         f"SELECT document_id FROM documents WHERE frontmatter LIKE '%\"alias%'{where}", list(terms))]
 
 
+def frontmatters(index: ProjectIndex) -> list[str]:
+    """Every non-empty frontmatter, as stored (JSON)."""
+    return [r[0] for r in index.sql("SELECT frontmatter FROM documents WHERE frontmatter NOT IN ('{}', '', 'null')")]
+
+
 def catalogue(index: ProjectIndex) -> list:
     """(document_id, rel_path, title) of every document: what links are resolved against."""
     return index.sql("SELECT document_id, rel_path, title FROM documents")

@@ -131,7 +131,7 @@ def properties(index: ProjectIndex, prefix: str = "", limit: int = 50) -> dict:
     def build():
         notes: Counter[str] = Counter()
         values: dict[str, Counter[str]] = {}
-        for (raw,) in index.sql("SELECT frontmatter FROM documents WHERE frontmatter NOT IN ('{}', '', 'null')"):
+        for raw in note_reads.frontmatters(index):
             try:
                 front = json.loads(raw)
             except ValueError:
