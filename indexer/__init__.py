@@ -20,6 +20,8 @@ _EXPORTS = {
     "Home": ".home",
     "Settings": ".config",
     "SearchRequest": ".search.request",  # one search as every surface asks it
+    "FILTER_KEYS": ".search.request",  # vault_search's metadata filters
+    "DATE_BOUNDS": ".search.request",  # a date filter's bounds
     "SKMemoryError": ".errors",
     "Project": ".store.project",  # the writer of one project, as Home.open_project returns it
     "BackgroundIndexer": ".background",  # what `serve` and `watch` start: sync, watch and embed

@@ -11,17 +11,9 @@ import re
 
 from pydantic import ValidationError
 
+from indexer import DATE_BOUNDS, FILTER_KEYS
 
-
-FILTER_KEYS = ("folder", "tags", "type", "related", "properties", "created", "modified")  # SearchRequest's
-DATE_BOUNDS = ("before", "on", "after")
 SNIPPET_CHARS = 150  # about 30 tokens of English
-TOKEN_CHARS = 4  # the approximation the caps and the docs' table use: 4 characters of JSON text per token
-
-
-def tokens(text: str) -> int:
-    """Approximate tokens of a text (4 characters each), as the tools' stated caps count them."""
-    return (len(text) + TOKEN_CHARS - 1) // TOKEN_CHARS
 
 
 def clip(text: str | None, limit: int = SNIPPET_CHARS) -> str:

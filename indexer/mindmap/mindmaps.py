@@ -62,26 +62,23 @@ class MindMaps:
                                                                                       bytes]:
         """A map's index, reference and live content: the one named by path (in project), else the active map,
         else the project's only map; raise NoActiveMap when none of these names one."""
+        active = self._active.get()
         if path:
             index = self._index(project)
             ref = maps.resolve(index, path=path)
-            live, data = maps.read_live(index.root, ref.rel_path)
-            return index, ref, live, data
-        ref = self._active.get()
-        if ref is None or (project and ref.project != self._index(project).name):
+        elif active is not None and (not project or self._index(project).name == active.project):
+            index = self._index(active.project)
+            ref = maps.refresh(index, active)
+            if ref != active:
+                self._active.set(ref)
+        else:
             index = self._index(project)
             found = maps.list_maps(index)
             if len(found) != 1:
                 raise NoActiveMap(no_active_message(index.name, [m["path"] for m in found]))
             ref = maps.resolve(index, path=found[0]["path"])
-            live, data = maps.read_live(index.root, ref.rel_path)
-            return index, ref, live, data
-        index = self._index(ref.project)
-        fresh = maps.refresh(index, ref)
-        if fresh != ref:
-            self._active.set(fresh)
-        live, data = maps.read_live(index.root, fresh.rel_path)
-        return index, fresh, live, data
+        live, data = maps.read_live(index.root, ref.rel_path)
+        return index, ref, live, data
 
     def search_nodes(self, query: str, limit: int = 10, project: str | None = None, path: str | None = None) -> dict:
         """Search a map's nodes (path, else the active map, else the project's only map): best chunk per node, live

@@ -80,8 +80,22 @@ def get_document(index: ProjectIndex, document_id: str) -> dict:
     r = document_row(index, document_id)
     info = summaries(index, [r])[0]
     chunks = chunk_reads.document_chunks(index, document_id)
+    outline, passages = sections(chunks)
+    _, row_of, resolver = project_links(index)
+    info.update({
+        "frontmatter": json.loads(r["frontmatter"]), "warnings": json.loads(r["warnings"]),
+        "outline": outline, "links": outgoing_links(index, r),
+        "backlinks": backlinks(index, r, row_of[document_id], resolver),
+        "content": "\n\n".join(c["content"] for c in chunks), "passages": passages,
+    })
+    return info
+
+
+def sections(chunks: list) -> tuple[list[dict], list[dict]]:
+    """A document's outline (each heading once, with its level and first line) and its passages (each section's
+    heading path, lines and place in the chunks joined by blank lines), from its chunks in order."""
     outline, seen = [], set()
-    passages, at = [], 0  # each section's place in "content", the chunks joined by blank lines
+    passages, at = [], 0
     for c in chunks:
         for section, text in section_texts(c["content"], chunk_sections(c)):
             start = at + section["offset"]
@@ -93,20 +107,19 @@ def get_document(index: ProjectIndex, document_id: str) -> dict:
                     seen.add(path[:depth])
                     outline.append({"heading": path[depth - 1], "level": depth, "line": section["lines"][0]})
         at += len(c["content"]) + 2
-    docs, row_of, resolver = project_links(index)
-    links = note_reads.links_from(index, document_id)
+    return outline, passages
+
+
+def outgoing_links(index: ProjectIndex, r) -> list[dict]:
+    """A document's links (row r), each with the document it resolves to (document_id None when none)."""
+    docs, _, resolver = project_links(index)
     outgoing = []
-    for link in links:
+    for link in note_reads.links_from(index, r["document_id"]):
         row = resolver.resolve(link["target"], r["rel_path"])
         found = ({"document_id": docs[row]["document_id"], "relative_path": docs[row]["rel_path"]}
                  if row is not None else {"document_id": None})
         outgoing.append({"target": link["target"], "kind": link["kind"], **found})
-    info.update({
-        "frontmatter": json.loads(r["frontmatter"]), "warnings": json.loads(r["warnings"]),
-        "outline": outline, "links": outgoing, "backlinks": backlinks(index, r, row_of[document_id], resolver),
-        "content": "\n\n".join(c["content"] for c in chunks), "passages": passages,
-    })
-    return info
+    return outgoing
 
 
 def project_links(index: ProjectIndex) -> tuple[list, dict[str, int], LinkResolver]:

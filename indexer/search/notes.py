@@ -13,7 +13,7 @@ from ..errors import DocumentNotFound, InvalidQuery
 from ..ingest.files import TooLarge, UnsafeFile, read_inside
 from ..ingest.readable import display_title
 from . import chunk_reads, note_reads
-from .documents import backlinks, get_document, project_links
+from .documents import backlinks, outgoing_links, project_links, resolve_link, sections, summaries
 from .index import ProjectIndex
 
 DEFAULT_MAX_CHARS = 8_000  # about 2,000 tokens a page
@@ -31,29 +31,28 @@ def resolve_note(index: ProjectIndex, note: str) -> str:
         raise InvalidQuery("Name the note: its path (such as 'Projects/Garden plan.md'), title or id.")
     if note_reads.document(index, ref.lower()) is not None:
         return ref.lower()
-    found = note_reads.document_at(index, ref.lstrip("/"))
-    if found:
-        return found
-    docs, _, resolver = project_links(index)
-    row = resolver.resolve(ref)
-    if row is None:
+    found = note_reads.document_at(index, ref.lstrip("/")) or resolve_link(index, ref)
+    if found is None:
         raise DocumentNotFound(f"No note in project '{index.name}' has the path, title or id '{ref[:200]}'; "
                                "search for it first, and pass a result's path.")
-    return docs[row]["document_id"]
+    return found
 
 
 def note_info(index: ProjectIndex, note: str) -> dict:
     """A note's metadata, frontmatter (long values cut), outline (capped) and how many links it has each way."""
     document_id = resolve_note(index, note)
-    full = get_document(index, document_id)
-    outline = full["outline"]
+    row = note_reads.document(index, document_id)
+    info = summaries(index, [row])[0]
+    outline = _outline(index, document_id)
+    _, row_of, resolver = project_links(index)
     return {
-        "project": index.name, "id": document_id, "path": full["relative_path"], "title": full["title"],
-        "file_type": full["file_type"], "tags": full["tags"], "created": full["created"],
-        "modified": full["modified"], "bytes": full["size"], "frontmatter": _bounded(full["frontmatter"]),
-        "outline": [{"heading": o["heading"], "level": o["level"], "line": o["line"]} for o in outline[:OUTLINE_CAP]],
-        "outline_total": len(outline), "links": len(full["links"]), "backlinks": len(full["backlinks"]),
-        "warnings": full["warnings"][:5],
+        "project": index.name, "id": document_id, "path": info["relative_path"], "title": info["title"],
+        "file_type": info["file_type"], "tags": info["tags"], "created": info["created"],
+        "modified": info["modified"], "bytes": info["size"], "frontmatter": _bounded(json.loads(row["frontmatter"])),
+        "outline": outline[:OUTLINE_CAP], "outline_total": len(outline),
+        "links": len(note_reads.links_from(index, document_id)),
+        "backlinks": len(backlinks(index, row, row_of[document_id], resolver)),
+        "warnings": json.loads(row["warnings"])[:5],
     }
 
 
@@ -108,14 +107,12 @@ def note_links(index: ProjectIndex, note: str, direction: str = "both", limit: i
     document_id = resolve_note(index, note)
     row = note_reads.document(index, document_id)
     answer: dict = {"project": index.name, "path": row["rel_path"], "title": display_title(row["title"])}
-    docs, row_of, resolver = project_links(index)
     if direction in ("both", "outgoing"):
-        outgoing = []
-        for link in note_reads.links_from(index, document_id):
-            at = resolver.resolve(link["target"], row["rel_path"])
-            outgoing.append({"target": link["target"], "path": docs[at]["rel_path"] if at is not None else None})
+        outgoing = [{"target": link["target"], "path": link.get("relative_path")}
+                    for link in outgoing_links(index, row)]
         answer.update({"outgoing": outgoing[:limit], "outgoing_total": len(outgoing)})
     if direction in ("both", "backlinks"):
+        _, row_of, resolver = project_links(index)
         linking = backlinks(index, row, row_of[document_id], resolver)
         answer.update({"backlinks": [{"path": b["relative_path"], "title": b["title"]} for b in linking[:limit]],
                        "backlinks_total": len(linking)})
@@ -176,7 +173,7 @@ def _range(index: ProjectIndex, document_id: str, rel: str, lines: list[str], se
            start_line: int | None, end_line: int | None) -> tuple[int, int]:
     total = max(len(lines), 1)
     if section:
-        outline = get_document(index, document_id)["outline"]
+        outline = _outline(index, document_id)
         wanted = section.strip().lstrip("#").strip().lower()
         at = next((i for i, o in enumerate(outline) if o["heading"].strip().lower() == wanted), None)
         if at is None:
@@ -195,6 +192,10 @@ def _range(index: ProjectIndex, document_id: str, rel: str, lines: list[str], se
     if first > total:
         raise InvalidQuery(f"start_line {first} is past the end of '{rel}', which has {len(lines)} lines.")
     return first, min(last, total)
+
+
+def _outline(index: ProjectIndex, document_id: str) -> list[dict]:
+    return sections(chunk_reads.document_chunks(index, document_id))[0]
 
 
 def _bounded(front: dict) -> dict:
