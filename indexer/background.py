@@ -116,6 +116,8 @@ class BackgroundIndexer:
         if self._watcher:
             self._watcher.stop()
         for t in self._threads:
+            if t.name == "skmemory-embedder" and self.home.embedder.loading:
+                continue  # inside the model's load, which cannot be cut short; after it, a stopped loop does nothing
             t.join(30)
         for project in self.projects.values():
             project.close()
@@ -336,6 +338,8 @@ class BackgroundIndexer:
                     if n:
                         self.rate.add(n, time.monotonic() - started)
                     worked += n
+            if self._stop.is_set():
+                break
             self._write_engine_state()
             if not worked:
                 self._tune_hnsw()

@@ -48,8 +48,10 @@ class Engine:
         self._reranker: Reranker | None = None
         self._mindmaps = None
         self._graphs = None
+        self._closed = False
 
     def close(self) -> None:
+        self._closed = True
         for project in self._own.values():
             project.close()
         self._own.clear()
@@ -156,12 +158,15 @@ class Engine:
     def warm(self) -> None:
         """Load every project's vector cache now (server start) instead of on the first search."""
         for info in self.home.projects():
+            if self._closed:  # the server stopped while the model loaded
+                return
             try:
                 index = self.index(info.name)
-                if index.embedder.available:
+                if index.embedder.available and not self._closed:
                     index.cache.ensure_loaded()
             except Exception:
-                logger.exception("Warming %s failed", info.name)
+                if not self._closed:
+                    logger.exception("Warming %s failed", info.name)
 
     # --- search ---------------------------------------------------------------------------------------------
 

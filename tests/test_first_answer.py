@@ -53,3 +53,25 @@ def test_a_search_before_the_model_is_ready_answers_by_keyword_and_says_so(home,
         print(f"\nfirst answer {answered_in * 1000:.0f} ms, while the model loaded")
     finally:
         engine.close()
+
+
+def test_a_server_stopped_while_the_model_loads_does_not_wait_for_the_load(home, vault):
+    from indexer import BackgroundIndexer
+
+    home.add_project(vault, "notes")
+    fresh = Embedder()
+    release, real_load = threading.Event(), fresh.load
+
+    def held_load():  # a model that takes longer to load than anyone waits for a stop
+        release.wait(120)
+        return real_load()
+
+    fresh.load = held_load
+    background = BackgroundIndexer(Home(Settings.from_env(), embedder=fresh), role="tests").start()
+    assert background.wait_idle(60)  # parsed and keyword-searchable; the embedder thread waits on the model
+    stopper = threading.Thread(target=background.stop)
+    stopper.start()
+    stopper.join(20)  # the embedder thread was joined for up to 30 s
+    stopped = not stopper.is_alive()
+    release.set()
+    assert stopped, "stop() waited for the model to load"
