@@ -24,24 +24,23 @@ FRONTMATTER_VALUE_CHARS = 300
 PROPERTY_SAMPLES = 5
 
 
-def resolve_note(index: ProjectIndex, note: str) -> str:
-    """The document_id a reference names: a document id, a relative path, a file name or a title (link rules)."""
+def resolve_note(index: ProjectIndex, note: str):
+    """The document row a reference names: a document id, a relative path, a file name or a title (link rules)."""
     ref = (note or "").strip()
     if not ref:
         raise InvalidQuery("Name the note: its path (such as 'Projects/Garden plan.md'), title or id.")
-    if note_reads.document(index, ref.lower()) is not None:
-        return ref.lower()
-    found = note_reads.document_at(index, ref.lstrip("/")) or resolve_link(index, ref)
-    if found is None:
+    found = note_reads.document_at(index, ref.lstrip("/")) or resolve_link(index, ref) or ref.lower()
+    row = note_reads.document(index, found)
+    if row is None:
         raise DocumentNotFound(f"No note in project '{index.name}' has the path, title or id '{ref[:200]}'; "
                                "search for it first, and pass a result's path.")
-    return found
+    return row
 
 
 def note_info(index: ProjectIndex, note: str) -> dict:
     """A note's metadata, frontmatter (long values cut), outline (capped) and how many links it has each way."""
-    document_id = resolve_note(index, note)
-    row = note_reads.document(index, document_id)
+    row = resolve_note(index, note)
+    document_id = row["document_id"]
     info = summaries(index, [row])[0]
     outline = _outline(index, document_id)
     _, row_of, resolver = project_links(index)
@@ -67,9 +66,8 @@ def read_note(index: ProjectIndex, note: str, max_bytes: int, section: str | Non
         raise InvalidQuery("offset must be 0 or more: the next_offset of the page before.")
     if section and (start_line or end_line):
         raise InvalidQuery("Give a section or a line range, not both.")
-    document_id = resolve_note(index, note)
-    row = note_reads.document(index, document_id)
-    rel = row["rel_path"]
+    row = resolve_note(index, note)
+    document_id, rel = row["document_id"], row["rel_path"]
     lines = _file_lines(index, rel, max_bytes)
     if lines is None:  # a PDF or another file without text lines: its indexed text, without line numbers
         if section or start_line or end_line:
@@ -104,8 +102,8 @@ def note_links(index: ProjectIndex, note: str, direction: str = "both", limit: i
         raise InvalidQuery(f"direction must be both, outgoing or backlinks, not '{str(direction)[:40]}'.")
     if not 1 <= limit <= 500:
         raise InvalidQuery("limit must be from 1 to 500.")
-    document_id = resolve_note(index, note)
-    row = note_reads.document(index, document_id)
+    row = resolve_note(index, note)
+    document_id = row["document_id"]
     answer: dict = {"project": index.name, "path": row["rel_path"], "title": display_title(row["title"])}
     if direction in ("both", "outgoing"):
         outgoing = [{"target": link["target"], "path": link.get("relative_path")}
