@@ -304,7 +304,7 @@ class BackgroundIndexer:
 
         started = time.monotonic()
         try:
-            report = project.sync(rels, progress=progress)
+            report = project.sync(rels, progress=progress, stop=self._stop)
         except SKMemoryError as exc:
             logger.error("%s", exc)
             self.last_sync[name] = {"error": str(exc), "at": time.time()}

@@ -236,3 +236,24 @@ def test_a_clean_close_spares_the_next_start_any_look_at_chroma(home, vault):
         project.vectors.count = project.vectors.ids = project.vectors.get = untouched
         assert project.reconcile() == type(project.reconcile())()
         del project.vectors.count, project.vectors.ids, project.vectors.get
+
+
+def test_a_stopped_sync_keeps_what_it_indexed_deletes_nothing_and_the_next_goes_on(project, vault):
+    import threading
+
+    project.sync()
+    (vault / "Projects/Sourdough.md").unlink()  # gone from disk: only a finished walk may delete it
+    for n in range(6):
+        (vault / f"new-{n}.md").write_text(f"# New {n}\n\nA fresh note about kestrels, number {n}.\n")
+    stop = threading.Event()
+
+    def stop_after_two(done: int, total: int) -> None:
+        if done == 2:
+            stop.set()
+
+    report = project.sync(progress=stop_after_two, stop=stop)
+    assert report.added + report.unchanged + report.updated == 2  # ended after the file in hand
+    assert project.store.document_by_path("Projects/Sourdough.md") is not None
+    rest = project.sync()
+    assert rest.deleted == 1 and project.store.document_by_path("Projects/Sourdough.md") is None
+    assert all(project.store.document_by_path(f"new-{n}.md") for n in range(6))

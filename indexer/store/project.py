@@ -159,8 +159,12 @@ class Project:
         embedded = self.store.query("SELECT count(*) FROM chunks WHERE embed_state = 'embedded' AND NOT keyword_only")
         return self.vectors.count() == embedded[0][0]
 
-    def sync(self, rel_paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
-        """Bring the index in line with the disk for these paths (files or folders), or the whole root if None."""
+    def sync(self, rel_paths: Iterable[str] | None = None, progress: Progress | None = None,
+             stop: threading.Event | None = None) -> SyncReport:
+        """Bring the index in line with the disk for these paths (files or folders), or the whole root if None.
+
+        With `stop` set, it ends after the file in hand: what was indexed is kept, and nothing is deleted on the
+        strength of a walk it did not finish (the next sync goes on from there)."""
         if not self.root.is_dir():
             raise SKMemoryError(f"The folder of project '{self.name}' ({self.root}) is missing; reconnect the drive or "
                                 f"remove the project.")
@@ -182,6 +186,9 @@ class Project:
             by_hash.setdefault(content_hash, rel)
         total = len(on_disk)
         for done, rel in enumerate(sorted(on_disk), start=1):
+            if stop is not None and stop.is_set():
+                self._drop_vectors(report.removed_chunk_ids)
+                return report
             try:
                 self._sync_file(rel, stored.get(rel), vanished, by_hash, report, force=rechunk)
             except Exception:  # one file must never stop the rest
