@@ -35,6 +35,7 @@ class Settings:
     reranker_path: str | None = None  # a local sentence-transformers cross-encoder folder; None: no reranking
     model_cache: Path | None = None  # where models exported for fast queries live; None: HOME/models
     query_backend: str = "onnx"  # 'onnx' (one-thread ONNX Runtime copy of the model) or 'torch'
+    embed_backend: str = "auto"  # 'auto' (torch on CUDA, else onnx-int8), 'torch', 'onnx' (fp32) or 'onnx-int8'
     vector_search: str = "exact"  # 'exact' (every vector compared, the default) or 'hnsw' (Chroma's approximate index)
 
     @property
@@ -58,6 +59,7 @@ class Settings:
             reranker_path=env.get("SKMEMORY_RERANKER") or None,
             model_cache=Path(env["SKMEMORY_MODEL_CACHE"]).expanduser() if env.get("SKMEMORY_MODEL_CACHE") else None,
             query_backend=_choice_env("SKMEMORY_QUERY_BACKEND", ("onnx", "torch"), "onnx"),
+            embed_backend=_choice_env("SKMEMORY_EMBED_BACKEND", ("auto", "torch", "onnx", "onnx-int8"), "auto"),
             vector_search=_choice_env("SKMEMORY_VECTOR_SEARCH", ("exact", "hnsw"), "exact"),
         )
 

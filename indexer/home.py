@@ -34,7 +34,8 @@ class Home:
         """The shared embedding model (loaded on first use, not here)."""
         if self._embedder is None:
             self._embedder = Embedder(self.settings.model_path, self.settings.device,
-                                      self.settings.model_cache_dir, self.settings.query_backend)
+                                      self.settings.model_cache_dir, self.settings.query_backend,
+                                      self.settings.embed_backend)
         return self._embedder
 
     @property

@@ -1,13 +1,14 @@
-"""A one-thread ONNX Runtime copy of the sentence-transformers model, so that queries never wait behind bulk embedding.
+"""The sentence-transformers model in ONNX Runtime: the bulk embedder on a CPU, and a one-thread query encoder.
 
-Bulk embedding runs torch on every core; a query encoded by torch in the same process queues behind it on torch's
-thread pool (a median 238 ms measured while embedding, against 9.6 ms idle). This encoder runs the same fp32
-weights in ONNX Runtime with one intra-op thread in the caller's own thread, so a query costs a millisecond or two
-whatever the bulk worker is doing.
+Bulk embedding on a CPU runs a dynamic int8 copy of the model (MatMul weights quantised per channel) on every core,
+batches sorted by token count: 3.5x torch fp32's chunks/s on real chunks at 0.994 mean cosine to its vectors
+(tests/bench/bench_embedders.py). Queries run the same file in a second session with one intra-op thread in the
+caller's own thread, so a query costs a millisecond or two whatever the bulk worker is doing (a query that queued
+behind torch's thread pool took a median 238 ms while embedding).
 
 The ONNX file is exported locally, once, from the packaged model (torch.onnx, the `onnx` package) into the data
-home's model cache, and checked against torch on probe sentences before it is used; nothing is downloaded. If the
-export or the check fails, queries stay on torch and a warning says why.
+home's model cache, checked against the torch model on probe sentences, then quantised and checked again; nothing is
+downloaded. Only the export needs torch: later starts load the cached files without importing it.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ ONNX_NAME = "model.onnx"
 _PROBES = ["how do I keep a process running after logout", "Tomatoes need deep watering twice a week.",
            "Dataview treats your vault as a database you can query."]
 _MIN_PROBE_COSINE = 0.9999  # the same fp32 weights: anything less means the export went wrong
+_MIN_INT8_COSINE = 0.97  # int8 weights: 0.986 at worst on 480 real chunks; far less means the quantiser failed
 
 
 def cache_key(model_dir: Path) -> str:
@@ -80,6 +82,12 @@ def export_onnx(model_dir: Path, target: Path) -> Path:
                 dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes, "hidden": axes},
                 opset_version=17, dynamo=False,
             )
+        exported = OnnxEncoder(Path(tmp), model_dir).embed(_PROBES)
+        with torch.no_grad():  # eval() again: export restores the wrapper's training mode, dropout included
+            reference = _mean_pooled(model.eval(), model_dir)
+        agreement = float(np.min(np.sum(exported * reference, axis=1)))
+        if not probe_cosine_ok(agreement):
+            raise ValueError(f"the exported model's vectors differ from torch's (cosine {agreement:.5f})")
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
@@ -87,10 +95,23 @@ def export_onnx(model_dir: Path, target: Path) -> Path:
     return target
 
 
+def _mean_pooled(model, model_dir: Path) -> np.ndarray:
+    """The torch model's unit vectors of the probe sentences, pooled as sentence-transformers pools them."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
+    batch = tokenizer(_PROBES, padding=True, truncation=True, max_length=max_seq_length(model_dir),
+                      return_tensors="pt")
+    hidden = model(**batch).last_hidden_state
+    mask = batch["attention_mask"].unsqueeze(-1).float()
+    pooled = ((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)).numpy()
+    return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+
+
 class OnnxEncoder:
     """Embeds texts exactly as the sentence-transformers model does (mean pooling, unit length), in ONNX Runtime."""
 
-    def __init__(self, onnx_path: Path, model_dir: Path, threads: int | None = 1):
+    def __init__(self, onnx_path: Path, model_dir: Path, threads: int | None = 1, quantized: bool = False):
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -103,12 +124,19 @@ class OnnxEncoder:
         self.session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_seq_length(model_dir))
-        self.tokenizer.enable_padding()
+        self.tokenizer.no_padding()  # tokenizer.json pads to 128; embed pads each batch to its longest text
         self.path = onnx_path
+        self.model_dir = model_dir
+        self._dimension: int | None = None
+        # Dynamic int8 quantises each run's activations with one scale for the whole batch, so a text's vector
+        # would depend on the texts batched with it (cosine 0.98 to itself alone). One text per run keeps every
+        # vector a function of its text only, a query's included, and costs nothing on a CPU: 90 chunks/s at
+        # batch 1 against 81 at 32 (no padding either).
+        self.quantized = quantized
 
     @classmethod
     def for_model(cls, model_dir: Path | None = None, cache_dir: Path | None = None, threads: int | None = 1,
-                  quantized: bool = False) -> "OnnxEncoder":
+                  quantized: str | None = None) -> "OnnxEncoder":
         """Open the exported copy of a model, exporting it first if the cache has none (needs torch once)."""
         from ..config import default_model_path
 
@@ -123,22 +151,45 @@ class OnnxEncoder:
             logger.info("Exporting %s to ONNX for fast queries (once): %s", model_dir.name, path)
             export_onnx(model_dir, path)
         if quantized:
-            path = _quantized(path)
-        return cls(path, model_dir, threads)
+            path = quantized_copy(path, model_dir, fused=quantized == "int8-fused")
+        return cls(path, model_dir, threads, quantized=bool(quantized))
 
-    def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
-        """Embed texts into an (n, dim) float32 array of unit vectors."""
-        out = []
-        for start in range(0, len(texts), batch_size):
-            encodings = self.tokenizer.encode_batch(texts[start:start + batch_size])
-            ids = np.array([e.ids for e in encodings], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-            types = np.array([e.type_ids for e in encodings], dtype=np.int64)
-            hidden = self.session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})[0]
+    def embed(self, texts: list[str], batch_size: int = 32, sort: bool = True) -> np.ndarray:
+        """Embed texts into an (n, dim) float32 array of unit vectors, in the order given.
+
+        With sort (the default) the texts are batched by token count, so a batch pads to its own longest text,
+        not to the longest of a random draw (1.25x the chunks/s on real chunks); the vectors are the same."""
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        if self.quantized:
+            batch_size = 1
+        encodings = self.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids)) if sort else range(len(texts))
+        order = list(order)
+        out = None
+        for start in range(0, len(order), batch_size):
+            picked = order[start:start + batch_size]
+            width = max(len(encodings[i].ids) for i in picked)
+            ids = np.zeros((len(picked), width), dtype=np.int64)
+            mask = np.zeros((len(picked), width), dtype=np.int64)
+            for row, i in enumerate(picked):
+                ids[row, :len(encodings[i].ids)] = encodings[i].ids
+                mask[row, :len(encodings[i].ids)] = 1
+            hidden = self.session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                             "token_type_ids": np.zeros_like(ids)})[0]
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-            out.append(pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None))
-        return np.ascontiguousarray(np.concatenate(out) if out else np.zeros((0, 0)), dtype=np.float32)
+            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+            if out is None:
+                out = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
+            out[picked] = pooled
+        return out
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._dimension = int(self.embed(["dimension"]).shape[1])
+        return self._dimension
 
     def agrees_with(self, reference) -> float:
         """The lowest cosine between this encoder's and a reference embedder's vectors of the probe sentences."""
@@ -147,15 +198,50 @@ class OnnxEncoder:
         return float(np.min(np.sum(mine * theirs, axis=1)))
 
 
-def _quantized(path: Path) -> Path:
-    """A dynamic int8 copy of the exported model (MatMul weights per channel), made once beside it; bench use only."""
-    target = path.with_name("model-int8.onnx")
-    if not target.exists():
-        from onnxruntime.quantization import QuantType, quantize_dynamic
+def quantized_copy(path: Path, model_dir: Path, fused: bool = False) -> Path:
+    """A dynamic int8 copy of the exported model (MatMul weights per channel), made once beside it, atomically.
 
-        quantize_dynamic(str(path), str(target), weight_type=QuantType.QInt8, per_channel=True,
-                         op_types_to_quantize=["MatMul"])
+    With fused, the transformers optimizer first fuses attention, layer norms and GELU (bench comparison)."""
+    target = path.with_name("model-int8-fused.onnx" if fused else "model-int8.onnx")
+    if target.exists():
+        return target
+    import warnings
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    fd, tmp = tempfile.mkstemp(prefix=".quantize-", suffix=".onnx", dir=target.parent)
+    os.close(fd)
+    source = str(path)
+    root = logging.getLogger()
+    quiet = _DropAdvice()
+    root.addFilter(quiet)  # the quantiser advises pre-processing on the root logger each time
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if fused:
+                from onnxruntime.transformers.optimizer import optimize_model
+
+                source = tmp + ".fused.onnx"
+                optimize_model(str(path), model_type="bert", num_heads=12, hidden_size=384).save_model_to_file(source)
+            quantize_dynamic(source, tmp, weight_type=QuantType.QInt8, per_channel=True,
+                             op_types_to_quantize=["MatMul"],
+                             extra_options={"DefaultTensorType": 1})  # FLOAT, for the fused graph's custom ops
+        agreement = float(np.min(np.sum(OnnxEncoder(Path(tmp), model_dir, quantized=True).embed(_PROBES)
+                                        * OnnxEncoder(path, model_dir).embed(_PROBES), axis=1)))
+        if agreement < _MIN_INT8_COSINE:
+            raise ValueError(f"the int8 copy's vectors differ too much from fp32's (cosine {agreement:.4f})")
+        os.replace(tmp, target)
+    finally:
+        root.removeFilter(quiet)
+        for leftover in (tmp, tmp + ".fused.onnx"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
     return target
+
+
+class _DropAdvice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "pre-processing before quantization" not in record.getMessage()
 
 
 def probe_cosine_ok(value: float) -> bool:

@@ -67,8 +67,9 @@ def main() -> None:
     parser.add_argument("--max-chunks", type=int, default=0,
                         help="embed at most this many chunks through the pipeline (0: all of them)")
     parser.add_argument("--raw-chunks", type=int, default=600, help="chunks for the raw model's rate (default 600)")
-    parser.add_argument("--backends", default="torch",
-                        help="comma-separated raw-model backends to time on the same chunks: torch, onnx, onnx-int8")
+    parser.add_argument("--backends", default="torch,onnx-int8",
+                        help="comma-separated raw-model backends to time on the same chunks: torch, onnx, "
+                        "onnx-int8 (the pipeline embeds with SKMEMORY_EMBED_BACKEND's)")
     parser.add_argument("--shape-only", action="store_true", help="print the chunk shape and stop (no model)")
     args = parser.parse_args()
     if not args.path.is_dir():
@@ -95,13 +96,13 @@ def main() -> None:
                 return
 
             home.embedder.load()
-            print(f"bulk embedding: torch on {home.embedder.device} (the only bulk backend; on a CPU, queries use "
-                  f"the one-thread ONNX copy: {home.embedder.query_backend})")
+            print(f"bulk embedding: {home.embedder.backend} on {home.embedder.device} (SKMEMORY_EMBED_BACKEND); "
+                  f"queries: {home.embedder.query_backend}")
             batch = project.settings.embed_batch_size
             sample = [r["embed_text"] for r in project.store.pending_chunks(args.raw_chunks)]
             rates = {}
             for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
-                embedder = home.embedder if backend == "torch" else _onnx_embedder(backend, home)
+                embedder = home.embedder if backend == home.embedder.backend else _other_embedder(backend, home)
                 embedder.embed(sample[:batch], batch_size=batch)  # warm up
                 rates[backend] = raw_rate(embedder, sample, batch)
                 print(f"raw model, {backend}: {len(sample)} chunks, {rates[backend]:.1f} chunks/s")
@@ -120,9 +121,8 @@ def main() -> None:
                     every_document = time.perf_counter() - started
             seconds = time.perf_counter() - started
             rate = done / seconds if seconds else 0.0
-            print(f"pipeline (torch): {done} chunks in {seconds:.1f} s = {rate:.1f} chunks/s, "
-                  f"{rate / rates['torch']:.2f} of the raw model" if "torch" in rates else
-                  f"pipeline: {done} chunks in {seconds:.1f} s = {rate:.1f} chunks/s")
+            print(f"pipeline ({home.embedder.backend}): {done} chunks in {seconds:.1f} s = {rate:.1f} chunks/s"
+                  + "".join(f", {rate / raw:.2f}x the raw {name}" for name, raw in rates.items()))
             with_vectors, with_chunks = documents_with_vectors(project.store)
             if done >= shape["chunks"]:
                 print(f"fully embedded: {seconds:.1f} s")
@@ -134,12 +134,15 @@ def main() -> None:
                 print(f"documents with a vector after {done} chunks: {with_vectors} of {with_chunks}")
 
 
-def _onnx_embedder(backend: str, home: Home):
-    """The ONNX copy of the model on every core (threads=None), fp32 or dynamic int8, for bulk comparison."""
-    from indexer.ingest.onnx_encoder import OnnxEncoder
+def _other_embedder(backend: str, home: Home):
+    """The model in another backend than the pipeline's (torch, onnx or onnx-int8), for the raw comparison."""
+    from indexer.ingest.embeddings import Embedder
 
-    return OnnxEncoder.for_model(home.settings.model_path, home.settings.model_cache_dir, threads=None,
-                                 quantized=backend == "onnx-int8")
+    embedder = Embedder(home.settings.model_path, cache_dir=home.settings.model_cache_dir, backend=backend,
+                        query_backend="torch")
+    if not embedder.load():
+        raise SystemExit(f"{backend}: {embedder.error}")
+    return embedder
 
 
 if __name__ == "__main__":
