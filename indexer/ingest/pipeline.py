@@ -15,7 +15,7 @@ from .chunking import MAX_TOKENS, TokenCounter, chunk_document
 from ..errors import ExtractionError
 from .extract import parse_file
 from .files import TooLarge, UnsafeFile, read_inside
-from .parsed import ParsedDocument
+from .parsed import ChunkDraft, ParsedDocument
 from .rows import ChunkRow, DocumentRow
 
 logger = logging.getLogger(__name__)
@@ -30,10 +30,29 @@ class FileRead:
     size: int
     birth: float | None
     ctime: float
+    digest: str = ""  # the content hash, once computed (the bytes may be dropped after that)
 
     @property
     def content_hash(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()
+        if not self.digest:
+            self.digest = hashlib.sha256(self.data).hexdigest()
+        return self.digest
+
+
+@dataclass
+class Prepared:
+    """What reading, parsing and chunking made of one file, before the store: no database is touched to make it,
+    so a pool of processes can prepare files while one writer stores them.
+
+    outcome: 'parsed' (document and chunk drafts), 'same' (content hash as stored: nothing parsed), 'gone'
+    (missing when read) or 'failed' (error says why, in a sentence for the user)."""
+
+    rel_path: str
+    outcome: str
+    read: FileRead | None = None
+    parsed: ParsedDocument | None = None  # its sections are emptied once chunked: the drafts carry the text
+    drafts: list[ChunkDraft] = field(default_factory=list)
+    error: str = ""
 
 
 @dataclass
@@ -96,13 +115,24 @@ def read_file(root: Path, rel_path: str, max_bytes: int) -> FileRead:
 def build_chunks(document_id: str, parsed: ParsedDocument, counter: TokenCounter,
                  embed_budget: EmbedBudget | None = None) -> list[ChunkRow]:
     """Cut a parsed document into chunks whose ids depend only on the document and the embedded text."""
-    seen: Counter[str] = Counter()
-    rows = []
+    return chunk_rows(document_id, draft_chunks(parsed, counter, embed_budget))
+
+
+def draft_chunks(parsed: ParsedDocument, counter: TokenCounter,
+                 embed_budget: EmbedBudget | None = None) -> list[ChunkDraft]:
+    """Cut a parsed document into chunk drafts (no ids yet)."""
     exact = None
     if embed_budget is not None:
         # Twice the tokens the budget's chunks can hold: enough to cut them; the keyword-only rest is cut roughly.
         exact = 2 * embed_budget.of(parsed.file_type) * MAX_TOKENS
-    for draft in chunk_document(parsed, counter, exact_tokens=exact):
+    return list(chunk_document(parsed, counter, exact_tokens=exact))
+
+
+def chunk_rows(document_id: str, drafts: list[ChunkDraft]) -> list[ChunkRow]:
+    """Give each draft its id: from the document and the embedded text (and its occurrence, for repeated text)."""
+    seen: Counter[str] = Counter()
+    rows = []
+    for draft in drafts:
         content_hash = hashlib.sha1(draft.embed_text.encode("utf-8")).hexdigest()
         occurrence = seen[content_hash]
         seen[content_hash] += 1
@@ -156,6 +186,30 @@ def apply_embed_budget(parsed: ParsedDocument, chunks: list[ChunkRow], budget: E
             f"{setting} sets how many); every passage is searchable by keyword."]
 
 
+def prepare_file(root: Path, rel_path: str, counter: TokenCounter, max_bytes: int, known_hash: str | None = None,
+                 read: FileRead | None = None, embed_budget: EmbedBudget | None = None) -> Prepared:
+    """Read, parse and chunk one file, touching no database. A file whose content hash is known_hash (as stored)
+    is not parsed: nothing would change."""
+    try:
+        read = read or read_file(root, rel_path, max_bytes)
+    except Gone:
+        return Prepared(rel_path, "gone")
+    except ExtractionError as exc:
+        return Prepared(rel_path, "failed", error=str(exc))
+    if known_hash is not None and read.content_hash == known_hash:
+        return Prepared(rel_path, "same", read)
+    try:
+        parsed = parse_file(root / rel_path, read.data)
+    except ExtractionError as exc:
+        return Prepared(rel_path, "failed", read, error=str(exc))
+    except Exception as exc:  # an extractor bug must not stop the indexer: record it on the file
+        logger.exception("Extractor failed on %s", rel_path)
+        return Prepared(rel_path, "failed", read, error=f"Could not parse this file ({type(exc).__name__}: {exc}).")
+    drafts = draft_chunks(parsed, counter, embed_budget)
+    parsed.sections = []
+    return Prepared(rel_path, "parsed", read, parsed, drafts)
+
+
 def index_file(store, root: Path, rel_path: str, counter: TokenCounter, max_bytes: int,
                read: FileRead | None = None, document_id: str | None = None, force: bool = False,
                embed_budget: EmbedBudget | None = None) -> tuple[str, list[str], int]:
@@ -166,38 +220,42 @@ def index_file(store, root: Path, rel_path: str, counter: TokenCounter, max_byte
     (store/database.py's Store), which the writer hands in.
     """
     existing = store.document_by_path(rel_path)
-    try:
-        read = read or read_file(root, rel_path, max_bytes)
-    except Gone:
+    known = existing["content_hash"] if existing is not None and not force else None
+    prepared = prepare_file(root, rel_path, counter, max_bytes, known, read, embed_budget)
+    return store_prepared(store, root, prepared, counter, max_bytes, document_id, force, embed_budget, existing)
+
+
+def store_prepared(store, root: Path, prepared: Prepared, counter: TokenCounter, max_bytes: int,
+                   document_id: str | None = None, force: bool = False, embed_budget: EmbedBudget | None = None,
+                   existing=...) -> tuple[str, list[str], int]:
+    """Store what prepare_file made of a file (the writer's half of index_file); same outcomes as index_file."""
+    rel_path = prepared.rel_path
+    if existing is ...:
+        existing = store.document_by_path(rel_path)
+    if prepared.outcome == "gone":
         removed = store.delete_documents([existing["document_id"]]) if existing else []
         store.clear_file_errors([rel_path])
         return ("deleted" if existing else "vanished"), removed, 0
-    except ExtractionError as exc:
-        return "failed", store.record_file_error(rel_path, str(exc)), 0
-
-    content_hash = read.content_hash
-    if existing is not None and not force and existing["content_hash"] == content_hash:
+    if prepared.outcome == "failed":
+        return "failed", store.record_file_error(rel_path, prepared.error), 0
+    read = prepared.read
+    if existing is not None and not force and existing["content_hash"] == read.content_hash:
         if existing["mtime_ns"] != read.mtime_ns:
             store.touch_document(existing["document_id"], read.mtime_ns, read.mtime_ns / 1e9, read.size)
         return "unchanged", [], 0
+    if prepared.outcome == "same":  # the stored row changed since it was prepared: prepare it again, here
+        return index_file(store, root, rel_path, counter, max_bytes, None, document_id, force, embed_budget)
 
-    try:
-        parsed = parse_file(root / rel_path, read.data)
-    except ExtractionError as exc:
-        return "failed", store.record_file_error(rel_path, str(exc)), 0
-    except Exception as exc:  # an extractor bug must not stop the indexer: record it on the file
-        logger.exception("Extractor failed on %s", rel_path)
-        return "failed", store.record_file_error(rel_path,
-                                                 f"Could not parse this file ({type(exc).__name__}: {exc})."), 0
-
+    parsed = prepared.parsed
     doc_id = (document_id or (existing["document_id"] if existing else None)
               or store.failed_document_id(rel_path) or uuid.uuid4().hex)
-    chunks = build_chunks(doc_id, parsed, counter, embed_budget)
+    chunks = chunk_rows(doc_id, prepared.drafts)
     budget_warning = apply_embed_budget(parsed, chunks, embed_budget) if embed_budget is not None else []
     doc = DocumentRow(
         document_id=doc_id, rel_path=rel_path, file_type=parsed.file_type, title=parsed.title,
         frontmatter=parsed.frontmatter, created=created_date(parsed, read), modified=read.mtime_ns / 1e9,
-        size=read.size, content_hash=content_hash, mtime_ns=read.mtime_ns, warnings=parsed.warnings + budget_warning,
+        size=read.size, content_hash=read.content_hash, mtime_ns=read.mtime_ns,
+        warnings=parsed.warnings + budget_warning,
     )
     links = [(link.target, link.kind) for link in parsed.links]
     removed, added = store.save_document(doc, chunks, parsed.tags, links)

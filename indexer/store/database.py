@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
+from contextlib import contextmanager
 
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -16,6 +18,8 @@ from .migrations import PROPERTY_TEXT, migrate
 SQLITE_NAME = "index.sqlite"
 
 
+LONG_NOTE_TAIL_FROM = 8  # a note's passages from this one on are its deep tail: embedded after every note's top
+GROUP_COMMIT_SECONDS = 1.0  # while a sync saves many documents, they are committed together about this often
 IDS_PER_QUERY = 500  # SQLite's default limit on bound parameters is 999; stay well under it
 
 
@@ -59,6 +63,8 @@ class Store:
             self.conn = connect(self.path)
             migrate(self.conn)
         self.lock = threading.RLock()
+        self._grouped = 0
+        self._committed = 0.0
 
     def close(self) -> None:
         with self.lock:
@@ -89,17 +95,20 @@ class Store:
         return [r[0] for r in self.query("SELECT chunk_id FROM chunks WHERE document_id = ?", (document_id,))]
 
     def pending_chunks(self, limit: int) -> list[sqlite3.Row]:
-        """Return chunks waiting for embeddings: note-first, newest documents first.
+        """Return chunks waiting for embeddings: note-first, newest documents first, the deep tail of long notes last.
 
         Chunks that already hold a reused vector come first (they need no model); then the first chunk of every
-        pending document, so that each note becomes findable by meaning early; then the rest.
+        pending document, so that each note becomes findable by meaning early; then the top of every note (its first
+        LONG_NOTE_TAIL_FROM passages: a short note whole); then the rest of the long notes, whose hundreds of
+        passages would otherwise hold up every note after them.
         """
         return self.query(
             """SELECT c.chunk_id, c.document_id, c.embed_text, c.vector
                FROM chunks c JOIN documents d USING (document_id)
                WHERE c.embed_state = 'pending'
-               ORDER BY c.vector IS NULL, c.ordinal > 0, d.modified DESC, c.document_id, c.ordinal LIMIT ?""",
-            (limit,),
+               ORDER BY c.vector IS NULL, c.ordinal > 0, c.ordinal >= ?, d.modified DESC, c.document_id, c.ordinal
+               LIMIT ?""",
+            (LONG_NOTE_TAIL_FROM, limit),
         )
 
     def embedded_ids(self) -> set[str]:
@@ -116,9 +125,10 @@ class Store:
             """SELECT (SELECT count(*) FROM documents) AS documents, count(*) AS chunks,
                       sum(embed_state = 'embedded') AS embedded, sum(embed_state = 'pending') AS pending,
                       sum(embed_state = 'failed') AS failed,
+                      sum(embed_state = 'pending' AND ordinal >= ?) AS long_note_pending,
                       count(DISTINCT document_id) AS documents_with_text,
                       count(DISTINCT CASE WHEN embed_state = 'embedded' THEN document_id END) AS documents_embedded
-               FROM chunks WHERE NOT keyword_only"""
+               FROM chunks WHERE NOT keyword_only""", (LONG_NOTE_TAIL_FROM,)
         )[0]
         return {k: int(row[k] or 0) for k in row.keys()}
 
@@ -175,14 +185,54 @@ class Store:
 
     # --- writing -----------------------------------------------------------------------------------------
 
+    @contextmanager
+    def grouped_commits(self) -> Iterator[None]:
+        """Commit the documents saved inside this block together, about once a second, instead of one by one.
+
+        A commit per document cost a tenth of a big sync (FTS5 writes its pending segments at each commit). Each
+        document is still saved whole or not at all (a savepoint); another writer's commit on this connection
+        commits the documents saved so far, and the block's end commits the rest."""
+        with self.lock:
+            self._grouped += 1
+            self._committed = time.monotonic()
+        try:
+            yield
+        finally:
+            with self.lock:
+                self._grouped -= 1
+                if not self._grouped and self.conn.in_transaction:
+                    self.conn.commit()
+
+    @contextmanager
+    def _saving(self) -> Iterator[sqlite3.Connection]:
+        """One document's writes: a transaction of its own, or a savepoint inside grouped_commits."""
+        with self.lock:
+            if not self._grouped:
+                with self.conn:
+                    yield self.conn
+                return
+            c = self.conn
+            if not c.in_transaction:
+                c.execute("BEGIN")
+            c.execute("SAVEPOINT save_document")
+            try:
+                yield c
+            except BaseException:
+                c.execute("ROLLBACK TO save_document")
+                c.execute("RELEASE save_document")
+                raise
+            c.execute("RELEASE save_document")
+            if time.monotonic() - self._committed >= GROUP_COMMIT_SECONDS:
+                c.commit()
+                self._committed = time.monotonic()
+
     def save_document(self, doc: DocumentRow, chunks: list[ChunkRow], tags: list[str], links: list[tuple[str, str]]
                       ) -> tuple[list[str], int]:
         """Insert or replace a document and diff its chunks: return (chunk ids removed, count of chunks added).
 
         Chunks whose id is unchanged keep their embedding; only new ids are queued as pending.
         """
-        with self.lock, self.conn:
-            c = self.conn
+        with self._saving() as c:
             c.execute("DELETE FROM file_errors WHERE rel_path = ?", (doc.rel_path,))
             c.execute(
                 """INSERT INTO documents (document_id, rel_path, file_type, title, frontmatter, frontmatter_type,
@@ -232,9 +282,11 @@ class Store:
                          _sections_json(ch.sections), None if ch.keyword_only else reusable.get(ch.content_hash),
                          int(ch.keyword_only), "embedded" if ch.keyword_only else "pending"),
                     )
-            # The note's properties are BM25 words of its first chunk only (migration m008).
-            c.execute("UPDATE chunks_bm25 SET properties = NULL WHERE rowid IN "
-                      "(SELECT rowid FROM chunks WHERE document_id = ?)", (doc.document_id,))
+            # The note's properties are BM25 words of its first chunk only (migration m008); a new document's rows
+            # have none yet (rewriting an FTS5 row costs a delete and an insert).
+            if existing:
+                c.execute("UPDATE chunks_bm25 SET properties = NULL WHERE rowid IN "
+                          "(SELECT rowid FROM chunks WHERE document_id = ?)", (doc.document_id,))
             if doc.frontmatter:
                 c.execute(f"UPDATE chunks_bm25 SET properties = {PROPERTY_TEXT} WHERE rowid = "
                           "(SELECT rowid FROM chunks WHERE document_id = ? ORDER BY ordinal LIMIT 1)",

@@ -331,3 +331,27 @@ def m012_failed_files_keep_their_id(conn: sqlite3.Connection) -> None:
     # A note caught half-written (an editor that truncates, then writes) fails to parse and leaves the index; when
     # it parses again it comes back under the id it had, which mind maps, the open map and agents hold on to.
     conn.execute("ALTER TABLE file_errors ADD COLUMN document_id TEXT")
+
+
+@migration
+def m013_no_porter_index(conn: sqlite3.Connection) -> None:
+    # chunks_porter (m002) lost its last reader when chunks_bm25 (m004) took over BM25 ranking, yet every chunk
+    # written was still tokenised into it: a quarter of a big sync's inserts made an index nothing searched.
+    conn.executescript(
+        """
+        DROP TRIGGER IF EXISTS chunks_ai;
+        DROP TRIGGER IF EXISTS chunks_ad;
+        DROP TRIGGER IF EXISTS chunks_au;
+        DROP TABLE IF EXISTS chunks_porter;
+        CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_trigram(rowid, content) VALUES (new.rowid, new.content);
+        END;
+        CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_trigram(chunks_trigram, rowid, content) VALUES ('delete', old.rowid, old.content);
+        END;
+        CREATE TRIGGER chunks_au AFTER UPDATE OF content ON chunks BEGIN
+            INSERT INTO chunks_trigram(chunks_trigram, rowid, content) VALUES ('delete', old.rowid, old.content);
+            INSERT INTO chunks_trigram(rowid, content) VALUES (new.rowid, new.content);
+        END;
+        """
+    )

@@ -16,7 +16,8 @@ from ..ingest.embeddings import Embedder
 from ..errors import EmbeddingsUnavailable, SKMemoryError
 from ..ingest.extract import EXTRACTORS
 from .lock import WriterLock
-from ..ingest.pipeline import EmbedBudget, FileRead, Gone, SyncReport, index_file, path_exists, read_file
+from ..ingest.parallel import Task, parse_workers, prepare_in_pool, prepare_serially
+from ..ingest.pipeline import EmbedBudget, Prepared, SyncReport, path_exists, store_prepared
 from ..registry import ProjectInfo
 from .database import Store
 from .vectors import VectorStore
@@ -107,7 +108,9 @@ class Project:
         """
         model = self.embedder.fingerprint
         stored_model = self.store.meta("embedding_model")
+        self.embedded_before_by = None  # the model and backend of vectors this open threw away, if any
         if stored_model is not None and stored_model != model:
+            self.embedded_before_by = stored_model
             logger.warning("Project %s was embedded with %s, not %s: embedding it again", self.name, stored_model,
                            model)
             self.store.forget_vectors()
@@ -185,19 +188,42 @@ class Project:
         for rel, (doc_id, _mtime, _size, content_hash) in vanished.items():
             by_hash.setdefault(content_hash, rel)
         total = len(on_disk)
-        for done, rel in enumerate(sorted(on_disk), start=1):
-            if stop is not None and stop.is_set():
-                self._drop_vectors(report.removed_chunk_ids)
-                return report
+        work: list[tuple[str, tuple | None]] = []
+        for rel in sorted(on_disk):
+            known = stored.get(rel)
+            if known is not None and not rechunk and self._unchanged_on_disk(rel, known):
+                report.unchanged += 1
+            else:
+                work.append((rel, known))
+        if progress and report.unchanged:
+            progress(report.unchanged, total)
+        tasks = [Task(self.root, rel, self.settings.max_file_bytes, known[3] if known and not rechunk else None,
+                      self._embed_budget) for rel, known in work]
+        workers = parse_workers(len(tasks))
+        prepared_files = (prepare_in_pool(tasks, self.counter, self._model_dir, workers) if workers
+                          else (prepare_serially(task, self.counter) for task in tasks))
+        with self.store.grouped_commits():
             try:
-                self._sync_file(rel, stored.get(rel), vanished, by_hash, report, force=rechunk)
-            except Exception:  # one file must never stop the rest
-                logger.exception("Indexing %s failed", rel)
-                report.removed_chunk_ids += self.store.record_file_error(rel,
-                                                                         "Indexing failed unexpectedly; see the log.")
-                report.failed += 1
-            if progress:
-                progress(done, total)
+                for done, ((rel, known), prepared) in enumerate(zip(work, prepared_files), start=report.unchanged + 1):
+                    if stop is not None and stop.is_set():
+                        self._drop_vectors(report.removed_chunk_ids)
+                        return report
+                    try:
+                        self._store_file(prepared, known, vanished, by_hash, report, force=rechunk)
+                    except Exception:  # one file must never stop the rest
+                        logger.exception("Indexing %s failed", rel)
+                        report.removed_chunk_ids += self.store.record_file_error(
+                            rel, "Indexing failed unexpectedly; see the log.")
+                        report.failed += 1
+                    if progress:
+                        progress(done, total)
+            finally:
+                close = getattr(prepared_files, "close", None)
+                if close:
+                    close()  # stops the pool's workers when the loop ended early
+        if stop is not None and stop.is_set():  # the walk may not be whole: delete nothing on its strength
+            self._drop_vectors(report.removed_chunk_ids)
+            return report
         gone = [stored_doc[0] for stored_doc in vanished.values()]
         if gone:
             report.removed_chunk_ids += self.store.delete_documents(gone)
@@ -212,35 +238,34 @@ class Project:
             self.rechunk_needed = False
         return report
 
-    def _sync_file(self, rel: str, known, vanished: dict, by_hash: dict, report: SyncReport,
-                   force: bool = False) -> None:
-        path = self.root / rel
-        read: FileRead | None = None
+    @property
+    def _embed_budget(self) -> EmbedBudget:
+        return EmbedBudget(self.settings.machine_embed_chunks, self.settings.long_embed_chunks)
+
+    @property
+    def _model_dir(self) -> Path | None:
+        return Path(self.settings.model_path) if self.settings.model_path else None
+
+    def _unchanged_on_disk(self, rel: str, known) -> bool:
+        _doc_id, mtime_ns, size, _hash = known
+        try:
+            st = (self.root / rel).stat()
+        except OSError:
+            return False
+        return st.st_mtime_ns == mtime_ns and st.st_size == size
+
+    def _store_file(self, prepared: Prepared, known, vanished: dict, by_hash: dict, report: SyncReport,
+                    force: bool = False) -> None:
         doc_id = None
-        if known is not None and not force:
-            _doc_id, mtime_ns, size, _hash = known
-            try:
-                st = path.stat()
-                if st.st_mtime_ns == mtime_ns and st.st_size == size:
-                    report.unchanged += 1
-                    return
-            except OSError:
-                pass
-        else:
-            # A new path: is it a document that moved here (same content at a path that vanished)?
-            try:
-                read = read_file(self.root, rel, self.settings.max_file_bytes)
-            except (Gone, SKMemoryError):
-                read = None
-            if read is not None and read.content_hash in by_hash:
-                old_rel = by_hash.pop(read.content_hash)
-                doc_id = vanished.pop(old_rel)[0]
-                self.store.move_document(doc_id, rel)
-                report.moved += 1
-        outcome, removed, added = index_file(
-            self.store, self.root, rel, self.counter, self.settings.max_file_bytes,
-            embed_budget=EmbedBudget(self.settings.machine_embed_chunks, self.settings.long_embed_chunks),
-            read=read, document_id=doc_id, force=force or doc_id is not None,
+        if known is None and prepared.read is not None and prepared.read.content_hash in by_hash:
+            # A new path holding what vanished from another: the same document, moved (it keeps its id).
+            old_rel = by_hash.pop(prepared.read.content_hash)
+            doc_id = vanished.pop(old_rel)[0]
+            self.store.move_document(doc_id, prepared.rel_path)
+            report.moved += 1
+        outcome, removed, added = store_prepared(
+            self.store, self.root, prepared, self.counter, self.settings.max_file_bytes, document_id=doc_id,
+            force=force or doc_id is not None, embed_budget=self._embed_budget,
         )
         report.removed_chunk_ids += removed
         report.chunks_added += added
