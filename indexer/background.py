@@ -298,9 +298,19 @@ class BackgroundIndexer:
         if rels is None:
             project.rules = project.rules.reloaded()
 
+        first: list = []  # (when, files done) of the first report: the rate counts files read since then
+
         def progress(done: int, total: int) -> None:
+            now = time.monotonic()
+            if not first:
+                first.append((now, done))
+            running = {"files_done": done, "files_total": total}
+            elapsed, read = now - first[0][0], done - first[0][1]
+            if elapsed >= 1 and read > 0:  # a rate and an ETA once there is a second to judge by
+                running["files_per_second"] = round(read / elapsed, 1)
+                running["eta_seconds"] = round((total - done) / (read / elapsed))
             with self._requests_lock:
-                self._progress[name] = {"files_done": done, "files_total": total}
+                self._progress[name] = running
 
         started = time.monotonic()
         try:

@@ -277,7 +277,16 @@ def status(ctx: click.Context, name: str | None, as_json: bool) -> None:
         click.echo(f"  documents: {s['documents']}  chunks: {s['chunks']}  embedded: {s['embedded']}  "
                    f"pending: {s['pending']}  failed: {s['failed']}")
         click.echo(f"  notes searchable by meaning: {s.get('documents_embedded', 0)} of "
-                   f"{s.get('documents_with_text', 0)}")
+                   f"{s.get('documents_with_text', 0)}"
+                   + (f"; long notes: {s['long_note_pending']:,} passages left (embedded after the top of every note)"
+                      if s.get("long_note_pending") else ""))
+        running = (s.get("sync") or {}).get("running") or {}
+        if running:
+            click.echo(f"  reading files: {running['files_done']:,} of {running['files_total']:,}"
+                       + (f" ({running['files_per_second']:.0f} files/s, about {running['eta_seconds']} s left)"
+                          if running.get("files_per_second") else ""))
+        if s.get("eta_seconds"):
+            click.echo(f"  embedding: about {s['eta_seconds']} s left")
         if s.get("embeddings_available"):
             click.echo(f"  embeddings: available ({s.get('model')})")
         else:

@@ -57,14 +57,28 @@ def index_here(home: "Home", names: list[str], no_embed: bool) -> None:
 def _index_one(home: "Home", project_name: str, no_embed: bool, done: dict) -> None:
     """Sync one project and embed what is pending; `done` follows how far it got."""
     with home.open_project(project_name, role="skmemory index") as project:
+        if project.embedded_before_by:
+            click.echo(f"{project_name}: its passages were embedded by {project.embedded_before_by}; this version "
+                       f"embeds with {home.embedder.fingerprint}, so every passage is embedded again (keyword search "
+                       "works meanwhile; vectors of the two are never mixed).", err=True)
         if project.rechunk_needed:
             click.echo(f"{project_name}: this version of SK Memory cuts notes into chunks differently; re-chunking "
                        "every note (passages whose text is unchanged keep their embeddings).", err=True)
-        with click.progressbar(length=1, label=f"{project_name}: files parsed", file=sys.stderr) as bar:
+        started, first = time.monotonic(), []
+
+        def files_rate(_item) -> str:
+            elapsed = time.monotonic() - started
+            read = done["files"] - (first[0] if first else 0)
+            return f"{read / elapsed:.0f} files/s" if elapsed >= 1 and read > 0 else ""
+
+        with click.progressbar(length=1, label=f"{project_name}: files parsed", file=sys.stderr, show_eta=True,
+                               item_show_func=files_rate) as bar:
             def on_file(files: int, total: int) -> None:
+                if not first:
+                    first.append(files)  # unchanged files are counted at once: the rate is of files read
                 done["files"] = files
                 bar.length = max(total, 1)
-                bar.update(files - bar.pos)
+                bar.update(files - bar.pos, current_item=files)
             report = project.sync(progress=on_file)
         click.echo(report_line(project_name, report.to_dict()), err=True)
         if no_embed:

@@ -13,18 +13,21 @@ handle_errors(bp)
 def summary(status: dict) -> dict:
     """Totals over every project: documents, chunks waiting for embeddings with rate and ETA, errors, warnings."""
     projects = [p for p in status["projects"] if "open_error" not in p]
-    totals = {k: sum(p.get(k) or 0 for p in projects) for k in ("documents", "chunks", "embedded", "pending",
-                                                          "documents_with_text", "documents_embedded")}
+    totals = {k: sum(p.get(k) or 0 for p in projects)
+              for k in ("documents", "chunks", "embedded", "pending", "documents_with_text", "documents_embedded",
+                        "long_note_pending")}
     problems = [e for p in projects for e in p.get("errors") or []]
     # A file indexed with a warning (frontmatter read as text, a page skipped) is searchable: not an error.
     warnings = sum(1 for e in problems if e.get("indexed"))
     errors = len(problems) - warnings + len(status["projects"]) - len(projects)
     etas = [p["eta_seconds"] for p in projects if p.get("eta_seconds")]
+    reading = [dict(p["sync"]["running"], project=p["project"]) for p in projects
+               if (p.get("sync") or {}).get("running")]
     embeddable = status.get("embeddings") != "unavailable"
     pending = totals["pending"] if embeddable else 0
     return {
         **totals, "errors": errors, "warnings": warnings, "rate": status.get("embed_rate_per_second") or 0.0,
-        "eta_seconds": max(etas) if etas else None, "embeddings": status.get("embeddings"),
+        "eta_seconds": max(etas) if etas else None, "embeddings": status.get("embeddings"), "reading": reading,
         "progress": round(100 * totals["embedded"] / totals["chunks"]) if totals["chunks"] else 100,
         # Poll only while there is work the indexer will finish; a missing model never drains the queue.
         "busy": bool(status.get("indexing")) or bool(pending),
