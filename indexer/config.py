@@ -35,7 +35,7 @@ class Settings:
     reranker_path: str | None = None  # a local sentence-transformers cross-encoder folder; None: no reranking
     model_cache: Path | None = None  # where models exported for fast queries live; None: HOME/models
     query_backend: str = "onnx"  # 'onnx' (one-thread ONNX Runtime copy of the model) or 'torch'
-    embed_backend: str = "auto"  # 'auto' (torch on CUDA, else onnx-int8), 'torch', 'onnx' (fp32) or 'onnx-int8'
+    embed_backend: str = "auto"  # 'auto' (torch on CUDA, else onnx), 'torch', 'onnx' (fp32) or 'onnx-int8'
     vector_search: str = "exact"  # 'exact' (every vector compared, the default) or 'hnsw' (Chroma's approximate index)
 
     @property

@@ -1,14 +1,14 @@
 """The sentence-transformers model in ONNX Runtime: the bulk embedder on a CPU, and a one-thread query encoder.
 
-Bulk embedding on a CPU runs a dynamic int8 copy of the model (MatMul weights quantised per channel) on every core,
-batches sorted by token count: 3.5x torch fp32's chunks/s on real chunks at 0.994 mean cosine to its vectors
-(tests/bench/bench_embedders.py). Queries run the same file in a second session with one intra-op thread in the
-caller's own thread, so a query costs a millisecond or two whatever the bulk worker is doing (a query that queued
-behind torch's thread pool took a median 238 ms while embedding).
+Bulk embedding on a CPU runs the model's fp32 weights on every core, batches sorted by token count: torch's vectors
+at 2.3x its chunks/s on real chunks (tests/bench/bench_embedders.py). An opt-in dynamic int8 copy (MatMul weights
+quantised per channel) is 4.7x at 0.994 mean cosine. Queries run the same file in a second session with one
+intra-op thread in the caller's own thread, so a query costs a millisecond or two whatever the bulk worker is doing
+(a query that queued behind torch's thread pool took a median 238 ms while embedding).
 
 The ONNX file is exported locally, once, from the packaged model (torch.onnx, the `onnx` package) into the data
-home's model cache, checked against the torch model on probe sentences, then quantised and checked again; nothing is
-downloaded. Only the export needs torch: later starts load the cached files without importing it.
+home's model cache and checked against the torch model on probe sentences (the int8 copy is checked against it in
+turn); nothing is downloaded. Only the export needs torch: later starts load the cached files without importing it.
 """
 from __future__ import annotations
 
