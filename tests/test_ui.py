@@ -208,6 +208,25 @@ def test_status_widget_polls_fast_only_while_work_is_pending(client):
     assert "Files that failed" in page and "notes" in page
 
 
+def test_status_says_how_fast_files_are_read_and_what_long_notes_have_left(client, engine, monkeypatch):
+    real = engine.status
+
+    def reading() -> dict:  # a big folder half read, as the background indexer reports it
+        status = real()
+        notes = next(p for p in status["projects"] if p.get("project") == "notes")
+        notes.update(pending=12_900, long_note_pending=12_400,
+                     sync={"requested": 1, "done": 0, "running": {"files_done": 3_200, "files_total": 10_000,
+                                                                  "files_per_second": 118.4, "eta_seconds": 57}})
+        return status
+
+    monkeypatch.setattr(engine, "status", reading)
+    page = " ".join(html.unescape(client.get("/status", base_url=BASE).get_data(as_text=True)).split())
+    assert "Reading notes: 3,200 of 10,000 files (118 files/s, about 57 s left)" in page
+    assert "long notes: 12,400 passages left" in page
+    widget = " ".join(results_of(client, "/status/widget").split())
+    assert "reading 3200/10000 files · 118/s · ~57s left" in widget and "every 2s" in widget
+
+
 def test_projects_page_adds_renames_reindexes_and_removes(client, tmp_path, engine):
     def post(url, **form):
         response = client.post(url, base_url=BASE, data=form, headers=HX)
