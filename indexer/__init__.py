@@ -25,6 +25,7 @@ _EXPORTS = {
     "SKMemoryError": ".errors",
     "Project": ".store.project",  # the writer of one project, as Home.open_project returns it
     "BackgroundIndexer": ".background",  # what `serve` and `watch` start: sync, watch and embed
+    "ReadRate": ".background",  # files read per second and seconds left in a sync, for progress
     "ensure_demo_project": ".content.demo",
     "USER_DOCS_NAME": ".content.docs",
     "ensure_user_docs": ".content.docs",

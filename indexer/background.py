@@ -60,6 +60,26 @@ class EmbedRate:
         return sum(c for c, _ in self.samples) / seconds if seconds > 0 else 0.0
 
 
+class ReadRate:
+    """How far one sync has read: files done and in all, and once a second has passed, files per second and the
+    seconds left. The rate counts from the sync's first report, which counts the unchanged files at once."""
+
+    def __init__(self, clock=time.monotonic):
+        self.clock = clock
+        self._first: tuple[float, int] | None = None
+
+    def update(self, done: int, total: int) -> dict:
+        now = self.clock()
+        if self._first is None:
+            self._first = (now, done)
+        running = {"files_done": done, "files_total": total}
+        elapsed, read = now - self._first[0], done - self._first[1]
+        if elapsed >= 1 and read > 0:
+            running["files_per_second"] = round(read / elapsed, 1)
+            running["eta_seconds"] = round((total - done) / (read / elapsed))
+        return running
+
+
 class BackgroundIndexer:
     """Opens projects for writing, keeps them current from the watcher, and embeds pending chunks."""
 
@@ -298,17 +318,10 @@ class BackgroundIndexer:
         if rels is None:
             project.rules = project.rules.reloaded()
 
-        first: list = []  # (when, files done) of the first report: the rate counts files read since then
+        rate = ReadRate()
 
         def progress(done: int, total: int) -> None:
-            now = time.monotonic()
-            if not first:
-                first.append((now, done))
-            running = {"files_done": done, "files_total": total}
-            elapsed, read = now - first[0][0], done - first[0][1]
-            if elapsed >= 1 and read > 0:  # a rate and an ETA once there is a second to judge by
-                running["files_per_second"] = round(read / elapsed, 1)
-                running["eta_seconds"] = round((total - done) / (read / elapsed))
+            running = rate.update(done, total)
             with self._requests_lock:
                 self._progress[name] = running
 

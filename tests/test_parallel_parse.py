@@ -138,3 +138,16 @@ def test_the_deep_tail_of_a_long_note_is_embedded_after_the_top_of_every_note(tm
         assert all(p == "Long.md" for _o, p in seq[first_tail:])  # then only the long note's tail
         assert [p for o, p in seq[:5]].count("Long.md") == 1  # note-first: one first chunk of each note
         assert project.store.counts()["long_note_pending"] == len(seq) - first_tail
+
+
+def test_the_read_rate_counts_files_read_after_the_unchanged_ones():
+    from indexer import ReadRate
+
+    now = [100.0]
+    rate = ReadRate(clock=lambda: now[0])
+    assert rate.update(9_000, 10_000) == {"files_done": 9_000, "files_total": 10_000}  # unchanged, counted at once
+    now[0] += 0.5
+    assert "files_per_second" not in rate.update(9_040, 10_000)  # under a second: no rate to judge by yet
+    now[0] += 1.5
+    assert rate.update(9_200, 10_000) == {"files_done": 9_200, "files_total": 10_000, "files_per_second": 100.0,
+                                          "eta_seconds": 8}

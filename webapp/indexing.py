@@ -64,21 +64,19 @@ def _index_one(home: "Home", project_name: str, no_embed: bool, done: dict) -> N
         if project.rechunk_needed:
             click.echo(f"{project_name}: this version of SK Memory cuts notes into chunks differently; re-chunking "
                        "every note (passages whose text is unchanged keep their embeddings).", err=True)
-        started, first = time.monotonic(), []
+        from indexer import ReadRate  # here: the background module is heavy for commands that never index
 
-        def files_rate(_item) -> str:
-            elapsed = time.monotonic() - started
-            read = done["files"] - (first[0] if first else 0)
-            return f"{read / elapsed:.0f} files/s" if elapsed >= 1 and read > 0 else ""
+        rate = ReadRate()
+
+        def files_rate(running) -> str:
+            return f"{running['files_per_second']:.0f} files/s" if running and "files_per_second" in running else ""
 
         with click.progressbar(length=1, label=f"{project_name}: files parsed", file=sys.stderr, show_eta=True,
                                item_show_func=files_rate) as bar:
             def on_file(files: int, total: int) -> None:
-                if not first:
-                    first.append(files)  # unchanged files are counted at once: the rate is of files read
                 done["files"] = files
                 bar.length = max(total, 1)
-                bar.update(files - bar.pos, current_item=files)
+                bar.update(files - bar.pos, current_item=rate.update(files, total))
             report = project.sync(progress=on_file)
         click.echo(report_line(project_name, report.to_dict()), err=True)
         if no_embed:

@@ -21,7 +21,6 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 # (0.3) search: the demo's "keep a program alive after I disconnect" finds tmux at 0.318 by torch, 0.290 by int8.
 # So int8 is opt-in until those thresholds are calibrated per backend (tests/bench/bench_embedders.py,
 # docs/performance.md).
-BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
 # Which vectors a backend makes, for the index fingerprint: ONNX fp32 runs torch's weights (cosine >= 0.9999,
 # checked at export), so the two share vectors; int8 vectors differ a little and are never mixed with them.
 _VECTORS = {"torch": "torch fp32", "onnx": "torch fp32", "onnx-int8": "onnx int8"}
@@ -114,7 +113,7 @@ class Embedder:
             from .onnx_encoder import OnnxEncoder
 
             bulk = OnnxEncoder.for_model(path, self.cache_dir or Settings.from_env().model_cache_dir, threads=None,
-                                         quantized="int8" if self.backend == "onnx-int8" else None)
+                                         quantized=self.backend == "onnx-int8")
             self._query_encoder = OnnxEncoder(bulk.path, path, threads=1, quantized=bulk.quantized)
             logger.info("Loaded embedding model %s in ONNX Runtime (%s)", path, bulk.path.name)
             return bulk, None

@@ -136,7 +136,7 @@ class OnnxEncoder:
 
     @classmethod
     def for_model(cls, model_dir: Path | None = None, cache_dir: Path | None = None, threads: int | None = 1,
-                  quantized: str | None = None) -> "OnnxEncoder":
+                  quantized: bool = False) -> "OnnxEncoder":
         """Open the exported copy of a model, exporting it first if the cache has none (needs torch once)."""
         from ..config import default_model_path
 
@@ -151,8 +151,8 @@ class OnnxEncoder:
             logger.info("Exporting %s to ONNX for fast queries (once): %s", model_dir.name, path)
             export_onnx(model_dir, path)
         if quantized:
-            path = quantized_copy(path, model_dir, fused=quantized == "int8-fused")
-        return cls(path, model_dir, threads, quantized=bool(quantized))
+            path = quantized_copy(path, model_dir)
+        return cls(path, model_dir, threads, quantized=quantized)
 
     def embed(self, texts: list[str], batch_size: int = 32, sort: bool = True) -> np.ndarray:
         """Embed texts into an (n, dim) float32 array of unit vectors, in the order given.
@@ -198,11 +198,10 @@ class OnnxEncoder:
         return float(np.min(np.sum(mine * theirs, axis=1)))
 
 
-def quantized_copy(path: Path, model_dir: Path, fused: bool = False) -> Path:
-    """A dynamic int8 copy of the exported model (MatMul weights per channel), made once beside it, atomically.
-
-    With fused, the transformers optimizer first fuses attention, layer norms and GELU (bench comparison)."""
-    target = path.with_name("model-int8-fused.onnx" if fused else "model-int8.onnx")
+def quantized_copy(path: Path, model_dir: Path) -> Path:
+    """A dynamic int8 copy of an exported model (MatMul weights per channel), made once beside it (`<stem>-int8.onnx`),
+    atomically, and checked against it on the probe sentences."""
+    target = path.with_name(f"{path.stem}-int8.onnx")
     if target.exists():
         return target
     import warnings
@@ -211,21 +210,15 @@ def quantized_copy(path: Path, model_dir: Path, fused: bool = False) -> Path:
 
     fd, tmp = tempfile.mkstemp(prefix=".quantize-", suffix=".onnx", dir=target.parent)
     os.close(fd)
-    source = str(path)
     root = logging.getLogger()
     quiet = _DropAdvice()
     root.addFilter(quiet)  # the quantiser advises pre-processing on the root logger each time
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            if fused:
-                from onnxruntime.transformers.optimizer import optimize_model
-
-                source = tmp + ".fused.onnx"
-                optimize_model(str(path), model_type="bert", num_heads=12, hidden_size=384).save_model_to_file(source)
-            quantize_dynamic(source, tmp, weight_type=QuantType.QInt8, per_channel=True,
+            quantize_dynamic(str(path), tmp, weight_type=QuantType.QInt8, per_channel=True,
                              op_types_to_quantize=["MatMul"],
-                             extra_options={"DefaultTensorType": 1})  # FLOAT, for the fused graph's custom ops
+                             extra_options={"DefaultTensorType": 1})  # FLOAT, for a fused graph's custom ops
         agreement = float(np.min(np.sum(OnnxEncoder(Path(tmp), model_dir, quantized=True).embed(_PROBES)
                                         * OnnxEncoder(path, model_dir).embed(_PROBES), axis=1)))
         if agreement < _MIN_INT8_COSINE:
@@ -233,9 +226,8 @@ def quantized_copy(path: Path, model_dir: Path, fused: bool = False) -> Path:
         os.replace(tmp, target)
     finally:
         root.removeFilter(quiet)
-        for leftover in (tmp, tmp + ".fused.onnx"):
-            if os.path.exists(leftover):
-                os.unlink(leftover)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
     return target
 
 

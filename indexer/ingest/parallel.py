@@ -101,6 +101,6 @@ def _start_worker(model_dir: str | None) -> None:
 def _prepare(task: Task) -> Prepared:
     prepared = prepare_serially(task, _counter)
     if prepared.read is not None:  # the writer needs the hash and the stat, not the bytes
-        prepared.read.content_hash
+        prepared.read.digest = prepared.read.content_hash
         prepared.read.data = b""
     return prepared

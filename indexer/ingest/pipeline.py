@@ -222,16 +222,15 @@ def index_file(store, root: Path, rel_path: str, counter: TokenCounter, max_byte
     existing = store.document_by_path(rel_path)
     known = existing["content_hash"] if existing is not None and not force else None
     prepared = prepare_file(root, rel_path, counter, max_bytes, known, read, embed_budget)
-    return store_prepared(store, root, prepared, counter, max_bytes, document_id, force, embed_budget, existing)
+    return store_prepared(store, root, prepared, existing, counter, max_bytes, document_id, force, embed_budget)
 
 
-def store_prepared(store, root: Path, prepared: Prepared, counter: TokenCounter, max_bytes: int,
-                   document_id: str | None = None, force: bool = False, embed_budget: EmbedBudget | None = None,
-                   existing=...) -> tuple[str, list[str], int]:
-    """Store what prepare_file made of a file (the writer's half of index_file); same outcomes as index_file."""
+def store_prepared(store, root: Path, prepared: Prepared, existing, counter: TokenCounter, max_bytes: int,
+                   document_id: str | None = None, force: bool = False, embed_budget: EmbedBudget | None = None
+                   ) -> tuple[str, list[str], int]:
+    """Store what prepare_file made of a file (the writer's half of index_file); same outcomes as index_file.
+    `existing` is the stored row at the file's path, or None."""
     rel_path = prepared.rel_path
-    if existing is ...:
-        existing = store.document_by_path(rel_path)
     if prepared.outcome == "gone":
         removed = store.delete_documents([existing["document_id"]]) if existing else []
         store.clear_file_errors([rel_path])

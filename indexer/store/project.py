@@ -264,7 +264,8 @@ class Project:
             self.store.move_document(doc_id, prepared.rel_path)
             report.moved += 1
         outcome, removed, added = store_prepared(
-            self.store, self.root, prepared, self.counter, self.settings.max_file_bytes, document_id=doc_id,
+            self.store, self.root, prepared, self.store.document_by_path(prepared.rel_path), self.counter,
+            self.settings.max_file_bytes, document_id=doc_id,
             force=force or doc_id is not None, embed_budget=self._embed_budget,
         )
         report.removed_chunk_ids += removed

@@ -13,8 +13,8 @@ of its vectors to torch fp32's (mean and minimum). Backends:
     torch          sentence-transformers, fp32 (what bulk embedding was before the ONNX backends)
     torch-bf16     the same under CPU bf16 autocast
     onnx-unsorted  ONNX Runtime fp32, batches in the order given
-    onnx           ONNX Runtime fp32, batches sorted by length
-    onnx-int8      ONNX Runtime, dynamic int8 MatMul weights per channel, sorted (the default bulk backend on CPU)
+    onnx           ONNX Runtime fp32, batches sorted by token count (the default bulk backend on CPU)
+    onnx-int8      ONNX Runtime, dynamic int8 MatMul weights per channel, one text per run (opt-in)
     onnx-int8-fused   the same quantisation on the transformers optimizer's fused graph
     openvino       OpenVINO fp32 on the exported ONNX, sorted, when the `openvino` package imports
 
@@ -75,14 +75,26 @@ class Torch:
         return out.float().numpy()
 
 
+def fused_graph(path: Path) -> Path:
+    """The transformers optimizer's copy of an exported model, attention, layer norms and GELU fused (made once)."""
+    target = path.with_name("fused.onnx")
+    if not target.exists():
+        from onnxruntime.transformers.optimizer import optimize_model
+
+        optimize_model(str(path), model_type="bert", num_heads=12, hidden_size=384).save_model_to_file(str(target))
+    return target
+
+
 class Onnx:
     def __init__(self, settings: Settings, variant: str):
-        from indexer.ingest.onnx_encoder import OnnxEncoder
+        from indexer.ingest.onnx_encoder import OnnxEncoder, quantized_copy
 
         self.sorted = variant != "onnx-unsorted"
-        quant = {"onnx-int8": "int8", "onnx-int8-fused": "int8-fused"}.get(variant)
         self.encoder = OnnxEncoder.for_model(settings.model_path, settings.model_cache_dir, threads=None,
-                                             quantized=quant)
+                                             quantized=variant == "onnx-int8")
+        if variant == "onnx-int8-fused":
+            self.encoder = OnnxEncoder(quantized_copy(fused_graph(self.encoder.path), self.encoder.model_dir),
+                                       self.encoder.model_dir, threads=None, quantized=True)
 
     def embed(self, texts, batch_size):
         return self.encoder.embed(texts, batch_size=batch_size, sort=self.sorted)
