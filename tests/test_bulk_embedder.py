@@ -17,8 +17,9 @@ from support import DEMO_NOTES, REPO, corpus
 
 
 def real_passages(limit: int = 120) -> list[str]:
-    """Paragraphs of real notes: the demo's, and a shared vault's when this checkout has it."""
-    folders = [DEMO_NOTES]
+    """Paragraphs of real notes: the demo's and the user guide's (in every checkout), and a shared vault's when this
+    checkout has it."""
+    folders = [DEMO_NOTES, REPO / "indexer" / "content" / "docs" / "user"]
     try:
         folders.append(corpus("logseq-docs"))
     except pytest.skip.Exception:
