@@ -33,14 +33,16 @@ class Settings:
     long_embed_chunks: int = 3000  # passages of any other one file given to the model (about 3 MB of prose)
     device: str | None = None  # None: CUDA when present, else CPU
     reranker_path: str | None = None  # a local sentence-transformers cross-encoder folder; None: no reranking
-    model_cache: Path | None = None  # where models exported for fast queries live; None: HOME/models
+    model_cache: Path | None = None  # where the model's ONNX copies live; None: the user's cache, shared by homes
     query_backend: str = "onnx"  # 'onnx' (one-thread ONNX Runtime copy of the model) or 'torch'
     embed_backend: str = "auto"  # 'auto' (torch on CUDA, else onnx), 'torch', 'onnx' (fp32) or 'onnx-int8'
     vector_search: str = "exact"  # 'exact' (every vector compared, the default) or 'hnsw' (Chroma's approximate index)
 
     @property
     def model_cache_dir(self) -> Path:
-        return self.model_cache or self.home / "models"
+        # A copy depends on the model alone (its folder is keyed by the model's files), so every data home of the user
+        # shares one: a new home's first meaning search does not export the model again (~15 s with torch).
+        return self.model_cache or Path(platformdirs.user_cache_dir("skmemory", "SK Memory")) / "models"
 
     @classmethod
     def from_env(cls, home: str | Path | None = None) -> "Settings":

@@ -117,7 +117,7 @@ class Home:
 
     def describe(self, name: str) -> dict:
         """A project's status with whether its chunks can be embedded: the running indexer's word when one owns
-        the project, else this process's model."""
+        the project, else whether this process could load the model (without loading it)."""
         result = self.status(name)
         state = {}
         try:
@@ -129,8 +129,9 @@ class Home:
             result["embeddings_unavailable_reason"] = state.get("embeddings_unavailable_reason")
             result["model"] = state.get("model")
         else:
-            result["embeddings_available"] = self.embedder.available
-            result["embeddings_unavailable_reason"] = self.embedder.error
+            problem = self.embedder.known_problem  # never loads the model: status answers at once
+            result["embeddings_available"] = problem is None
+            result["embeddings_unavailable_reason"] = problem
             result["model"] = self.embedder.name
         return result
 

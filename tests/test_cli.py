@@ -76,3 +76,37 @@ def test_index_without_model_still_indexes_for_keywords(vault, tmp_path):
     assert status["documents"] == 10 and status["embedded"] == 0
     assert status["embeddings_available"] is False
     assert "missing-model" in status["embeddings_unavailable_reason"]
+
+
+def _modules_after(*args, env=None) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """Run one command in a fresh interpreter and name the heavy modules it imported."""
+    script = ("import runpy, sys\nsys.argv = ['skmemory', *sys.argv[1:]]\ntry:\n"
+              "    runpy.run_module('webapp.cli', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+              "print('IMPORTED', *[m for m in ('torch', 'onnxruntime', 'sentence_transformers', 'chromadb') "
+              "if m in sys.modules], file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True,
+                            env={**os.environ, **(env or {})}, timeout=600)
+    assert result.returncode == 0, result.stderr
+    line = next(line for line in result.stderr.splitlines() if line.startswith("IMPORTED"))
+    return result, set(line.split()[1:])
+
+
+def test_commands_that_need_no_model_never_load_it(vault, data_home, tmp_path, model_cache):
+    skmemory("add", str(vault), "--name", "notes", check=True)
+    skmemory("index", "notes", check=True)
+    empty_cache = tmp_path / "no-copies-yet"  # a machine where the model was never exported: nothing may export it
+    env = {"SKMEMORY_MODEL_CACHE": str(empty_cache)}
+    for args in (("status",), ("status", "notes", "--json"), ("projects",),
+                 ("search", "tmux", "--mode", "keyword"), ("search", "--mode", "tag", "--tag", "linux")):
+        result, heavy = _modules_after(*args, env=env)
+        assert not heavy & {"torch", "onnxruntime", "sentence_transformers"}, (args, heavy)
+    assert not empty_cache.exists()
+    status, _ = _modules_after("status", "notes", "--json", env=env)
+    assert json.loads(status.stdout)["embeddings_available"] is True  # said without loading the model
+
+    # Meaning search encodes with the model's ONNX copy (made once per user), never with torch; unquoted words
+    # are one query.
+    hybrid, heavy = _modules_after("search", "keep", "a", "program", "alive", "after", "I", "disconnect",
+                                   env={"SKMEMORY_MODEL_CACHE": str(model_cache)})
+    assert "onnxruntime" in heavy and "torch" not in heavy
+    assert hybrid.stdout.splitlines()[0].endswith("tmux cheatsheet  (Reference/tmux cheatsheet.md)")

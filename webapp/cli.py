@@ -351,7 +351,7 @@ def serve(ctx: click.Context, port: int, demo: bool) -> None:
 
 
 @cli.command()
-@click.argument("query", required=False, default="")
+@click.argument("words", nargs=-1)
 @click.option("--mode", type=click.Choice(["hybrid", "semantic", "recency", "keyword", "tag"]), default="hybrid",
               show_default=True)
 @click.option("--project", help="Project to search (default: the first).")
@@ -369,15 +369,19 @@ def serve(ctx: click.Context, port: int, demo: bool) -> None:
 @click.option("--port", type=int, envvar="SKMEMORY_PORT",
               help="Where to look for a running server when the data folder records none (env SKMEMORY_PORT).")
 @click.pass_context
-def search(ctx: click.Context, query: str, mode: str, project: str | None, all_projects: bool, tags_all: tuple,
+def search(ctx: click.Context, words: tuple, mode: str, project: str | None, all_projects: bool, tags_all: tuple,
            tags_any: tuple, limit: int, group: bool, explain: bool, explain_document: str | None, no_correct: bool,
            as_json: bool, port: int | None) -> None:
     """Search your projects; asks the running server when there is one, else opens the index itself.
 
-    Example: skmemory search "keep a server running after logout" --mode semantic --explain
+    The words need no quotes: skmemory search how to sync is the query "how to sync" (quote a phrase to keep
+    its words together: skmemory search '"exact phrase"').
+
+    Example: skmemory search keep a server running after logout --mode semantic --explain
     """
     from indexer import SearchRequest
 
+    query = " ".join(words)
     request = SearchRequest(query, mode, project=project, scope="all" if all_projects else "project",
                             tags_all=tags_all, tags_any=tags_any, limit=limit, group=group, explain=explain,
                             explain_document=explain_document, correct=not no_correct)

@@ -106,8 +106,7 @@ class Embedder:
         go_offline()
         path = self.model_path or default_model_path()
         if not path.is_dir():
-            return None, (f"the model folder {path} does not exist; set SKMEMORY_MODEL to a local "
-                          "sentence-transformers folder")
+            return None, _missing(path)
         try:
             from ..config import Settings
             from .onnx_encoder import OnnxEncoder
@@ -203,6 +202,17 @@ class Embedder:
         return self._error
 
     @property
+    def known_problem(self) -> str | None:
+        """Why the model cannot load, as far as is known without loading it: a failed load, or a model folder that
+        is not there (`skmemory status` says this in a fraction of a second instead of loading the model)."""
+        if self._error is not None:
+            return self._error
+        path = self.model_path or default_model_path()
+        if self._model is None and not path.is_dir():
+            return _missing(path)
+        return None
+
+    @property
     def unavailable_reason(self) -> str | None:
         self.load()
         return self._error
@@ -241,8 +251,7 @@ def _load(model_path: Path | None, device: str | None):
     try:
         path = model_path or default_model_path()
         if not path.is_dir():
-            return None, (f"the model folder {path} does not exist; set SKMEMORY_MODEL to a local "
-                          "sentence-transformers folder")
+            return None, _missing(path)
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
 
@@ -255,3 +264,7 @@ def _load(model_path: Path | None, device: str | None):
     except Exception as exc:  # any failure to load means "unavailable", never a crash
         logger.warning("Embedding model could not load: %s", exc)
         return None, f"the model could not load ({type(exc).__name__}: {exc})"
+
+
+def _missing(path: Path) -> str:
+    return f"the model folder {path} does not exist; set SKMEMORY_MODEL to a local sentence-transformers folder"

@@ -51,10 +51,12 @@ def search(indexes: list[ProjectIndex], request) -> dict:
             # With explain_document the legs are read whole, so that the report reads the same ranking as the hits.
             ranking = rank(index, query, request.mode, None if request.explain_document else pool,
                            ordered=request.explain, fallback=request.scope == "all")
-            terms = query.terms if not index.semantic_available else _terms(query, request.mode)
+        # Keyword and tag searches never load the model to say whether they could have searched by meaning.
+        available = (index.embedder.state == "ready" if ranking is None or request.mode == "keyword"
+                     else index.semantic_available)
+        if ranking is not None:
+            terms = _terms(query, request.mode) if available else query.terms
             results = chunk_hits(index, ranking.ranked[:pool], terms, ranking.cosines(), ranking.partial)
-        # A tag listing does not load the model to say whether it could have searched by meaning.
-        available = index.embedder.state == "ready" if ranking is None else index.semantic_available
         if request.scope == "all" and not available and request.mode != "tag":
             unavailable_in.append(index.name)
         if request.explain and ranking is not None:

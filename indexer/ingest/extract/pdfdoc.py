@@ -4,17 +4,21 @@ from __future__ import annotations
 import io
 import logging
 from pathlib import Path
-
-from pypdf import PdfReader
+from typing import TYPE_CHECKING
 
 from indexer.errors import ExtractionError
 from indexer.ingest.parsed import ParsedDocument, Section
+
+if TYPE_CHECKING:
+    from pypdf import PdfReader
 
 logger = logging.getLogger(__name__)
 
 
 def parse_pdf(path: Path, data: bytes, file_type: str) -> ParsedDocument:
     """Read a PDF's text layer into one section per page, skipping pages that cannot be read."""
+    from pypdf import PdfReader  # here, not at the top: commands that read no file (status, search) skip its import
+
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
@@ -39,7 +43,7 @@ def parse_pdf(path: Path, data: bytes, file_type: str) -> ParsedDocument:
     return ParsedDocument(file_type=file_type, title=_title(reader) or path.stem, sections=sections, warnings=warnings)
 
 
-def _title(reader: PdfReader) -> str | None:
+def _title(reader: "PdfReader") -> str | None:
     try:
         title = reader.metadata.title if reader.metadata else None
     except Exception:  # a damaged info dictionary only costs the title
