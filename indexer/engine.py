@@ -155,8 +155,13 @@ class Engine:
             out.append(entry)
         return out
 
+    @property
+    def meaning_loading(self) -> bool:
+        """Whether the model is still loading (a search now answers by keyword, and says so); never blocks."""
+        return self.home.embedder.loading
+
     def warm(self) -> None:
-        """Load every project's vector cache now (server start) instead of on the first search."""
+        """Load every project's vector cache and Cluster View graph now (server start) instead of on first use."""
         for info in self.home.projects():
             if self._closed:  # the server stopped while the model loaded
                 return
@@ -164,6 +169,11 @@ class Engine:
                 index = self.index(info.name)
                 if index.embedder.available and not self._closed:
                     index.cache.ensure_loaded()
+                if not self._closed and not self._project(info.name).store.counts()["pending"]:
+                    # Cluster View's graph too (seconds at thousands of notes), kept until its notes or vectors
+                    # change: the first open after a start draws at once. A project still embedding builds it
+                    # when asked, since every batch would change it.
+                    self.graphs.project_graph(index)
             except Exception:
                 if not self._closed:
                     logger.exception("Warming %s failed", info.name)
@@ -236,9 +246,10 @@ class Engine:
     # --- documents ------------------------------------------------------------------------------------------
 
     def documents(self, project: str | None = None, folder: str = "", tag: str | None = None,
-                  limit: int = 200, offset: int = 0) -> dict:
-        """List documents, optionally under a folder or with a tag (and its sub-tags)."""
-        return documents.list_documents(self.index(project), folder, tag, limit, offset)
+                  limit: int = 200, offset: int = 0, name: str = "") -> dict:
+        """List documents, optionally under a folder, with a tag (and its sub-tags), or named (part of path or
+        title)."""
+        return documents.list_documents(self.index(project), folder, tag, limit, offset, name)
 
     def document(self, document_id: str, project: str | None = None) -> dict:
         """A document's metadata, outline, links both ways and its chunks' text."""

@@ -1,6 +1,8 @@
 """A search that arrives while the model still loads answers by keyword at once and says why (the server's way)."""
 from __future__ import annotations
 
+import html
+import re
 import threading
 import time
 
@@ -41,12 +43,22 @@ def test_a_search_before_the_model_is_ready_answers_by_keyword_and_says_so(home,
         page = window.get("/search?q=sourdough", base_url="http://127.0.0.1:8765").get_data(as_text=True)
         notice = " ".join(page.split())
         assert "Meaning search is still loading" in notice and "Sourdough" in page
+        # The notice asks again every second; while the model loads, the answer is "nothing yet" (204, no swap).
+        again = re.search(r'hx-get="([^"]*when_ready=1[^"]*)" hx-trigger="every 1s"', page)
+        assert again, "the notice does not re-run the search"
+        rerun = html.unescape(again.group(1))
+        assert window.get(rerun, base_url="http://127.0.0.1:8765").status_code == 204
 
         release.set()
         deadline = time.monotonic() + 120
         while fresh.state != "ready":
             assert time.monotonic() < deadline, fresh.error
             time.sleep(0.1)
+        answered = window.get(rerun, headers={"HX-Request": "true"}, base_url="http://127.0.0.1:8765")
+        assert answered.status_code == 200  # the model is there: the same search, now by meaning too
+        again_page = answered.get_data(as_text=True)
+        assert "still loading" not in again_page and "Sourdough" in again_page
+        assert re.search(r'class="badge badge-(hybrid|semantic)"', again_page)
         later = engine.search("baking bread at home", mode="hybrid")
         assert later["semantic_available"] is True and "semantic_reason" not in later
         assert any(r["search_type"] in ("semantic", "hybrid") for r in later["results"])

@@ -19,13 +19,15 @@ from .semantic import HYBRID_THRESHOLD
 
 
 def list_documents(index: ProjectIndex, folder: str = "", tag: str | None = None, limit: int = 200,
-                   offset: int = 0) -> dict:
-    """List documents by path, optionally under a folder or with a tag (and its sub-tags)."""
+                   offset: int = 0, name: str = "") -> dict:
+    """List documents by path, optionally under a folder, with a tag (and its sub-tags), or named (any part of the
+    path or title, any case); `total` counts them all, `documents` is the page from offset."""
     folder = folder.strip("/")
     tag = tag.strip().lstrip("#").lower() if tag else None
-    total = note_reads.count_listed(index, folder, tag)
-    rows = note_reads.listed(index, folder, tag, limit, offset)
-    return {"project": index.name, "total": total, "documents": summaries(index, rows)}
+    name = name.strip()
+    total = note_reads.count_listed(index, folder, tag, name)
+    rows = note_reads.listed(index, folder, tag, limit, offset, name)
+    return {"project": index.name, "total": total, "offset": offset, "documents": summaries(index, rows)}
 
 
 def summaries(index: ProjectIndex, rows: list) -> list[dict]:

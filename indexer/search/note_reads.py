@@ -14,8 +14,11 @@ from .index import ProjectIndex
 
 # --- documents ----------------------------------------------------------------------------------------------
 
-def _listing(folder: str, tag: str | None) -> tuple[str, list]:
+def _listing(folder: str, tag: str | None, name: str = "") -> tuple[str, list]:
     where, params = ["1"], []
+    if name:  # any part of the path or the title, in any case
+        where.append("(instr(lower(rel_path), ?) > 0 OR instr(lower(title), ?) > 0)")
+        params += [name.lower(), name.lower()]
     if folder:
         where.append("(rel_path = ? OR substr(rel_path, 1, ?) = ?)")
         params += [folder, len(folder) + 1, folder + "/"]
@@ -25,15 +28,16 @@ def _listing(folder: str, tag: str | None) -> tuple[str, list]:
     return " AND ".join(where), params
 
 
-def count_listed(index: ProjectIndex, folder: str, tag: str | None) -> int:
-    """How many documents lie under a folder ('' for all) and have a tag or one below it (None for any)."""
-    where, params = _listing(folder, tag)
+def count_listed(index: ProjectIndex, folder: str, tag: str | None, name: str = "") -> int:
+    """How many documents lie under a folder ('' for all), have a tag or one below it (None for any) and hold name
+    in their path or title ('' for any)."""
+    where, params = _listing(folder, tag, name)
     return index.sql(f"SELECT count(*) FROM documents WHERE {where}", params)[0][0]
 
 
-def listed(index: ProjectIndex, folder: str, tag: str | None, limit: int, offset: int) -> list:
+def listed(index: ProjectIndex, folder: str, tag: str | None, limit: int, offset: int, name: str = "") -> list:
     """A page of those documents' rows, by path."""
-    where, params = _listing(folder, tag)
+    where, params = _listing(folder, tag, name)
     return index.sql(f"SELECT * FROM documents WHERE {where} ORDER BY rel_path LIMIT ? OFFSET ?",
                      params + [limit, offset])
 

@@ -45,6 +45,7 @@ def search(indexes: list[ProjectIndex], request) -> dict:
                 raise InvalidQuery("Tag search needs at least one tag: give tags_all or tags_any."
                                    if request.mode == "tag" else "Type something to search for (the query is empty).")
             results, ranking = tag_search(index, allowed, pool), None
+            extra["matching_documents"] = extra.get("matching_documents", 0) + len(allowed)  # the true total
         elif allowed is not None and not allowed:
             results, ranking = [], Ranking(request.mode, [])
         else:

@@ -1,5 +1,10 @@
 /* SK Memory search window: keyboard navigation, Ctrl+K / Cmd+K Power Strip, F1 help, tag chips, copy button.
-   Everything the server sends is rendered by the server; this file only builds chips, with textContent. */
+   Everything the server sends is rendered by the server; this file only builds chips, with textContent.
+
+   The keyboard never loses its place: / focuses the search box from anywhere, Esc returns to it, ↑/↓ move through
+   the results (or the Files list) and preview each in the panel, Enter opens one there and keeps the place in the
+   list, the open one is marked, and only one result of a list is in the Tab order (Shift+Tab from the panel comes
+   back to it, not to the 30th result). */
 (function () {
   "use strict";
 
@@ -14,11 +19,75 @@
     const items = navItems(list);
     const next = items[items.indexOf(item) + step];
     if (next) {
-      next.focus();
+      focusItem(next);
+      if (next.closest(".sidebar")) previewSoon(next);
     } else if (step < 0) {
       const input = item.closest("dialog, .sidebar")?.querySelector("input[type=search]");
       if (input) input.focus();
     }
+  }
+
+  // Only one item of a sidebar list is in the Tab order: the one focused last, else the open one, else the first.
+  function focusItem(item) {
+    rove(item);
+    item.focus();
+    item.scrollIntoView({ block: "nearest" });
+  }
+
+  function rove(current) {
+    const row = (el) => el.closest("li") || el;
+    for (const list of document.querySelectorAll(".sidebar [data-nav-list]")) {
+      for (const item of navItems(list)) {
+        const inTabOrder = current ? row(item) === row(current) : false;
+        for (const el of row(item).querySelectorAll("a[href], button, summary")) {
+          if (inTabOrder) el.removeAttribute("tabindex");
+          else el.setAttribute("tabindex", "-1");
+        }
+      }
+    }
+  }
+
+  function sidebarLists() {
+    return Array.from(document.querySelectorAll(".sidebar [data-nav-list]"));
+  }
+
+  function roveToDefault() {
+    const items = sidebarLists().flatMap(navItems);
+    const open = items.find((i) => i.closest("li")?.classList.contains("is-open"));
+    rove(open || items[0] || null);
+  }
+
+  // Moving with ↑/↓ previews the result in the panel once the keys rest for a moment (a held key does not fetch
+  // every document it passes); the focus stays in the list.
+  let previewTimer = null;
+  function previewSoon(item) {
+    clearTimeout(previewTimer);
+    previewTimer = setTimeout(() => {
+      if (document.activeElement === item && item.getAttribute("hx-get")) {
+        htmx.ajax("GET", item.getAttribute("hx-get"), { target: "#doc-panel", swap: "innerHTML" });
+      }
+    }, 120);
+  }
+
+  // The result whose document the panel shows is marked (class is-open, aria-current), in every sidebar list.
+  function markOpen() {
+    const shown = document.querySelector("#doc-panel [data-document-id]")?.dataset.documentId;
+    for (const row of document.querySelectorAll(".sidebar li[data-document-id]")) {
+      const open = row.dataset.documentId === shown;
+      row.classList.toggle("is-open", open);
+      const link = row.querySelector("[data-nav-item]");
+      if (open) link?.setAttribute("aria-current", "true");
+      else link?.removeAttribute("aria-current");
+    }
+  }
+
+  function searchBox() {
+    return document.getElementById("q") || document.getElementById("file-name");
+  }
+
+  function typing(target) {
+    return target.closest?.("input, textarea, select, [contenteditable=true]") !== null
+      && !target.matches?.("input[type=checkbox], input[type=radio]");
   }
 
   function openStrip() {
@@ -144,6 +213,26 @@
       openHelp();
       return;
     }
+    if (event.key === "/" && !typing(target) && !event.ctrlKey && !event.metaKey && !event.altKey
+        && !target.closest?.("dialog")) {
+      const box = searchBox();
+      if (box) {
+        event.preventDefault();
+        box.focus();
+        box.select();
+      }
+      return;
+    }
+    if (event.key === "Escape" && !target.closest?.("dialog") && target.id !== "tag-q"
+        && (!typing(target) || target.id === "file-name" && !target.value)) {
+      const box = searchBox();
+      if (box && box !== target) {
+        event.preventDefault();
+        box.focus();
+        box.select();
+      }
+      return;
+    }
     if (target.id === "tag-q") {
       const first = document.querySelector("#tag-suggest [data-add-tag]");
       if (event.key === "Enter") {
@@ -164,16 +253,32 @@
       return;
     }
     if (event.key !== "ArrowDown" && event.key !== "ArrowUp") return;
-    if (LISTS[target.id] && event.key === "ArrowDown") {
-      const first = navItems(document.querySelector(LISTS[target.id]))[0];
+    if (target === document.body) {  // the focused element was swapped away: take up the list's place again
+      const items = sidebarLists().flatMap(navItems);
+      const place = items.find((i) => i.closest("li")?.classList.contains("is-open")) || items[0];
+      if (place) {
+        event.preventDefault();
+        focusItem(place);
+      }
+      return;
+    }
+    const list = LISTS[target.id] || (target.id === "file-name" ? "#file-list" : null);
+    if (list && event.key === "ArrowDown") {
+      const first = navItems(document.querySelector(list))[0];
       if (first) {
         event.preventDefault();
-        first.focus();
+        focusItem(first);
+        if (first.closest(".sidebar")) previewSoon(first);
       }
     } else if (target.matches?.("[data-nav-item]")) {
       event.preventDefault();
       moveFrom(target, event.key === "ArrowDown" ? 1 : -1);
     }
+  });
+
+  // A result clicked or tabbed to becomes the list's place in the Tab order.
+  document.addEventListener("focusin", (event) => {
+    if (event.target.matches?.(".sidebar [data-nav-item]")) rove(event.target);
   });
 
   document.addEventListener("click", (event) => {
@@ -189,6 +294,13 @@
       htmx.trigger(searchForm(), "tags-changed");
       return;
     }
+    // A folder, a tag or "Show all" picks a new listing: the name filter starts again empty.
+    if (target.closest(".folder-link, .tag-link, .clear-filter")) {
+      const filter = document.getElementById("file-name");
+      if (filter) filter.value = "";
+    }
+    const more = target.closest("button.load-more");
+    if (more) focusAfterSwap = Number(more.dataset.focusResult);
     const copyButton = target.closest("button.copy");
     if (copyButton) {
       copy(copyButton);
@@ -218,19 +330,42 @@
   });
 
   // A document opened from a result shows its matching passage: scroll the preview to it. On a narrow screen the
-  // panel sits under the results, so bring the panel itself into view first.
+  // panel sits under the results, so bring the panel itself into view first, unless the keyboard is moving through
+  // the list (a preview). The focus moves to the passage only when it was not in a list: the list keeps its place.
   function showOpenedDocument(panel) {
+    const active = document.activeElement;
+    const inList = active?.closest?.(".sidebar [data-nav-list]");
     const narrow = window.matchMedia("(max-width: 800px)").matches;
-    if (narrow) panel.scrollIntoView({ block: "start" });
+    if (narrow && !inList) panel.scrollIntoView({ block: "start" });
     const match = panel.querySelector("#match");
     if (match) {
       match.scrollIntoView({ block: narrow ? "nearest" : "center" });
-      match.focus({ preventScroll: true });
+      if (!inList) match.focus({ preventScroll: true });
     }
   }
 
+  let focusAfterSwap = null;  // "Load more": the first new result takes the focus
+
   document.addEventListener("htmx:afterSwap", (event) => {
-    if (event.detail.target.id === "doc-panel") showOpenedDocument(event.detail.target);
+    const swapped = event.detail.target;
+    if (swapped.id === "doc-panel") {
+      showOpenedDocument(swapped);
+      markOpen();
+    }
+    if (swapped.id === "file-list") {  // a folder or tag picked above: the list it changed comes into view
+      const head = swapped.querySelector(".file-list-head");
+      const top = head?.getBoundingClientRect().top ?? 0;
+      if (head && (top < 0 || top > window.innerHeight - 120)) head.scrollIntoView({ block: "start" });
+    }
+    if (swapped.id === "results" || swapped.id === "file-list") {
+      markOpen();
+      roveToDefault();
+      if (focusAfterSwap !== null) {
+        const item = navItems(swapped)[focusAfterSwap];
+        if (item) focusItem(item);
+        focusAfterSwap = null;
+      }
+    }
     if (event.detail.target.id === "tag-suggest") {
       const open = event.detail.target.querySelector("[data-add-tag]") !== null;
       document.getElementById("tag-q")?.setAttribute("aria-expanded", open ? "true" : "false");
@@ -240,6 +375,8 @@
   document.addEventListener("DOMContentLoaded", () => {
     const panel = document.getElementById("doc-panel");
     if (panel?.querySelector("#match")) showOpenedDocument(panel);
+    markOpen();
+    roveToDefault();
     const shortcut = document.querySelector("#strip-open .shortcut");
     if (shortcut && /Mac|iPhone|iPad/.test(navigator.platform)) shortcut.textContent = "⌘K";
   });

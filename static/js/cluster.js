@@ -99,12 +99,25 @@
   }
 
   function placeLabels() {
-    // Each cluster's name sits just above its disc, whichever way up the camera draws the graph.
+    // Each cluster's name sits just above its disc, whichever way up the camera draws the graph. Names never cover
+    // each other: the clusters come largest first, and a name that would overlap one already placed waits until
+    // zooming in makes room for it.
+    const placed = [];
     for (const [el, ends] of labels) {
       if (el.hidden) continue;
       const [a, b] = ends.map((at) => state.renderer.graphToViewport(at));
       const p = a.y < b.y ? a : b;
-      el.style.transform = "translate(" + Math.round(p.x) + "px, " + Math.round(p.y - 4) + "px) translate(-50%, -100%)";
+      const x = Math.round(p.x), y = Math.round(p.y - 4);
+      el.style.transform = "translate(" + x + "px, " + y + "px) translate(-50%, -100%)";
+      if (!el.dataset.w) {
+        el.dataset.w = el.offsetWidth;
+        el.dataset.h = el.offsetHeight;
+      }
+      const w = Number(el.dataset.w), h = Number(el.dataset.h);
+      const box = { left: x - w / 2 - 2, right: x + w / 2 + 2, top: y - h - 1, bottom: y + 1 };
+      const clash = placed.some((o) => box.left < o.right && o.left < box.right && box.top < o.bottom && o.top < box.bottom);
+      el.classList.toggle("crowded", clash);
+      if (!clash) placed.push(box);
     }
   }
 

@@ -9,7 +9,7 @@ from indexer import SearchRequest
 from indexer.errors import InvalidQuery
 from indexer.limits import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET
 
-from ..args import body_field, int_arg, json_body
+from ..args import arg, body_field, int_arg, json_body
 from ..current import get_engine
 
 bp = Blueprint("search", __name__)
@@ -71,6 +71,7 @@ def documents():
     return jsonify(get_engine().documents(
         request.args.get("project") or None, request.args.get("folder", ""), request.args.get("tag") or None,
         limit=int_arg("limit", 200, high=1000), offset=int_arg("offset", 0, low=0, high=10**9),
+        name=arg("name", max_chars=200),
     ))
 
 

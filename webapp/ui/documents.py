@@ -1,9 +1,13 @@
 """The Document Info Panel: metadata, outline, preview, links both ways, and related documents."""
 from __future__ import annotations
 
-from flask import Blueprint, url_for
+from flask import Blueprint, current_app, url_for
+from markupsafe import Markup, escape
+
+from indexer import USER_DOCS_NAME
 
 from ..current import get_engine
+from ..opener import inside_project, obsidian_url, open_with_system
 from .preview import matching_passage, parse_lines, preview
 from ..args import arg
 from .render import handle_errors, render
@@ -11,6 +15,7 @@ from .render import handle_errors, render
 bp = Blueprint("documents", __name__)
 handle_errors(bp)
 RELATED_LIMIT = 8
+DOCS_ADDRESS = "127.0.0.1:8765"  # as the user docs write the server's address
 
 
 @bp.get("/documents/<document_id>")
@@ -25,9 +30,19 @@ def document(document_id: str):
         found = engine.resolve_link(target, doc["relative_path"], doc["project"])
         return url_for("documents.document", document_id=found, project=doc["project"]) if found else None
 
-    return render("documents/page.html", "documents/_panel.html", doc=doc,
-                  match=doc["passages"][match] if match is not None else None,
-                  preview=preview(doc["content"], doc["file_type"], doc["passages"], match, link_href))
+    shown = preview(doc["content"], doc["file_type"], doc["passages"], match, link_href)
+    if doc["project"] == USER_DOCS_NAME:  # the user docs name the default address; show the one this server has
+        shown = Markup(str(shown).replace(DOCS_ADDRESS, f"127.0.0.1:{current_app.config['SKMEMORY_PORT']}"))
+    return render("documents/page.html", "documents/_panel.html", doc=doc, obsidian_url=obsidian_url(doc),
+                  match=doc["passages"][match] if match is not None else None, preview=shown)
+
+
+@bp.post("/documents/<document_id>/open")
+def open_file(document_id: str):
+    """Open the document's file with the computer's default application; only a file inside its project."""
+    doc = get_engine().document(document_id, arg("project", max_chars=64) or None)
+    opened_with = open_with_system(inside_project(doc))
+    return f"Opened with {escape(opened_with)}."
 
 
 @bp.get("/documents/<document_id>/related")

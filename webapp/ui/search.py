@@ -6,15 +6,16 @@ from dataclasses import dataclass, field
 from flask import Blueprint, request
 
 from indexer import SearchRequest
+from indexer.limits import MAX_LIMIT
 
 from ..current import get_engine
-from ..args import arg
+from ..args import arg, int_arg
 from .render import handle_errors, render
 from .window import window_context
 
 bp = Blueprint("search", __name__)
 handle_errors(bp)
-RESULT_LIMIT = 30
+RESULT_LIMIT = 30  # documents a search shows first; "Load more" asks for RESULT_LIMIT more, up to MAX_LIMIT
 
 
 @dataclass
@@ -32,6 +33,7 @@ class SearchForm:
 
     chosen: bool = True  # False when the form was sent with every toggle off
     correct: bool = True  # a word that matches nothing is corrected (False: search the words as typed)
+    limit: int = RESULT_LIMIT
 
     @classmethod
     def from_args(cls) -> "SearchForm":
@@ -44,13 +46,15 @@ class SearchForm:
             tags += [t.strip().lstrip("#") for t in raw.split(",") if t.strip().lstrip("#")]
         return cls(arg("q"), keyword, smart, tag, list(dict.fromkeys(tags)),
                    "any" if arg("op") == "any" else "all", "all" if arg("scope") == "all" else "project",
-                   arg("project", max_chars=64), chosen, arg("correct") not in ("0", "false"))
+                   arg("project", max_chars=64), chosen, arg("correct") not in ("0", "false"),
+                   int_arg("limit", RESULT_LIMIT, high=MAX_LIMIT))
 
     def args(self, **changes) -> dict:
         """The form's query string (for a link to the same search with some fields changed)."""
         args = {"q": self.q, "kw": "1" if self.keyword else None, "smart": "1" if self.smart else None,
                 "tag": "1" if self.tag else None, "tags": ",".join(self.tags) or None, "op": self.op,
-                "scope": self.scope, "project": self.project or None, "m": "1"}
+                "scope": self.scope, "project": self.project or None, "m": "1",
+                "limit": self.limit if self.limit != RESULT_LIMIT else None}
         return {k: v for k, v in {**args, **changes}.items() if v is not None}
 
     @property
@@ -67,8 +71,13 @@ class SearchForm:
         tags = tuple(self.tags) if self.tag and self.tags else ()
         return SearchRequest("" if self.mode == "tag" else self.q, self.mode, project=self.project or None,
                              scope=self.scope, tags_all=tags if self.op == "all" else (),
-                             tags_any=tags if self.op == "any" else (), limit=RESULT_LIMIT,
+                             tags_any=tags if self.op == "any" else (), limit=self.limit,
                              explain=self.mode != "tag", group=True, correct=self.correct)
+
+    @property
+    def more(self) -> int | None:
+        """How many results "Load more" asks for (None when this is already the most one answer holds)."""
+        return min(self.limit + RESULT_LIMIT, MAX_LIMIT) if self.limit < MAX_LIMIT else None
 
     @property
     def ready(self) -> bool:
@@ -87,6 +96,8 @@ def run_search(form: SearchForm) -> dict | None:
 @bp.get("/search")
 def search():
     form = SearchForm.from_args()
+    if arg("when_ready") == "1" and get_engine().meaning_loading:
+        return "", 204  # the window asks again in a second; answered by meaning as soon as the model is there
     results = run_search(form)
     return render("search/page.html", "search/_results.html", form=form, results=results,
                   **window_context(form.project, tab="search"))
