@@ -136,6 +136,10 @@ class Engine:
             raise ProjectNotFound("No projects yet; add a folder with `skmemory add PATH`.")
         return next((i.name for i in infos if not i.builtin), infos[0].name)
 
+    def project_names(self) -> list[str]:
+        """Every project's name, from the registry alone (projects() also counts each one's documents)."""
+        return [info.name for info in self.home.projects()]
+
     def projects(self) -> list[dict]:
         """Every project with its counts (read without opening it when this engine does not own it)."""
         out = []

@@ -233,3 +233,20 @@ def test_cluster_page_and_partial(client):
     assert 'data-graph-url="/api/graph?scope=all"' in partial.get_data(as_text=True)
     assert "HX-Request" in partial.headers["Vary"]
     assert client.get("/cluster?project=nowhere", base_url=BASE).status_code == 404
+
+
+def test_every_cluster_gets_a_name_of_its_own():
+    from indexer.graph.clusters import describe
+
+    # Three clusters of plugin notes share their top words (a public vault had six clusters named "manifest ·
+    # total · releases"), and the word that sets each apart is in only some of its notes, so it scores lower.
+    plugin = {"manifest", "total", "releases"}
+    documents, labels = [], []
+    for cluster, word in enumerate(("kanban", "calendar", "dataview")):
+        documents += [plugin | {word}] * 2 + [set(plugin)] * 3
+        labels += [cluster] * 5
+    documents += [{"bread", "flour"}] * 60
+    labels += [3] * 60
+    names = describe(labels, documents)
+    assert len(set(names)) == 4, names
+    assert names[1].startswith("calendar") and names[2].startswith("dataview") and "bread" in names[3], names

@@ -84,8 +84,9 @@ def terms_of(title: str, tags: list[str], head: str) -> set[str]:
 
 def describe(labels: list[int], documents: list[set[str]]) -> list[str]:
     """Label each cluster with the terms most over-represented in it (document frequency against the whole), every
-    label its own: clusters are named largest first, and a term that leads one label leads no other, so clusters
-    that share their top words (a vault's many plugin notes) are told apart by the words that differ."""
+    label its own: clusters are named largest first, and each label leads with its best term that no earlier label
+    used, so clusters that share their top words (a vault's many plugin notes) are told apart by the words that
+    differ."""
     n = len(labels)
     k = max(labels) + 1 if labels else 0
     overall: Counter = Counter()
@@ -95,7 +96,7 @@ def describe(labels: list[int], documents: list[set[str]]) -> list[str]:
         per_cluster[c].update(terms)
     sizes = Counter(labels)
     names: dict[int, str] = {}
-    leads: set[str] = set()
+    used: set[str] = set()
     for c in sorted(range(k), key=lambda c: (-sizes[c], c)):
         floor = 2 if sizes[c] >= 4 else 1
         scored = []
@@ -106,12 +107,10 @@ def describe(labels: list[int], documents: list[set[str]]) -> list[str]:
             scored.append((inside * math.log(inside * n / overall[term] + 1e-9), term))
         scored.sort(key=lambda s: (-s[0], s[1]))
         ranked = [term for _, term in scored]
-        lead = next((t for t in ranked if t not in leads), None)
-        if lead is None:
-            name = " · ".join(ranked[:LABEL_TERMS]) or f"cluster {c + 1}"
-        else:
-            leads.add(lead)
-            name = " · ".join([lead] + [t for t in ranked if t != lead][:LABEL_TERMS - 1])
+        lead = next((t for t in ranked if t not in used), None)
+        terms = ranked[:LABEL_TERMS] if lead is None else [lead] + [t for t in ranked if t != lead][:LABEL_TERMS - 1]
+        used.update(terms)
+        name = " · ".join(terms) or f"cluster {c + 1}"
         if name in names.values():  # nothing left to tell it apart by: number it
             name = f"{name} ({c + 1})"
         names[c] = name

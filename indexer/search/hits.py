@@ -32,18 +32,24 @@ SNIPPET_CHARS = 220
 
 
 def chunk_hits(index: ProjectIndex, ranked: list[tuple[str, float, str]], terms: list[str],
-               cosines: dict[str, float] | None = None, partial: Iterable[str] = ()) -> list[dict]:
+               cosines: dict[str, float] | None = None, partial: Iterable[str] = (),
+               documents: int | None = None) -> list[dict]:
     """Turn (chunk_id, score, search_type) triples into chunk hits, keeping their order; the chunks of `partial`
-    hold only some of the words."""
+    hold only some of the words. With `documents`, only the chunks of the first that many documents become hits
+    (a grouped answer keeps no more, and a hit's readable snippet is most of its cost)."""
     partial = set(partial)
     if not ranked:
         return []
     rows = reads.hit_rows(index, [cid for cid, _, _ in ranked])
-    hits = []
+    hits, kept = [], set()
     for cid, score, search_type in ranked:
         r = rows.get(cid)
         if r is None:  # deleted between ranking and fetching
             continue
+        if documents is not None and r["document_id"] not in kept:
+            if len(kept) == documents:
+                continue
+            kept.add(r["document_id"])
         hit = chunk_hit(index, r, score, search_type, terms, (cosines or {}).get(cid))
         if search_type in ("keyword", "hybrid"):
             hit["matched_words"] = held(terms, r) if cid in partial else list(terms)

@@ -57,7 +57,8 @@ def search(indexes: list[ProjectIndex], request) -> dict:
                      else index.semantic_available)
         if ranking is not None:
             terms = _terms(query, request.mode) if available else query.terms
-            results = chunk_hits(index, ranking.ranked[:pool], terms, ranking.cosines(), ranking.partial)
+            results = chunk_hits(index, ranking.ranked[:pool], terms, ranking.cosines(), ranking.partial,
+                                 documents=request.limit if request.group else None)
         if request.scope == "all" and not available and request.mode != "tag":
             unavailable_in.append(index.name)
         if request.explain and ranking is not None:

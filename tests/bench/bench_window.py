@@ -101,6 +101,7 @@ def main() -> None:
     parser.add_argument("--key-ms", type=int, default=110, help="time between keys while typing")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--graph-wait", type=float, default=60, help="seconds to let the server warm the graph")
+    parser.add_argument("--settle", type=float, default=0, help="seconds to wait after the model loads, before typing")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -114,6 +115,7 @@ def main() -> None:
         print(f"server answered /api/health {up:.2f} s after start; first hybrid search {took:.0f} ms ({how})")
         warmed(port)
         print(f"model ready {time.monotonic() - answered:.1f} s after the server answered")
+        time.sleep(args.settle)
 
         api_ms = []
         for _ in range(args.rounds):

@@ -28,10 +28,10 @@ class Folder:
 def current_project(requested: str = "") -> str | None:
     """The project named in the request (checked), else the engine's default; None when there are none."""
     engine = get_engine()
-    if requested:
-        for p in engine.projects():
-            if p["name"].lower() == requested.lower():
-                return p["name"]
+    if requested:  # asked on every keystroke's search: names only, no counting
+        for name in engine.project_names():
+            if name.lower() == requested.lower():
+                return name
         raise ProjectNotFound(f"No project named '{requested}'; choose one from the list.")
     try:
         return engine.default_project()
