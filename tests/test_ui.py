@@ -322,3 +322,28 @@ def test_the_power_strip_corrects_a_typo_and_offers_the_words_as_typed(client):
     assert "Garden plan" in corrected and "correct=0" in corrected
     as_typed = results_of(client, "/strip?q=gardn&kind=keyword&correct=0")
     assert "Showing results for" not in as_typed and "No documents match" in as_typed
+
+
+def test_a_search_overtaken_while_typing_is_dropped_not_rendered(client):
+    typed = {**HX, "X-SKMemory-Typing": "tab1:2"}
+    newest = client.get("/search?q=sourdough", headers=typed, base_url=BASE)
+    assert newest.status_code == 200 and "Sourdough" in newest.get_data(as_text=True)
+    older = client.get("/search?q=sourdou", headers={**HX, "X-SKMemory-Typing": "tab1:1"}, base_url=BASE)
+    assert older.status_code == 204 and older.get_data() == b""  # the window swaps nothing
+    other_tab = client.get("/search?q=sourdou", headers={**HX, "X-SKMemory-Typing": "tab2:1"}, base_url=BASE)
+    assert other_tab.status_code == 200  # another tab's numbers are its own
+    plain = client.get("/search?q=sourdou", headers=HX, base_url=BASE)
+    assert plain.status_code == 200  # a link, a reload or Load more carries no number
+
+
+def test_help_shows_this_servers_address_and_answers_about_every_part(engine):
+    client = app_client(create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 9123}))
+    page = engine.documents(USER_DOCS_NAME, name="the search window")["documents"][0]
+    shown = client.get(f"/documents/{page['document_id']}?project={USER_DOCS_NAME}", headers=HX,
+                       base_url="http://127.0.0.1:9123").get_data(as_text=True)
+    assert "127.0.0.1:9123" in shown and "8765" not in shown
+    for words, title in (("keyboard shortcuts", "Keyboard shortcuts"), ("power strip", "The Power Strip"),
+                         ("cluster view", "Cluster View"), ("mind maps", "Mind maps"),
+                         ("why popover", "Why a result ranked where it did: the why popover")):
+        found = client.get(f"/help?q={words}", headers=HX, base_url="http://127.0.0.1:9123").get_data(as_text=True)
+        assert html.escape(title, quote=False) in found.split("result-title")[1], (words, found[:400])

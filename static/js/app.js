@@ -372,6 +372,14 @@
     }
   });
 
+  // Each search the box sends while typing is numbered for this tab, so the server can drop one a newer search has
+  // overtaken instead of working on it for nobody (the browser has already aborted it).
+  const tab = Math.random().toString(36).slice(2, 12);
+  let sent = 0;
+  document.addEventListener("htmx:configRequest", (event) => {
+    if (event.detail.elt?.id === "search-form") event.detail.headers["X-SKMemory-Typing"] = tab + ":" + (++sent);
+  });
+
   document.addEventListener("DOMContentLoaded", () => {
     const panel = document.getElementById("doc-panel");
     if (panel?.querySelector("#match")) showOpenedDocument(panel);

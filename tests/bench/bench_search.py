@@ -20,9 +20,16 @@ keyword leg has tens of thousands of matches to rank. With --home the notes and 
 
     .venv/bin/python tests/bench/bench_search.py --while-embedding ../shared/corpora/tldr-en
 
-measures something else, on a real folder and the real model: hybrid search p50/p95 (query embedding included)
-while the background indexer embeds that folder, as `skmemory serve` does, beside the same queries when nothing
-else runs, with queries encoded by the one-thread ONNX copy of the model and by torch. The goal is at most 2x idle.
+    .venv/bin/python tests/bench/bench_search.py --questions brit --home /tmp/bh-brit
+
+times real long questions, written by reading britannica-10k's notes, against a project already indexed and
+embedded in that data home (`skmemory --home /tmp/bh-brit add ../shared/corpora/britannica-10k --name brit`, then
+`skmemory --home /tmp/bh-brit index brit`): hybrid and vault_search (the window's grouped, explained hybrid too)
+beside meaning alone and keyword alone on the same questions, p50 and p95 over --rounds, query embedding included.
+
+--while-embedding measures something else, on a real folder and the real model: hybrid search p50/p95 (query
+embedding included) while the background indexer embeds that folder, as `skmemory serve` does, beside the same
+queries when nothing else runs, with queries encoded by the one-thread ONNX copy of the model and by torch. The goal is at most 2x idle.
 """
 from __future__ import annotations
 
@@ -415,8 +422,56 @@ def while_embedding(path: Path, queries: int) -> None:
                   f"p95 {b95:6.1f} | ratio p50 {b50 / i50:4.1f}x p95 {b95 / i95:4.1f}x (goal <= 2x)")
 
 
+# Long natural questions, each written from one britannica-10k note (named after it), and a few short ones.
+BRITANNICA_QUESTIONS = [
+    "which city was the capital of the caliphate before it moved to Baghdad and then fell into decay",  # Kufa
+    "what is the tube used in chemistry to direct a jet of air into a flame to reach a high temperature",  # Blowpipe
+    "which town in southern France is the centre of the silk trade with a conditioning house for silk",  # Aubenas
+    "the mountainous central plateau of the Peloponnesus shut off from the coast by mountain barriers",  # Arcadia
+    "small trading town in Mongolia founded by the Chinese and later pillaged by the Muslims",  # Kobdo
+    "the priest who began teaching deaf mutes in Italy after hearing of the Abbe Sicard in Paris",  # Assarotti
+    "professor of chemistry at Liege who spent his leisure studying carboniferous fossils",  # Koninck
+    "earliest form of family life in which the child's father is unknown and descent goes through the mother",
+    "German poet known for light lively lyrics and a translation of Anacreon",  # Gotz
+    "British admiral born in 1697 who sailed round the world and became first lord of the admiralty",  # Anson
+    "what rocks and ravines make up the government of middle Russia bounded by Orel and Voronezh",  # Kursk
+    "the ancient Greek city near the sea whose valley streams were regulated to grow excellent crops",  # Argos
+    "how did the war end and who signed the peace treaty afterwards",
+    "what are the main exports of the country and what are its chief industries",
+    "the capital of",
+    "population of the town in 1901",
+]
+
+
+def questions(home_path: Path, project: str, rounds: int) -> None:
+    """Each mode's latency on real questions against an indexed, embedded project (read-only, as the CLI opens it)."""
+    from indexer.search.request import SearchRequest
+
+    engine = Engine(Home(Settings.from_env(home_path)), read_only=True)
+    try:
+        runs = {
+            "keyword alone": lambda q: engine.search(SearchRequest(q, "keyword", project=project, limit=10)),
+            "meaning alone": lambda q: engine.search(SearchRequest(q, "semantic", project=project, limit=10)),
+            "hybrid (API)": lambda q: engine.search(SearchRequest(q, "hybrid", project=project, limit=10)),
+            "hybrid (window: 30 documents, explained)": lambda q: engine.search(SearchRequest(
+                q, "hybrid", project=project, limit=30, group=True, explain=True)),
+            "vault_search": lambda q: engine.vault_search(q, project=project, limit=10),
+        }
+        for run in runs.values():  # warm: the vector cache, the model, SQLite's pages
+            run(BRITANNICA_QUESTIONS[0])
+        print(f"{len(BRITANNICA_QUESTIONS)} questions x {rounds} rounds on {project}, ms (query embedding included):")
+        for name, run in runs.items():
+            p50, p95 = percentiles([timed(run, q)[0] for _ in range(rounds) for q in BRITANNICA_QUESTIONS])
+            print(f"  {name:42s} p50 {p50:7.1f}  p95 {p95:7.1f}")
+    finally:
+        engine.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--questions", metavar="PROJECT",
+                        help="instead: real questions against PROJECT, indexed in the data home --home")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the questions (with --questions)")
     parser.add_argument("--while-embedding", type=Path, metavar="PATH",
                         help="instead: hybrid latency while the indexer embeds this folder, beside idle")
     parser.add_argument("--sizes", default="10000,100000", help="chunk counts, comma-separated")
@@ -427,6 +482,11 @@ def main() -> None:
                         help="build (or check) the indexes in --home, measure nothing")
     parser.add_argument("--no-server", action="store_true", help="skip the resident memory of `skmemory serve`")
     args = parser.parse_args()
+    if args.questions:
+        if not args.home:
+            parser.error("--questions needs --home, the data home holding the project")
+        questions(args.home, args.questions, args.rounds)
+        return
     if args.while_embedding:
         if not args.while_embedding.is_dir():
             parser.error(f"{args.while_embedding} is not a folder")

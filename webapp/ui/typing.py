@@ -1,0 +1,42 @@
+"""Searches sent while typing: each window tab numbers its searches, and one that a newer search of the same tab
+has overtaken is answered with 204 (the window swaps nothing) before it costs the server more. The browser has
+already dropped it (hx-sync replace); this keeps the server from working on it for nobody while the next keystroke's
+search waits for the CPU."""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from flask import request
+
+HEADER = "X-SKMemory-Typing"  # "<tab id>:<search number>", set by static/js/app.js
+TABS = 256  # tabs remembered, the oldest forgotten first
+
+
+class Typing:
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._newest: OrderedDict[str, int] = OrderedDict()
+
+    def arrived(self) -> tuple[str, int] | None:
+        """Record this request's number for its tab; None when it carries none (a link, a reload, the API)."""
+        tab, _, number = request.headers.get(HEADER, "").partition(":")
+        if not tab or not number.isdigit() or len(tab) > 40:
+            return None
+        with self._lock:
+            if int(number) > self._newest.get(tab, -1):
+                self._newest[tab] = int(number)
+                self._newest.move_to_end(tab)
+                while len(self._newest) > TABS:
+                    self._newest.popitem(last=False)
+        return tab, int(number)
+
+    def overtaken(self, ticket: tuple[str, int] | None) -> bool:
+        """Whether a newer search of the same tab has arrived since."""
+        if ticket is None:
+            return False
+        with self._lock:
+            return self._newest.get(ticket[0], -1) > ticket[1]
+
+
+typing = Typing()
