@@ -175,12 +175,24 @@ class Engine:
                     index.cache.ensure_loaded()
                 if not self._closed and not self._project(info.name).store.counts()["pending"]:
                     # Cluster View's graph too (seconds at thousands of notes), kept until its notes or vectors
-                    # change: the first open after a start draws at once. A project still embedding builds it
-                    # when asked, since every batch would change it.
+                    # change (refresh_graphs builds it again then): the first open after a start draws at once. A
+                    # project still embedding builds it when asked, since every batch would change it.
                     self.graphs.project_graph(index)
             except Exception:
                 if not self._closed:
                     logger.exception("Warming %s failed", info.name)
+
+    def refresh_graphs(self) -> None:
+        """Build again every Cluster View graph gone stale since it was built, for each project not embedding."""
+        for info in self.home.projects():
+            if self._closed:
+                return
+            try:
+                if not self._project(info.name).store.counts()["pending"]:
+                    self.graphs.refresh(self.index(info.name))
+            except Exception:
+                if not self._closed:
+                    logger.exception("Refreshing %s's graph failed", info.name)
 
     # --- search ---------------------------------------------------------------------------------------------
 

@@ -131,7 +131,9 @@ def test_graph_follows_added_edited_and_deleted_documents(client, engine, vault)
 
     (vault / "Projects" / "Compost log.md").unlink()
     refresh(engine)
+    engine.refresh_graphs()  # as the server does in the background after notes change
     deleted = get(client, "/api/graph?project=notes")
+    assert deleted["cached"]  # built before it was asked for: Cluster View's open does not wait for it
     paths = {n["path"]: (n["x"], n["y"]) for n in deleted["nodes"]}
     assert "Projects/Compost log.md" not in paths
     assert paths == {p: xy for p, xy in now.items() if p != "Projects/Compost log.md"}

@@ -19,6 +19,7 @@ from .client import ServerClient, clear_record, write_record
 
 logger = logging.getLogger(__name__)
 HOST = "127.0.0.1"  # never another interface: the index is the user's private data
+GRAPH_REFRESH_SECONDS = 10  # how often stale Cluster View graphs are built again in the background
 
 
 class RequestLog(WSGIRequestHandler):
@@ -80,9 +81,14 @@ def serve(home: Home, port: int, on_ready=None) -> None:
     app.config["ENGINE"] = engine
     # The model loads while the person looks at the page; a search that comes first answers by keyword and says so.
     home.embedder.wait_for_load = False
-    threading.Thread(target=engine.warm, name="skmemory-warm", daemon=True).start()
-
     stopping = threading.Event()
+
+    def warm_then_keep_graphs() -> None:  # Cluster View's graphs stay built as notes change: the open never waits
+        engine.warm()
+        while not stopping.wait(GRAPH_REFRESH_SECONDS):
+            engine.refresh_graphs()
+
+    threading.Thread(target=warm_then_keep_graphs, name="skmemory-warm", daemon=True).start()
 
     def stop(*_):
         if stopping.is_set():  # a second Ctrl+C: now (the index survives any stop; the next start repairs it)

@@ -51,6 +51,14 @@ class ForgeGraphs:
             self._built[index.name] = (index, digest, graph)
             return {**graph, "cached": False}
 
+    def refresh(self, index: ProjectIndex) -> None:
+        """Build again, now, a graph that was built before and has gone stale (the server does this in the background
+        after notes change, so that the next open of Cluster View draws at once instead of building)."""
+        with self._lock:
+            if index.name not in self._built:
+                return
+        self.project_graph(index)
+
     def graph(self, project: str | None = None, scope: str = "project") -> dict:
         """The graph of a project, or with scope='all' every project's side by side (no edges between them)."""
         indexes = self._indexes(project, scope)
