@@ -51,10 +51,10 @@
     return Array.from(document.querySelectorAll(".sidebar [data-nav-list]"));
   }
 
-  function roveToDefault() {
+  // The list's place: the open result, else the first.
+  function listPlace() {
     const items = sidebarLists().flatMap(navItems);
-    const open = items.find((i) => i.closest("li")?.classList.contains("is-open"));
-    rove(open || items[0] || null);
+    return items.find((i) => i.closest("li")?.classList.contains("is-open")) || items[0] || null;
   }
 
   // Moving with ↑/↓ previews the result in the panel once the keys rest for a moment (a held key does not fetch
@@ -81,8 +81,13 @@
     }
   }
 
-  function searchBox() {
-    return document.getElementById("q") || document.getElementById("file-name");
+  // Back to the search box (the Files tab's name filter there), its text selected to type over. Says whether it could.
+  function focusSearchBox(from) {
+    const box = document.getElementById("q") || document.getElementById("file-name");
+    if (!box || box === from) return false;
+    box.focus();
+    box.select();
+    return true;
   }
 
   function typing(target) {
@@ -213,24 +218,11 @@
       openHelp();
       return;
     }
-    if (event.key === "/" && !typing(target) && !event.ctrlKey && !event.metaKey && !event.altKey
-        && !target.closest?.("dialog")) {
-      const box = searchBox();
-      if (box) {
-        event.preventDefault();
-        box.focus();
-        box.select();
-      }
-      return;
-    }
-    if (event.key === "Escape" && !target.closest?.("dialog") && target.id !== "tag-q"
-        && (!typing(target) || target.id === "file-name" && !target.value)) {
-      const box = searchBox();
-      if (box && box !== target) {
-        event.preventDefault();
-        box.focus();
-        box.select();
-      }
+    const slash = event.key === "/" && !typing(target) && !event.ctrlKey && !event.metaKey && !event.altKey;
+    const escape = event.key === "Escape" && target.id !== "tag-q"
+      && (!typing(target) || target.id === "file-name" && !target.value);
+    if ((slash || escape) && !target.closest?.("dialog")) {
+      if (focusSearchBox(target)) event.preventDefault();
       return;
     }
     if (target.id === "tag-q") {
@@ -254,8 +246,7 @@
     }
     if (event.key !== "ArrowDown" && event.key !== "ArrowUp") return;
     if (target === document.body) {  // the focused element was swapped away: take up the list's place again
-      const items = sidebarLists().flatMap(navItems);
-      const place = items.find((i) => i.closest("li")?.classList.contains("is-open")) || items[0];
+      const place = listPlace();
       if (place) {
         event.preventDefault();
         focusItem(place);
@@ -359,7 +350,7 @@
     }
     if (swapped.id === "results" || swapped.id === "file-list") {
       markOpen();
-      roveToDefault();
+      rove(listPlace());
       if (focusAfterSwap !== null) {
         const item = navItems(swapped)[focusAfterSwap];
         if (item) focusItem(item);
@@ -384,7 +375,7 @@
     const panel = document.getElementById("doc-panel");
     if (panel?.querySelector("#match")) showOpenedDocument(panel);
     markOpen();
-    roveToDefault();
+    rove(listPlace());
     const shortcut = document.querySelector("#strip-open .shortcut");
     if (shortcut && /Mac|iPhone|iPad/.test(navigator.platform)) shortcut.textContent = "⌘K";
   });
