@@ -133,3 +133,23 @@ def test_snippets_and_titles_are_text_as_a_reader_reads_it(engine):
     author = engine.search(SearchRequest("Task List Kanban", "keyword", project="plugins", group=True))["results"]
     assert author[0]["relative_path"] == "Plugins/Task List Kanban.md"  # the note of that name, then the links
     assert "Task List Kanban, a drag and drop board of tasks" in author[1]["snippet"]
+
+
+def test_a_big_projects_commonest_words_leave_a_long_questions_or_but_the_answer_stays(engine, monkeypatch):
+    from indexer.search import query as query_module
+    from indexer.search.query import Query
+
+    question = "a community plugin to sync the vault through dropbox for people who host their storage"
+    before = engine.search(SearchRequest(question, "hybrid", project="plugins", limit=3))
+    parsed = Query.of(SearchRequest(question, "hybrid", project="plugins"))
+    index = engine.index("plugins")
+    assert parsed.any_match(index) == parsed.fts.any_match  # a small project keeps every word
+
+    monkeypatch.setattr(query_module, "COMMON_FROM_CHUNKS", 1)  # as if this were britannica-10k's 85,651 chunks
+    monkeypatch.setattr(query_module, "COMMON_SHARE", 0.2)  # and words in more than 2 of its 12 chunks common
+    big = Query.of(SearchRequest(question, "hybrid", project="plugins"))
+    kept = big.any_match(index).split(" OR ")
+    assert '"dropbox"' in kept and '"storage"' in kept  # the words that say what it is about stay
+    assert '"plugin"' not in kept and '"sync"' not in kept and len(kept) < len(big.fts.positive)
+    after = engine.search(SearchRequest(question, "hybrid", project="plugins", limit=3))
+    assert paths(after)[0] == paths(before)[0] == "Plugins/Remotely Save.md"

@@ -175,15 +175,24 @@ def untitled_matches(index: ProjectIndex, terms: list[str], named, titled: set[s
 
 # --- BM25 through chunks_bm25 (porter-stemmed words) ----------------------------------------------------------
 
-def bm25_chunk_ids(index: ProjectIndex, match: str, limit: int, document_ids: set[str] | None) -> list[str]:
-    """The chunks BM25 ranks best for an FTS5 expression, best first."""
-    clause, params = "", [match]
-    if document_ids is not None:
-        clause = f" AND c.document_id {IN}"
-        params.append(ids(sorted(document_ids)))
-    rows = index.sql(f"""SELECT c.chunk_id FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid
-                         WHERE chunks_bm25 MATCH ?{clause} ORDER BY {BM25_RANK}, f.rowid LIMIT ?""", [*params, limit])
-    return [r[0] for r in rows]
+def chunk_count(index: ProjectIndex) -> int:
+    """How many chunks the project has (kept until the index changes)."""
+    return index.kept("chunk count", lambda: index.sql("SELECT count(*) FROM chunks")[0][0])
+
+
+def bm25_frequencies(index: ProjectIndex, terms: Iterable[str]) -> dict[str, int]:
+    """How many chunks each FTS5 term matches (a count reads the term's doclist alone, without scoring)."""
+    return {term: index.sql("SELECT count(*) FROM chunks_bm25 WHERE chunks_bm25 MATCH ?", [term])[0][0]
+            for term in terms}
+
+
+def bm25_every_match(index: ProjectIndex, match: str) -> list[tuple[str, str, float]]:
+    """(chunk_id, document_id, BM25 score, higher is better) of every chunk matching an FTS5 expression, best first
+    (ties by rowid, as the other BM25 reads order them)."""
+    return [tuple(r) for r in index.sql(
+        f"""SELECT c.chunk_id, c.document_id, -{BM25_RANK} AS score
+            FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid
+            WHERE chunks_bm25 MATCH ? ORDER BY {BM25_RANK}, f.rowid""", [match])]
 
 
 def bm25_chunk_scores(index: ProjectIndex, match: str, limit: int, document_ids: set[str] | None

@@ -38,6 +38,7 @@ class FtsQuery:
     match: str
     words: list[str] = field(default_factory=list)
     any_match: str = ""  # the positive terms OR-ed: notes with some of the words, to follow those with all of them
+    positive: tuple[str, ...] = ()  # those terms, each as FTS5 reads it
 
     def __bool__(self) -> bool:
         return bool(self.match)
@@ -103,7 +104,7 @@ def parse_query(text: str | None) -> FtsQuery:
         pending = None
     match = " ".join(parts)
     any_match = " OR ".join(positive) if len(positive) > 1 else ""
-    return FtsQuery(match, highlight, "" if any_match == match else any_match)
+    return FtsQuery(match, highlight, "" if any_match == match else any_match, tuple(positive))
 
 
 def parse_terms(text: str) -> list[str]:

@@ -126,7 +126,19 @@ def partial_matches(index: ProjectIndex, query, limit: int, allowed: set[str] | 
     """The chunks BM25 ranks best for any of the query's words (stemmed), best first."""
     if not query.fts.any_match or limit <= 0:
         return []
-    return _quietly(reads.bm25_chunk_ids, index, query.fts.any_match, limit, allowed) or []
+    every = _quietly(query.any_scores, index) or []
+    return [cid for cid, doc, _ in every if allowed is None or doc in allowed][:limit]
+
+
+def _word_scores(index: ProjectIndex, query, chunk_ids: list[str]) -> dict[str, float]:
+    """The BM25 score, for the query's words (any of them, or its one word), of each of these chunks that holds
+    them; a question's OR is read once per search (Query.any_scores)."""
+    if query.fts.any_match:
+        wanted = set(chunk_ids)
+        return {cid: score for cid, _, score in _quietly(query.any_scores, index) or () if cid in wanted}
+    if not query.fts.match:
+        return {}
+    return _quietly(reads.bm25_scores_of, index, query.fts.match, chunk_ids) or {}
 
 
 def _bm25(index: ProjectIndex, match: str, limit: int, allowed: set[str] | None) -> list[tuple[str, float]]:
@@ -152,9 +164,7 @@ def _strength_scale(index: ProjectIndex, query, reference: list[str]) -> float:
     """What word strength is measured against: the best BM25 for the words among the first STRENGTH_REFERENCE
     chunks of `reference` (the keyword side, or the partial matches). It does not depend on how far the legs were
     read, so every branch and limit scores a chunk alike."""
-    match = query.fts.any_match or query.fts.match
-    reference = reference[:STRENGTH_REFERENCE]
-    strength = (_quietly(reads.bm25_scores_of, index, match, reference) or {}) if match and reference else {}
+    strength = _word_scores(index, query, reference[:STRENGTH_REFERENCE]) if reference else {}
     return max([0.0, *strength.values()]) or 1.0
 
 
@@ -165,8 +175,7 @@ def _boosts(index: ProjectIndex, query, chunk_ids: list[str], scale: float) -> d
         return {}
     named = query.named_documents(index)
     owner = reads.documents_of(index, chunk_ids) if named else {}
-    match = query.fts.any_match or query.fts.match
-    strength = (_quietly(reads.bm25_scores_of, index, match, chunk_ids) or {}) if match else {}
+    strength = _word_scores(index, query, chunk_ids)
     return {cid: (named.get(owner.get(cid), 0), min(max(strength.get(cid, 0.0), 0.0) / scale, 1.0))
             for cid in chunk_ids}
 

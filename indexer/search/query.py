@@ -23,6 +23,13 @@ from .links import file_stem
 from .tags import normalise
 
 NAME_TERMS = 6  # a query of more words names no note: its aliases are not looked for
+# In a big project, a word of the OR of a long question that is in more than this share of the chunks is left out of
+# it: its BM25 weight is near nothing, and reading its doclist was most of a long question's time (britannica-10k,
+# 85,651 chunks: "into" in 14,874, "used" in 11,681; the OR of one question scored 26,299 chunks in 238 ms, 4,990
+# in 20 ms without its three commonest words). Small projects keep every word: there the reads are cheap anyway.
+COMMON_SHARE = 0.05
+COMMON_FROM_CHUNKS = 20_000
+KEEP_RAREST = 2  # however common, the rarest words of a question stay
 
 
 @dataclass(eq=False)
@@ -110,6 +117,32 @@ class Query:
                 if level:
                     found[doc] = level
             self._memo[key] = found
+        return self._memo[key]
+
+    def any_match(self, index: ProjectIndex) -> str:
+        """The OR of the positive terms as this project reads it best: in a project of COMMON_FROM_CHUNKS chunks or
+        more, without the words in more than COMMON_SHARE of them (the KEEP_RAREST rarest always stay); asked once
+        per project."""
+        key = ("any match", index.name)
+        if key not in self._memo:
+            terms, chunks = self.fts.positive, 0
+            if self.fts.any_match and len(terms) > KEEP_RAREST:
+                chunks = reads.chunk_count(index)
+            if chunks >= COMMON_FROM_CHUNKS:
+                counts = reads.bm25_frequencies(index, terms)
+                rarest = set(sorted(terms, key=lambda t: counts[t])[:KEEP_RAREST])
+                terms = tuple(t for t in terms if t in rarest or counts[t] <= COMMON_SHARE * chunks)
+            self._memo[key] = " OR ".join(terms) if chunks >= COMMON_FROM_CHUNKS else self.fts.any_match
+        return self._memo[key]
+
+    def any_scores(self, index: ProjectIndex) -> list[tuple[str, str, float]]:
+        """(chunk_id, document_id, BM25) of every chunk holding some of the words (any_match), best first: read
+        once per project for the partial matches and every word strength of a search, each of which read the same
+        expression again (a long question's OR is its costliest read). Raises sqlite3.OperationalError when FTS5
+        refuses the expression."""
+        key = ("any scores", index.name)
+        if key not in self._memo:
+            self._memo[key] = reads.bm25_every_match(index, self.any_match(index))
         return self._memo[key]
 
     def allowed(self, index: ProjectIndex) -> set[str] | None:

@@ -364,7 +364,7 @@ def rank_notes(index: ProjectIndex, query: Query, limit: int, fusion: str = DEFA
         # natural-language question still gets a keyword signal (see tests/bench/bench_quality.py), even when
         # no chunk is close enough in meaning: "the 1982 Ridley Scott film I rated" must still find Blade Runner.
         have = {hit[0] for hit in bm25}
-        some = [hit for hit in bm25_leg(index, query.fts.any_match, allowed, depth) if hit[0] not in have]
+        some = [hit for hit in bm25_leg(index, query.any_match(index), allowed, depth) if hit[0] not in have]
         if fusion != "rrf" and bm25:  # by score, a note with some of the words stays under those with all of them
             floor = min(hit[2] for hit in bm25)
             some = [(doc, rowid, min(score, floor * 0.999)) for doc, rowid, score in some]
@@ -399,7 +399,8 @@ def _note_hits(index: ProjectIndex, query: Query, ranking: VaultRanking, top: li
     # A note with only some of the words (past `strict` in the BM25 leg) is marked by the OR of the words.
     found = [c for c in top if c.bm25_rowid is not None]
     marked = {**fts_snippets(index, query.fts.match, [c.bm25_rowid for c in found if c.bm25_rank <= strict], tokens),
-              **fts_snippets(index, query.fts.any_match, [c.bm25_rowid for c in found if c.bm25_rank > strict], tokens)}
+              **fts_snippets(index, query.any_match(index), [c.bm25_rowid for c in found if c.bm25_rank > strict],
+                             tokens)}
     texts = _best_chunk_texts(index, [c for c in top if marked.get(c.bm25_rowid) is None])
     results = []
     for c in top:
