@@ -11,7 +11,7 @@ from indexer.limits import MAX_LIMIT
 from ..current import get_engine
 from ..args import arg, int_arg
 from .render import handle_errors, render
-from .typing import typing
+from .keystrokes import keystrokes
 from .window import window_context
 
 bp = Blueprint("search", __name__)
@@ -99,11 +99,11 @@ def search():
     form = SearchForm.from_args()
     if arg("when_ready") == "1" and get_engine().meaning_loading:
         return "", 204  # the window asks again in a second; answered by meaning as soon as the model is there
-    ticket = typing.arrived()
-    if typing.overtaken(ticket):
+    ticket = keystrokes.arrived()
+    if keystrokes.overtaken(ticket):
         return "", 204
     results = run_search(form)
-    if typing.overtaken(ticket):  # a newer keystroke's search came while this one ran: not worth rendering
+    if keystrokes.overtaken(ticket):  # a newer keystroke's search came while this one ran: not worth rendering
         return "", 204
     return render("search/page.html", "search/_results.html", form=form, results=results,
                   **window_context(form.project, tab="search"))

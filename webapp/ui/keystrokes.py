@@ -13,7 +13,7 @@ HEADER = "X-SKMemory-Typing"  # "<tab id>:<search number>", set by static/js/app
 TABS = 256  # tabs remembered, the oldest forgotten first
 
 
-class Typing:
+class Keystrokes:
     def __init__(self):
         self._lock = threading.Lock()
         self._newest: OrderedDict[str, int] = OrderedDict()
@@ -39,4 +39,4 @@ class Typing:
             return self._newest.get(ticket[0], -1) > ticket[1]
 
 
-typing = Typing()
+keystrokes = Keystrokes()
