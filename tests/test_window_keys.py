@@ -150,3 +150,19 @@ def test_only_a_file_inside_its_project_is_opened(tmp_path):
         inside_project({"absolute_path": str(root / "escape.md"), "relative_path": "escape.md"})
     with pytest.raises(InvalidQuery, match="no longer a file"):
         inside_project({"absolute_path": str(root / "gone.md"), "relative_path": "gone.md"})
+
+
+def test_on_a_narrow_window_arrows_preview_without_leaving_the_list(page):
+    page.set_viewport_size({"width": 400, "height": 800})
+    page.goto("/search?q=garden")
+    links = page.locator("#results [data-nav-item]")
+    expect(links.nth(1)).to_be_visible()
+    second = page.locator("#results .result-title").nth(1).text_content().strip()
+    page.locator("#q").press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    expect(page.locator("#doc-title")).to_have_text(second)  # previewed in the panel below the list
+    expect(links.nth(1)).to_be_focused()
+    expect(links.nth(1)).to_be_in_viewport()  # and the page did not jump down to it
+    page.keyboard.press("Enter")  # opening is what brings the panel, at its matching passage, into view
+    expect(page.locator("#doc-panel #match")).to_be_in_viewport()
+    expect(links.nth(1)).to_be_focused()

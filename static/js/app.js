@@ -60,10 +60,12 @@
   // Moving with ↑/↓ previews the result in the panel once the keys rest for a moment (a held key does not fetch
   // every document it passes); the focus stays in the list.
   let previewTimer = null;
+  let previewing = false;  // the panel's next document is a preview: on a narrow window the page stays on the list
   function previewSoon(item) {
     clearTimeout(previewTimer);
     previewTimer = setTimeout(() => {
       if (document.activeElement === item && item.getAttribute("hx-get")) {
+        previewing = true;
         htmx.ajax("GET", item.getAttribute("hx-get"), { target: "#doc-panel", swap: "innerHTML" });
       }
     }, 120);
@@ -321,13 +323,16 @@
   });
 
   // A document opened from a result shows its matching passage: scroll the preview to it. On a narrow screen the
-  // panel sits under the results, so bring the panel itself into view first, unless the keyboard is moving through
-  // the list (a preview). The focus moves to the passage only when it was not in a list: the list keeps its place.
+  // panel sits under the results, so bring the panel itself into view first; but not for a preview (↑/↓), which
+  // leaves the page on the list. The focus moves to the passage only when it was not in a list: the list keeps it.
   function showOpenedDocument(panel) {
     const active = document.activeElement;
     const inList = active?.closest?.(".sidebar [data-nav-list]");
     const narrow = window.matchMedia("(max-width: 800px)").matches;
-    if (narrow && !inList) panel.scrollIntoView({ block: "start" });
+    const preview = previewing;
+    previewing = false;
+    if (narrow && preview) return;  // the panel is below the list there: ↑/↓ keep the list in view
+    if (narrow) panel.scrollIntoView({ block: "start" });
     const match = panel.querySelector("#match");
     if (match) {
       match.scrollIntoView({ block: narrow ? "nearest" : "center" });
