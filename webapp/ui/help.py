@@ -21,7 +21,7 @@ def help_page():
     results = topics = None
     if available:
         if q:
-            results = engine.search(SearchRequest(q, "hybrid", project=USER_DOCS_NAME, limit=10))
+            results = engine.search(SearchRequest(q, "hybrid", project=USER_DOCS_NAME, limit=10, group=True))
         else:
             topics = engine.documents(USER_DOCS_NAME)["documents"]
     return render("help/page.html", "help/_results.html", q=q, results=results, topics=topics, available=available,
