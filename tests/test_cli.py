@@ -101,6 +101,8 @@ def test_commands_that_need_no_model_never_load_it(vault, data_home, tmp_path, m
         result, heavy = _modules_after(*args, env=env)
         assert not heavy & {"torch", "onnxruntime", "sentence_transformers"}, (args, heavy)
     assert not empty_cache.exists()
+    everywhere, _ = _modules_after("search", "tmux", "--mode", "keyword", "--all", "--json", env=env)
+    assert json.loads(everywhere.stdout)["keyword_only_projects"] == []  # keyword search lacks nothing
     status, _ = _modules_after("status", "notes", "--json", env=env)
     assert json.loads(status.stdout)["embeddings_available"] is True  # said without loading the model
 

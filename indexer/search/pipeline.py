@@ -59,7 +59,7 @@ def search(indexes: list[ProjectIndex], request) -> dict:
             terms = _terms(query, request.mode) if available else query.terms
             results = chunk_hits(index, ranking.ranked[:pool], terms, ranking.cosines(), ranking.partial,
                                  documents=request.limit if request.group else None)
-        if request.scope == "all" and not available and request.mode != "tag":
+        if request.scope == "all" and not available and request.mode not in ("tag", "keyword"):
             unavailable_in.append(index.name)
         if request.explain and ranking is not None:
             annotate(index, ranking, results, _terms(query, request.mode), query.allowed_chunks(index))

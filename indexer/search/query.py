@@ -8,6 +8,7 @@ once for every project of a search).
 """
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -129,7 +130,10 @@ class Query:
             if self.fts.any_match and len(terms) > KEEP_RAREST:
                 chunks = reads.chunk_count(index)
             if chunks >= COMMON_FROM_CHUNKS:
-                counts = reads.bm25_frequencies(index, terms)
+                try:
+                    counts = reads.bm25_frequencies(index, terms)
+                except sqlite3.OperationalError:  # FTS5 refused a term: keep them all, as the legs then do
+                    counts = dict.fromkeys(terms, 0)
                 rarest = set(sorted(terms, key=lambda t: counts[t])[:KEEP_RAREST])
                 terms = tuple(t for t in terms if t in rarest or counts[t] <= COMMON_SHARE * chunks)
             self._memo[key] = " OR ".join(terms) if chunks >= COMMON_FROM_CHUNKS else self.fts.any_match
