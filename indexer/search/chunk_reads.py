@@ -186,13 +186,28 @@ def bm25_frequencies(index: ProjectIndex, terms: Iterable[str]) -> dict[str, int
             for term in terms}
 
 
-def bm25_every_match(index: ProjectIndex, match: str) -> list[tuple[str, str, float]]:
-    """(chunk_id, document_id, BM25 score, higher is better) of every chunk matching an FTS5 expression, best first
-    (ties by rowid, as the other BM25 reads order them)."""
-    return [tuple(r) for r in index.sql(
-        f"""SELECT c.chunk_id, c.document_id, -{BM25_RANK} AS score
-            FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid
-            WHERE chunks_bm25 MATCH ? ORDER BY {BM25_RANK}, f.rowid""", [match])]
+def bm25_every_score(index: ProjectIndex, match: str) -> dict[int, float]:
+    """The BM25 score (higher is better) of every chunk matching an FTS5 expression, by rowid, from the full-text
+    index alone."""
+    return dict(index.sql(f"SELECT rowid, -{BM25_RANK} FROM chunks_bm25 WHERE chunks_bm25 MATCH ?", [match]))
+
+
+def bm25_chunk_ids(index: ProjectIndex, match: str, limit: int, document_ids: set[str]) -> list[str]:
+    """The chunks of these documents BM25 ranks best for an FTS5 expression, best first."""
+    rows = index.sql(f"""SELECT c.chunk_id FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid
+                         WHERE chunks_bm25 MATCH ? AND c.document_id {IN} ORDER BY {BM25_RANK}, f.rowid LIMIT ?""",
+                     [match, ids(sorted(document_ids)), limit])
+    return [r[0] for r in rows]
+
+
+def rowids_of(index: ProjectIndex, chunk_ids: Iterable[str]) -> dict[str, int]:
+    """Each of these chunks' rowid, by chunk id."""
+    return dict(index.sql(f"SELECT chunk_id, rowid FROM chunks WHERE chunk_id {IN}", [ids(chunk_ids)]))
+
+
+def chunk_ids_at(index: ProjectIndex, rowids: Iterable[int]) -> dict[int, str]:
+    """The chunk id at each of these rowids."""
+    return dict(index.sql(f"SELECT rowid, chunk_id FROM chunks WHERE rowid {IN}", [ids(rowids)]))
 
 
 def bm25_chunk_scores(index: ProjectIndex, match: str, limit: int, document_ids: set[str] | None

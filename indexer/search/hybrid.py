@@ -23,6 +23,8 @@ it is known. The rule is chosen on the graded vault questions and SciFact (tests
 """
 from __future__ import annotations
 
+import heapq
+
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 
@@ -126,16 +128,20 @@ def partial_matches(index: ProjectIndex, query, limit: int, allowed: set[str] | 
     """The chunks BM25 ranks best for any of the query's words (stemmed), best first."""
     if not query.fts.any_match or limit <= 0:
         return []
-    every = _quietly(query.any_scores, index) or []
-    return [cid for cid, doc, _ in every if allowed is None or doc in allowed][:limit]
+    if allowed is not None:  # the allowed notes' chunks, ranked by SQL
+        return _quietly(reads.bm25_chunk_ids, index, query.any_match(index), limit, allowed) or []
+    scores = _quietly(query.any_scores, index) or {}
+    best = heapq.nsmallest(limit, scores.items(), key=lambda hit: (-hit[1], hit[0]))  # as ORDER BY rank, rowid
+    at = reads.chunk_ids_at(index, [rowid for rowid, _ in best])
+    return [at[rowid] for rowid, _ in best if rowid in at]
 
 
 def _word_scores(index: ProjectIndex, query, chunk_ids: list[str]) -> dict[str, float]:
     """The BM25 score, for the query's words (any of them, or its one word), of each of these chunks that holds
     them; a question's OR is read once per search (Query.any_scores)."""
     if query.fts.any_match:
-        wanted = set(chunk_ids)
-        return {cid: score for cid, _, score in _quietly(query.any_scores, index) or () if cid in wanted}
+        scores = _quietly(query.any_scores, index) or {}
+        return {cid: scores[rowid] for cid, rowid in reads.rowids_of(index, chunk_ids).items() if rowid in scores}
     if not query.fts.match:
         return {}
     return _quietly(reads.bm25_scores_of, index, query.fts.match, chunk_ids) or {}

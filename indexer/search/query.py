@@ -139,14 +139,13 @@ class Query:
             self._memo[key] = " OR ".join(terms) if chunks >= COMMON_FROM_CHUNKS else self.fts.any_match
         return self._memo[key]
 
-    def any_scores(self, index: ProjectIndex) -> list[tuple[str, str, float]]:
-        """(chunk_id, document_id, BM25) of every chunk holding some of the words (any_match), best first: read
-        once per project for the partial matches and every word strength of a search, each of which read the same
-        expression again (a long question's OR is its costliest read). Raises sqlite3.OperationalError when FTS5
-        refuses the expression."""
+    def any_scores(self, index: ProjectIndex) -> dict[int, float]:
+        """The BM25 of every chunk holding some of the words (any_match), by rowid: read once per project for the
+        partial matches and every word strength of a search, each of which read the same expression again (a long
+        question's OR is its costliest read). Raises sqlite3.OperationalError when FTS5 refuses the expression."""
         key = ("any scores", index.name)
         if key not in self._memo:
-            self._memo[key] = reads.bm25_every_match(index, self.any_match(index))
+            self._memo[key] = reads.bm25_every_score(index, self.any_match(index))
         return self._memo[key]
 
     def allowed(self, index: ProjectIndex) -> set[str] | None:
