@@ -173,7 +173,7 @@ class Engine:
                 index = self.index(info.name)
                 if index.embedder.available and not self._closed:
                     index.cache.ensure_loaded()
-                if not self._closed and not self._project(info.name).store.counts()["pending"]:
+                if not self._closed and not self._embedding(info.name):
                     # Cluster View's graph too (seconds at thousands of notes), kept until its notes or vectors
                     # change (refresh_graphs builds it again then): the first open after a start draws at once. A
                     # project still embedding builds it when asked, since every batch would change it.
@@ -182,13 +182,17 @@ class Engine:
                 if not self._closed:
                     logger.exception("Warming %s failed", info.name)
 
+    def _embedding(self, name: str) -> bool:
+        """Whether chunks of the project still wait for vectors (its graph would change with every batch)."""
+        return bool(self._project(name).store.counts()["pending"])
+
     def refresh_graphs(self) -> None:
         """Build again every Cluster View graph gone stale since it was built, for each project not embedding."""
         for info in self.home.projects():
             if self._closed:
                 return
             try:
-                if not self._project(info.name).store.counts()["pending"]:
+                if not self._embedding(info.name):
                     self.graphs.refresh(self.index(info.name))
             except Exception:
                 if not self._closed:
