@@ -1,12 +1,15 @@
 """Shared fixtures: every test gets its own data home; real-model fixtures are shared per session."""
 from __future__ import annotations
 
+import faulthandler
 import shutil
 import json
 import os
 import subprocess
 import sys
+import threading
 import time
+import traceback
 import urllib.request
 from pathlib import Path
 
@@ -18,11 +21,59 @@ from indexer.home import Home
 from support import DEMO_NOTES, chromium, free_port
 
 CHROMA_EXE = Path(sys.executable).parent / "chroma"
+# No test takes near this (the slowest, the wheel's fresh install, about 3 min): one that does is stuck, and a stuck
+# run must not wait out CI's whole budget with nothing said. SKMEMORY_TEST_LIMIT changes it (seconds; 0: none).
+TEST_LIMIT = float(os.environ.get("SKMEMORY_TEST_LIMIT", "900"))
+_BASETEMP: Path | None = None  # the run's temporary folder, where the servers the tests start write their logs
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A watchdog over each test's setup, call and teardown (module fixtures start in the first one's setup): past
+    TEST_LIMIT it prints where every thread of the run waits, the processes it started and the servers' logs, then
+    ends the run."""
+    timer = threading.Timer(TEST_LIMIT, _stuck, args=(item,)) if TEST_LIMIT > 0 else None
+    if timer:
+        timer.daemon = True
+        timer.start()
+    try:
+        yield
+    finally:
+        if timer:
+            timer.cancel()
+
+
+def _stuck(item: pytest.Item) -> None:
+    capture = item.config.pluginmanager.getplugin("capturemanager")
+    if capture:  # what follows goes to the run's own output, not to the test's captured output
+        capture.suspend_global_capture(in_=False)
+    err = sys.__stderr__
+
+    def say(text: str) -> None:
+        print(text, file=err, flush=True)
+
+    say(f"\n\n=== {item.nodeid} still running after {TEST_LIMIT:.0f} s: stopping the run. Every thread: ===")
+    faulthandler.dump_traceback(file=err, all_threads=True)
+    say("=== The processes ===")
+    subprocess.run(["ps", "-N", "--ppid", "2", "-ww", "--forest", "-o", "pid,ppid,stat,etime,time,rss,args"],
+                   stdout=err, stderr=subprocess.STDOUT, check=False)
+    logs = [*_BASETEMP.glob("*/*.log"), *_BASETEMP.glob("*/*/*.log")] if _BASETEMP else []
+    for log in sorted(logs, key=lambda p: p.stat().st_mtime)[-2:]:
+        say(f"=== {log} (its end) ===")
+        say("\n".join(log.read_text(errors="replace").splitlines()[-15:]))
+    # Last, where only a tail of the output is kept: the test's own frames, where it waits.
+    frame = sys._current_frames().get(threading.main_thread().ident)
+    frames = [f for f in traceback.extract_stack(frame) if not any(part in f.filename for part in ("/_pytest/",
+                                                                                                  "/pluggy/"))]
+    say(f"=== {item.nodeid} waits in: ===\n" + "".join(traceback.format_list(frames[-12:])))
+    os._exit(3)
 
 
 @pytest.fixture(scope="session", autouse=True)
 def model_cache(tmp_path_factory) -> Path:
     """One cache of exported models for the run (the ONNX query encoder), shared by every data home and server."""
+    global _BASETEMP
+    _BASETEMP = tmp_path_factory.getbasetemp()
     path = tmp_path_factory.mktemp("model-cache")
     os.environ["SKMEMORY_MODEL_CACHE"] = str(path)
     return path
