@@ -21,6 +21,12 @@ SQLITE_NAME = "index.sqlite"
 LONG_NOTE_TAIL_FROM = 8  # a note's passages from this one on are its deep tail: embedded after every note's top
 GROUP_COMMIT_SECONDS = 1.0  # while a sync saves many documents, they are committed together about this often
 IDS_PER_QUERY = 500  # SQLite's default limit on bound parameters is 999; stay well under it
+# A reader maps the file into memory (up to this much; SQLite caps it near 2 GB) instead of reading it page by page
+# into a 2 MB cache of its own: a search looks up thousands of chunks by rowid scattered over the file (the notes of
+# a leg's best 4,000 chunks: 36 ms through the cache, 10 ms mapped, on britannica-10k's 85,657 passages), and the
+# server's request threads each open a connection whose own cache starts empty, while the mapping shares the
+# system's. The writer keeps SQLite's default.
+READER_MMAP_BYTES = 1 << 31
 
 
 def rows_in(run: Callable[[str, tuple], list], query: str, ids: Iterable, params: tuple = ()) -> list[sqlite3.Row]:
@@ -42,6 +48,7 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     if readonly:
         conn = sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro", uri=True, timeout=30,
                                check_same_thread=False)
+        conn.execute(f"PRAGMA mmap_size={READER_MMAP_BYTES}")
     else:
         conn = sqlite3.connect(path, timeout=30, check_same_thread=False)
         conn.execute("PRAGMA journal_mode=WAL")
