@@ -347,3 +347,30 @@ def test_help_shows_this_servers_address_and_answers_about_every_part(engine):
                          ("why popover", "Why a result ranked where it did: the why popover")):
         found = client.get(f"/help?q={words}", headers=HX, base_url="http://127.0.0.1:9123").get_data(as_text=True)
         assert html.escape(title, quote=False) in found.split("result-title")[1], (words, found[:400])
+
+
+def test_a_results_why_is_fetched_when_opened_with_the_numbers_of_the_api(client, engine):
+    listed = results_of(client, "/search?q=tmux&kw=1&smart=1")
+    assert 'class="why-legs"' not in listed  # the list, sent on every keystroke, leaves the explanations out
+    why_url = html.unescape(listed.split('data-why-url="', 1)[1].split('"', 1)[0])
+    api = client.get("/api/search?q=tmux&mode=hybrid&explain=true&group=document&limit=30", base_url=BASE).get_json()
+    assert "results" in api, api
+    first = api["results"][0]
+    assert f'data-document-id="{first["document_id"]}"' in listed
+
+    why = client.get(f"{why_url}&document_id={first['document_id']}", headers=HX, base_url=BASE)
+    assert why.status_code == 200
+    body = why.get_data(as_text=True)
+    assert 'class="why-legs"' in body and f'{first["explain"]["score"]:.4f}' in body
+    for name, leg in first["explain"]["legs"].items():
+        assert f'data-leg="{name}"' in body
+        if leg.get("rank"):
+            assert f'<td class="why-rank">{leg["rank"]}</td>' in body
+    assert "Matched: tmux" in body
+
+    gone = client.get(f"{why_url}&document_id=no-such-document", headers=HX, base_url=BASE).get_data(as_text=True)
+    assert "no longer among the search's results" in gone and "why-legs" not in gone
+    tag = results_of(client, "/search?tag=1&tags=project")
+    assert "data-why-url" not in tag and "why-toggle" not in tag  # a tag search lists, it does not rank
+    assert "no longer among" in client.get("/search/why?tag=1&tags=project&document_id=x", base_url=BASE,
+                                           headers=HX).get_data(as_text=True)

@@ -368,6 +368,18 @@
     }
   });
 
+  // A result's "why" fetches its explanation the first time it opens (the list is sent without them: half its
+  // HTML). 'toggle' does not bubble, so it is caught on the way down.
+  document.addEventListener("toggle", (event) => {
+    const why = event.target;
+    if (!why.matches?.("details[data-why]") || !why.open || why.dataset.asked) return;
+    const list = why.closest("[data-why-url]"), row = why.closest("[data-document-id]");
+    if (!list || !row) return;
+    why.dataset.asked = "1";
+    const url = list.dataset.whyUrl + "&document_id=" + encodeURIComponent(row.dataset.documentId);
+    htmx.ajax("GET", url, { target: why.querySelector(".why-pop"), swap: "innerHTML" });
+  }, true);
+
   // Each search the box sends while typing is numbered for this tab, so the server can drop one a newer search has
   // overtaken instead of working on it for nobody (the browser has already aborted it).
   const tab = Math.random().toString(36).slice(2, 12);

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from flask import Blueprint, request
+from flask import Blueprint, render_template, request
 
 from indexer import SearchRequest
 from indexer.limits import MAX_LIMIT
@@ -67,13 +67,19 @@ class SearchForm:
             return "semantic"
         return "keyword" if self.keyword else "tag"
 
-    def request(self) -> SearchRequest:
-        """The engine request: the window lists documents (note hits), each saying why it ranked."""
+    def request(self, explain: bool = False) -> SearchRequest:
+        """The engine request: the window lists documents (note hits); with explain, each says why it ranked (the
+        list asks without: a result's "why" fetches its own explanation when opened, see why())."""
         tags = tuple(self.tags) if self.tag and self.tags else ()
         return SearchRequest("" if self.mode == "tag" else self.q, self.mode, project=self.project or None,
                              scope=self.scope, tags_all=tags if self.op == "all" else (),
                              tags_any=tags if self.op == "any" else (), limit=self.limit,
-                             explain=self.mode != "tag", group=True, correct=self.correct)
+                             explain=explain and self.explainable, group=True, correct=self.correct)
+
+    @property
+    def explainable(self) -> bool:
+        """Whether its results can say why they ranked (a tag search lists documents, it does not rank them)."""
+        return self.mode != "tag"
 
     @property
     def more(self) -> int | None:
@@ -107,6 +113,18 @@ def search():
         return "", 204
     return render("search/page.html", "search/_results.html", form=form, results=results,
                   **window_context(form.project, tab="search"))
+
+
+@bp.get("/search/why")
+def why():
+    """Why one result of this search ranked where it did: the search again with explain, that document's part.
+
+    The list leaves the explanations out (half its HTML, on every keystroke); a "why" opened asks for its own."""
+    form, document_id = SearchForm.from_args(), arg("document_id", max_chars=128)
+    answer = get_engine().search(form.request(explain=True)) if form.ready and form.explainable else {}
+    found = next((r for r in [*answer.get("results", []), *answer.get("weaker_matches", [])]
+                  if r.get("document_id") == document_id and r.get("explain")), None)
+    return render_template("search/_why_pop.html", r=found)
 
 
 @bp.get("/search/tags")
