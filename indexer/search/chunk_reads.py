@@ -307,10 +307,12 @@ def documents_of_rowids(index: ProjectIndex, rowids: Iterable[int]) -> set[str]:
                                     [ids(sorted(rowids))])}
 
 
-def chunk_ordinals(index: ProjectIndex, document_ids: Iterable[str]) -> list[tuple[str, str, int]]:
-    """(document_id, chunk_id, ordinal) of every chunk of these documents."""
-    return [tuple(r) for r in index.sql(f"SELECT document_id, chunk_id, ordinal FROM chunks WHERE document_id {IN}",
-                                        [ids(document_ids)])]
+def chunk_ordinals(index: ProjectIndex, document_ids: Iterable[str], ordinal: int | None = None
+                   ) -> list[tuple[str, str, int]]:
+    """(document_id, chunk_id, ordinal) of every chunk of these documents, or only of their chunk at `ordinal`."""
+    at, params = ("", []) if ordinal is None else (" AND ordinal = ?", [ordinal])
+    return [tuple(r) for r in index.sql(
+        f"SELECT document_id, chunk_id, ordinal FROM chunks WHERE document_id {IN}{at}", [ids(document_ids), *params])]
 
 
 def texts_by_rowid_or_id(index: ProjectIndex, rowids: Iterable[int], chunk_ids: Iterable[str]) -> list[tuple]:

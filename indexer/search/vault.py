@@ -204,15 +204,17 @@ def blind_legs(index: ProjectIndex, bm25: list[tuple], vector: list[tuple], note
     unseen = near - by_first if notes is not None else near - by_meaning
     if not unseen:
         return {}
-    rows = chunk_reads.chunk_ordinals(index, unseen)
-    any_vector, first_vector = set(), set()
-    # The meaning legs search the cache: what it lacks, they cannot see.
-    have = index.cache.with_vectors([r[1] for r in rows])
-    for doc, chunk_id, ordinal in rows:
-        if chunk_id in have:
-            any_vector.add(doc)
-            if ordinal == 0:
-                first_vector.add(doc)
+    # The meaning legs search the cache: what it lacks, they cannot see. A note's first passage is embedded before
+    # its others, so a note whose first one has a vector is seen by both legs; only the other notes' passages are
+    # read (every passage of a long note: hundreds of rows, 31 ms a search on britannica-10k when all were read).
+    firsts = chunk_reads.chunk_ordinals(index, unseen, ordinal=0)
+    have = index.cache.with_vectors([r[1] for r in firsts])
+    first_vector = {doc for doc, chunk_id, _ in firsts if chunk_id in have}
+    any_vector = set(first_vector)
+    if rest := unseen - first_vector:
+        rows = chunk_reads.chunk_ordinals(index, rest)
+        have = index.cache.with_vectors([r[1] for r in rows])
+        any_vector |= {doc for doc, chunk_id, _ in rows if chunk_id in have}
     blind = {1: unseen - by_meaning - any_vector}
     if notes is not None:
         blind[2] = unseen - first_vector
