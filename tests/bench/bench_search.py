@@ -24,7 +24,7 @@ keyword leg has tens of thousands of matches to rank. With --home the notes and 
 
 times real long questions, written by reading britannica-10k's notes, against a project already indexed and
 embedded in that data home (`skmemory --home /tmp/bh-brit add ../shared/corpora/britannica-10k --name brit`, then
-`skmemory --home /tmp/bh-brit index brit`): hybrid and vault_search (the window's grouped, explained hybrid too)
+`skmemory --home /tmp/bh-brit index brit`): hybrid and vault_search (the window's grouped hybrid too)
 beside meaning alone and keyword alone on the same questions, p50 and p95 over --rounds, query embedding included.
 
 --while-embedding measures something else, on a real folder and the real model: hybrid search p50/p95 (query
@@ -244,9 +244,9 @@ def measure(engine: Engine, corpus: Corpus, size: int, queries: int, seed: int) 
         "semantic (engine.search)": (lambda q: engine.search(q, mode="semantic", project=name, limit=LIMIT), numpy_),
         "semantic, cache.search only": (lambda q: index.cache.search(by_text[q], 0.5, LIMIT), numpy_),
         "hybrid (engine.search)": (lambda q: engine.search(q, mode="hybrid", project=name, limit=LIMIT), both),
-        # The window's own request: explained (the why popover) and one row per document, 30 of them.
-        "hybrid, window (explain, grouped)": (lambda q: engine.search(
-            q, mode="hybrid", project=name, limit=WINDOW_LIMIT, explain=True, group=True), "hybrid (engine.search)"),
+        # The window's own request: one row per document, 30 of them (a result's why is asked for when opened).
+        "hybrid, window (grouped)": (lambda q: engine.search(
+            q, mode="hybrid", project=name, limit=WINDOW_LIMIT, group=True), "hybrid (engine.search)"),
         "vault_search": (lambda q: engine.vault_search(q, limit=LIMIT, project=name), both),
         numpy_: (numpy_scan, None),
         chroma_: (chroma_query, None),
@@ -348,13 +348,13 @@ def server_memory(data: Path, sizes: list[int], corpus: Corpus, queries: int) ->
             rng = np.random.default_rng(size)
             texts = [" ".join(rng.choice(corpus.topic_words[t][:10], 2, replace=False))
                      for t in rng.integers(0, min(len(corpus.topic_words), size // SECTIONS_PER_NOTE), queries)]
-            times = {"hybrid": [], "window (hybrid, explained, grouped)": [], "semantic": [], "vault_search": []}
+            times = {"hybrid": [], "window (hybrid, grouped)": [], "semantic": [], "vault_search": []}
             for q in texts:
                 for mode in ("hybrid", "semantic"):
                     times[mode].append(timed(get,
                                              f"/api/search?q={urllib.parse.quote(q)}&mode={mode}&project={name}")[0])
                 window = f"/search?q={urllib.parse.quote(q)}&project={name}&kw=1&smart=1&m=1"
-                times["window (hybrid, explained, grouped)"].append(timed(lambda: get(window, page=True))[0])
+                times["window (hybrid, grouped)"].append(timed(lambda: get(window, page=True))[0])
                 times["vault_search"].append(timed(get, "/api/vault_search", {"query": q, "project": name})[0])
             line = ", ".join(f"{m} p50 {percentiles(t)[0]:.0f} ms" for m, t in times.items())
             print(f"  {size:,} chunks through the API (query embedding included): {line}; {memory()}", flush=True)
@@ -454,8 +454,8 @@ def questions(home_path: Path, project: str, rounds: int) -> None:
             "keyword alone": lambda q: engine.search(SearchRequest(q, "keyword", project=project, limit=10)),
             "meaning alone": lambda q: engine.search(SearchRequest(q, "semantic", project=project, limit=10)),
             "hybrid (API)": lambda q: engine.search(SearchRequest(q, "hybrid", project=project, limit=10)),
-            "hybrid (window: 30 documents, explained)": lambda q: engine.search(SearchRequest(
-                q, "hybrid", project=project, limit=30, group=True, explain=True)),
+            "hybrid (window: 30 documents)": lambda q: engine.search(SearchRequest(
+                q, "hybrid", project=project, limit=30, group=True)),
             "vault_search": lambda q: engine.vault_search(q, project=project, limit=10),
         }
         for run in runs.values():  # warm: the vector cache, the model, SQLite's pages
