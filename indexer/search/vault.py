@@ -178,10 +178,11 @@ def fuse(bm25: list[tuple], vector: list[tuple], k: int = RRF_K, how: str = DEFA
             if c.vector_rank is None or rank < c.vector_rank:
                 c.vector_rank, c.vector_chunk = rank, chunk_id
     unseen_by = [(blind or {}).get(i) or set() for i in range(len(scores))]
+    unseen_by_any = set().union(*unseen_by)  # a few notes at most (blind_legs looks near the top only)
     for c in found.values():
         parts = [s.get(c.document_id, 0.0) for s in scores]
-        flags = tuple(c.document_id in unseen for unseen in unseen_by)
-        if any(flags):
+        if c.document_id in unseen_by_any:
+            flags = tuple(c.document_id in unseen for unseen in unseen_by)
             c.blind = flags
             parts = impute([None if f else p for f, p in zip(flags, parts)])
         c.parts = tuple(parts)
