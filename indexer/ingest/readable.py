@@ -16,6 +16,7 @@ Two layers, because keyword search and the model want different things:
 """
 from __future__ import annotations
 
+import functools
 import html
 import re
 
@@ -166,6 +167,7 @@ _ORG_MARKER = re.compile(r"(?mi)^[ \t]*(?:[-*][ \t]+)?#\+(?:BEGIN|END)_[A-Z]+\b[
 _HIDDEN_ELEMENT = re.compile(r"<(script|style|template|noscript|iframe)\b[^>]*>.*?(?:</\1\s*>|$)", re.I | re.S)
 
 
+@functools.lru_cache(maxsize=1024)  # typing a query shows the same passages keystroke after keystroke
 def display_text(text: str) -> str:
     """What a person reads of a markdown passage, as in Obsidian's reading view: the words of `reader_text` (link
     text, no URLs, HTML tags, placeholders or heading hashes) without emphasis marks, code ticks, fences, block
