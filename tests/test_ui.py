@@ -370,6 +370,8 @@ def test_a_results_why_is_fetched_when_opened_with_the_numbers_of_the_api(client
 
     gone = client.get(f"{why_url}&document_id=no-such-document", headers=HX, base_url=BASE).get_data(as_text=True)
     assert "no longer among the search's results" in gone and "why-legs" not in gone
+    weaker = results_of(client, "/search?q=how+do+I+keep+a+server+running+after+logout&m=1&smart=1")
+    assert "weaker-list" in weaker and "why-toggle" not in weaker  # weaker matches are offered, not ranked
     tag = results_of(client, "/search?tag=1&tags=project")
     assert "data-why-url" not in tag and "why-toggle" not in tag  # a tag search lists, it does not rank
     assert "no longer among" in client.get("/search/why?tag=1&tags=project&document_id=x", base_url=BASE,

@@ -122,8 +122,8 @@ def why():
     The list leaves the explanations out (half its HTML, on every keystroke); a "why" opened asks for its own."""
     form, document_id = SearchForm.from_args(), arg("document_id", max_chars=128)
     answer = get_engine().search(form.request(explain=True)) if form.ready and form.explainable else {}
-    found = next((r for r in [*answer.get("results", []), *answer.get("weaker_matches", [])]
-                  if r.get("document_id") == document_id and r.get("explain")), None)
+    found = next((r for r in answer.get("results", []) if r.get("document_id") == document_id and r.get("explain")),
+                 None)
     return render_template("search/_why_pop.html", r=found)
 
 
