@@ -1,14 +1,15 @@
 """Hybrid search against its definition, computed by brute force over every chunk of a vault big enough to reach
-each way the engine reads its legs: a keyword leg smaller than the probe (merged whole with the best chunks by
-meaning), a question no chunk holds whole (partial matches), and a word so common that the semantic leg is walked
-best first, deeper and deeper, until the limit is filled or the leg ends.
+each way the engine reads its legs: a keyword leg smaller than the probe, a question no chunk holds whole (partial
+matches), and a word so common that the keyword side holds more chunks than any probe reads.
 
-The definition (spec 000, hybrid.py): the keyword side holds the chunks with every word in their text, title or path
-(in the keyword leg's order), then those whose BM25 columns hold every word; its chunks score 1 + similarity + the
-name bonus + 0.3 x word strength when meaning found them too (at least 0.3), and 1.0 otherwise. When no chunk holds
-every word, the 20 chunks BM25 ranks best for any of the words count as found by both if their similarity reaches
-0.5; everything else at or above 0.3 scores its similarity. A deterministic word embedder stands in for the model:
-this checks ranking logic, not meaning.
+The definition (spec 000, hybrid.py): a chunk found by both scores 1 + (its note's score in the note ranking + the
+name bonus) x its similarity over its note's best + 0.05 x its similarity, where found by the keyword side means
+every word in its text, title or path, or some of the words by BM25, and found by meaning means a similarity of at
+least 0.3. Chunks of the keyword side without meaning, and the best BM25 passage of each note with some of the words
+that the note ranking puts above every note found by meaning alone, score 1.0 in the note ranking's order; the rest
+at or above 0.3 score their similarity. The note ranking is vault_search's (tested on its own), read whole. A
+deterministic word embedder stands in for the model: this checks how the ranking is composed and read at every
+limit, not meaning.
 """
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ import pytest
 
 from indexer.config import Settings
 from indexer.home import Home
+from indexer.search.query import Query
+from indexer.search.vault import rank_notes
 from support import WordEmbedder, indexed
 
 WORDS = ["amber", "basil", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper", "kestrel",
@@ -62,33 +65,44 @@ def definition(index, query: str) -> list[tuple[str, float, str]]:
     keyword = [r["chunk_id"] for r in substring]
     every, some = " AND ".join(f'"{t}"' for t in terms), " OR ".join(f'"{t}"' for t in terms)
     keyword += [cid for cid, _ in bm25(index, every) if cid not in set(keyword)]
-    strength = dict(bm25(index, some))
+    words = dict(bm25(index, some))
     vector = index.embedder.embed_query(query)
     ids, sims = index.cache.similarities(vector, [r["chunk_id"] for r in rows])
     similarity = {cid: float(s) for cid, s in zip(ids, sims.tolist()) if s >= 0.3}
-    row_of = {r["chunk_id"]: r for r in rows}
+    doc_of = {r["chunk_id"]: r["document_id"] for r in rows}
+    notes = rank_notes(index, Query.parse(query), 10_000, whole=True)
+    place = {c.document_id: (i, c) for i, c in enumerate(notes.fused)}
 
-    def boosted(cid, reference):
-        best = max((strength.get(c, 0.0) for c in reference[:64]), default=0.0) or 1.0
-        r = row_of[cid]
-        title = " ".join(r["title"].lower().split())
-        stem = r["rel_path"].rsplit("/", 1)[-1].removesuffix(".md").lower()
-        name = 1.0 if query.lower() in (title, stem) else 0.5 if f" {query.lower()} " in f" {title} " else 0.0
-        return 1.0 + similarity[cid] + name + 0.3 * min(strength.get(cid, 0.0) / best, 1.0)
+    both = {cid for cid in similarity if cid in keyword or words.get(cid, 0.0) > 0}
+    best = {}
+    for cid in both:
+        best[doc_of[cid]] = max(best.get(doc_of[cid], 0.0), similarity[cid])
 
-    ranked = [(cid, boosted(cid, keyword), "hybrid") if cid in similarity else (cid, 1.0, "keyword")
-              for cid in keyword]
-    taken = {cid for cid, _, _ in ranked}
-    if not keyword and similarity:
-        partial = [cid for cid, _ in bm25(index, some)][:20]
-        for cid in partial:
-            if similarity.get(cid, 0.0) >= 0.5 and cid not in taken:
-                ranked.append((cid, boosted(cid, partial), "hybrid"))
-                taken.add(cid)
-    ranked += sorted(((cid, sim, "semantic") for cid, sim in similarity.items() if cid not in taken),
+    def boosted(cid):
+        c = place[doc_of[cid]][1]
+        return 1.0 + c.score * similarity[cid] / best[doc_of[cid]] + 0.05 * similarity[cid]
+
+    ranked = sorted(((cid, boosted(cid), "hybrid") for cid in both), key=lambda s: (-s[1], s[0]))
+    answered = {doc_of[cid] for cid in both}
+    meaning_only = {doc_of[cid] for cid in similarity if cid not in both} - answered
+    first_meaning = min((place[d][0] for d in meaning_only if d in place), default=len(place))
+    alone = [cid for cid in keyword if cid not in both]
+    at = {r["rowid"]: r["chunk_id"] for r in rows}
+    for doc, rowid, _ in notes.legs["bm25"]:
+        if doc not in answered and place[doc][0] < first_meaning and at[rowid] not in alone:
+            alone.append(at[rowid])
+    never = (len(place), None)
+    alone.sort(key=lambda cid: (-(place.get(doc_of[cid], never)[1].score if doc_of[cid] in place else 0.0),
+                                place.get(doc_of[cid], never)[0]))
+    ranked += [(cid, 1.0, "keyword") for cid in alone]
+    ranked += sorted(((cid, sim, "semantic") for cid, sim in similarity.items() if cid not in both),
                      key=lambda s: (-s[1], s[0]))
-    ranked.sort(key=lambda s: -s[1])  # stable: keyword-only chunks keep the keyword order
     return ranked
+
+
+def definition_full(index, query: str) -> bool:
+    """Whether any chunk holds every word of the query (BM25)."""
+    return bool(bm25(index, " AND ".join(f'"{t}"' for t in query.lower().split())))
 
 
 def bm25(index, match: str) -> list[tuple[str, float]]:
@@ -118,7 +132,7 @@ def test_hybrid_equals_its_definition_at_every_limit(vault_engine):
                                                                   abs=2e-4), (query, limit)
             keyword_count = sum(kind != "semantic" for _, _, kind in expected)
             reached.add("walked" if keyword_count >= 4 * limit + 64 else "whole")
-        if not any(kind == "keyword" for _, _, kind in expected) and any(k == "hybrid" for _, _, k in expected):
+        if len(query.split()) > 1 and any(k == "hybrid" for _, _, k in expected) and not definition_full(index, query):
             reached.add("partial")
     assert reached >= {"walked", "whole", "partial", "named"}, reached
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import chunk_reads, note_reads
 from .filters import allowed_documents
-from .hybrid import STRENGTH_WEIGHT, TITLE_BONUS
+from .grammar import CHUNK_WEIGHT, TITLE_BONUS
 from .index import ProjectIndex
 from .records import MeaningLeg, Ranking, VaultRanking
 from .tags import documents_with_tags, normalise
@@ -69,9 +69,11 @@ def _rule(search_type: str, similarity: float | None, ranking: Ranking, recency=
           score: float | None = None) -> str:
     threshold = ranking.meaning.threshold if ranking.meaning else None
     if search_type == "hybrid":
-        name, strength = boost or (0, 0.0)
-        return (f"found by both legs: 1 + similarity {similarity:.4f} + name {TITLE_BONUS[name]:g} "
-                f"({NAME_MATCHES[name]}) + {STRENGTH_WEIGHT:g} × word strength {strength:.4f} = {score:.4f}")
+        name, note, share = boost or (0, 0.0, 1.0)
+        return (f"found by both legs: 1 + (note score {note:.4f} + name {TITLE_BONUS[name]:g} ({NAME_MATCHES[name]})) "
+                f"× {share:.4f} (its similarity over its note's best) + {CHUNK_WEIGHT:g} × similarity "
+                f"{similarity:.4f} = {score:.4f}; the note score fuses the note's legs as vault_search does (BM25 "
+                f"for the words, best passage and first passage by meaning: the best leg + 0.3 × the others' mean)")
     if search_type == "keyword":
         return "found by the keyword leg alone: 1.0 (title matches first, then chunks holding more of the words)"
     if search_type == "recency" and recency:
@@ -123,7 +125,7 @@ def annotate(index: ProjectIndex, ranking: Ranking, results: list[dict], terms: 
                         "matched_words": words}
         if boost is not None:
             r["explain"]["boost"] = {"name": boost[0], "name_bonus": TITLE_BONUS[boost[0]],
-                                     "word_strength": round(boost[1], 4)}
+                                     "note_score": round(boost[1], 4), "share": round(boost[2], 4)}
 
 
 def _quoted(words: list[str]) -> str:

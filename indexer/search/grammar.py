@@ -146,6 +146,14 @@ def normal_words(text: str) -> str:
     return " ".join(WORD.findall((text or "").lower()))
 
 
+# What naming a note adds to its score, in hybrid and vault_search alike: the query is the note's name (2: its title,
+# an alias or its file name), or stands whole inside it (1). The note named what you typed comes first (a known item).
+TITLE_BONUS = {2: 1.0, 1: 0.5, 0: 0.0}
+# Hybrid adds this much of a chunk's own similarity to its note's score: within a note, and between notes that score
+# alike, the passage closer in meaning comes first.
+CHUNK_WEIGHT = 0.05
+
+
 def name_match(forms: tuple[str, ...], names: list[str]) -> int:
     """How a query (its normal_words forms) matches a note's names (title, aliases, file name): 2 when it is one of
     them, 1 when it stands whole inside one, 0 otherwise."""

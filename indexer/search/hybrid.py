@@ -1,46 +1,43 @@
 """Hybrid search, the default: keyword and semantic together, a chunk found by both boosted above the rest.
 
 The scores keep spec 000's shape: found by the keyword side alone 1.0, by meaning alone its similarity (at least
-0.3), found by both at least 1.0 and boosted:
+0.3), found by both at least 1.0 and boosted. What boosts a chunk found by both is its note's place in the engine's
+best ranking of notes, vault_search's fusion (vault.rank_notes): the note's BM25 for the question's words (all of
+them, then some), its best passage by meaning and its first passage by meaning, each over its leg's best, fused as
+the best leg plus 0.3 of the mean of the others. So
 
-    1 + similarity + name bonus + STRENGTH_WEIGHT * word strength
+    score = 1 + (note score + name bonus) x similarity / the note's best similarity + CHUNK_WEIGHT x similarity
 
-- The name bonus is TITLE_BONUS[2] when the whole query is the note's title, an alias or its file name, and
-  TITLE_BONUS[1] when it stands whole inside one: the note named what you typed comes first (a known item), above
-  notes that merely mention it in a link.
-- Word strength is how strongly the words match: the chunk's field-weighted BM25 (title, headings, text, the note's
-  properties) over the best of the keyword side's chunks.
+- The note score is that fusion (0 to 1.3); the name bonus is TITLE_BONUS[2] (1.0) when the whole query is the
+  note's title, an alias or its file name, TITLE_BONUS[1] (0.5) when it stands whole inside one: the note named
+  what you typed comes first.
+- The note's best passage by meaning carries the whole note score; its other passages a share of it, as close as
+  they are in meaning to the best one, so that a grouped search's pool holds many notes, not one note's passages.
 
-The keyword side holds the chunks where every word (stopwords left out) is in the text, the title or the path
-(spec 000's substring match, in its order: titles first), and then those whose title, headings, text or properties
-hold every word as BM25 reads them (stemmed: an id in the frontmatter, `running` for `runs`). A long question
-rarely has every word in one chunk: when none does, the PARTIAL_POOL chunks BM25 ranks best for some of the words
-count as found by both, but only when meaning found them as strongly as semantic search alone requires (0.5).
+Found by the keyword side means spec 000's keyword search (every word in the text, the title or the path, titles
+first), or BM25 finding every word in its title, headings, text or properties, or, for a question, some of its words
+(stemmed; the commonest words of a big project left out: Query.any_match): a question rarely has every word in one
+passage, and these partial matches are how the words of a question count at all. A chunk found by meaning without
+any of the words stays semantic, under every chunk that has them.
 
-The legs are read only as far as the first `limit` results need (see `hybrid`); with no limit (explain_document) or
-with `ordered` (explain) the keyword leg is read in its own order to KEYWORD_POOL, so that every result's place in
-it is known. The rule is chosen on the graded vault questions and SciFact (tests/bench).
+The rule was chosen on the tuning half of the graded questions (tests/bench/questions) and SciFact; the held-out
+half is reported beside it. Without the model: the keyword side alone.
 """
 from __future__ import annotations
-
-import heapq
 
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 
 from . import chunk_reads as reads
+from .grammar import CHUNK_WEIGHT, TITLE_BONUS
 from .index import ProjectIndex
-from .keyword import keyword_matching, keyword_search
+from .keyword import keyword_search
 from .records import KeywordLeg, MeaningLeg, Ranking
-from .semantic import DIRECT_THRESHOLD, HYBRID_THRESHOLD, unavailable
+from .semantic import HYBRID_THRESHOLD, unavailable
+from .vault import LEG_CHUNKS, rank_notes
 
 # The keyword leg is read in its own order up to this many chunks when every result's place in it must be known.
 KEYWORD_POOL = 5000
-PARTIAL_POOL = 20
-PARTIAL_MIN_SIMILARITY = DIRECT_THRESHOLD
-TITLE_BONUS = {2: 1.0, 1: 0.5, 0: 0.0}  # the query is the note's name (2), or stands whole inside it (1)
-STRENGTH_WEIGHT = 0.3
-STRENGTH_REFERENCE = 64  # word strength is measured against the best of the keyword side's first chunks
 _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="skmemory-hybrid")
 
 
@@ -48,13 +45,9 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
            chunk_ids: list[str] | None = None, ordered: bool = False) -> Ranking:
     """The first `limit` chunks of hybrid's ranking (None: every chunk that scores), with its legs' records.
 
-    The keyword side is probed beside the semantic scan. When it finds fewer chunks than the probe (most
-    questions), they are merged whole with the best chunks by meaning beyond them. When it finds more (a common
-    word), none of them is fetched whole: a chunk found by both scores over 1, above any other, so the semantic leg
-    is read best first and each stretch of it asked which of its chunks the keyword side would find, until the
-    `limit` best are certain (no chunk further down could outscore them) or the leg ends (under 0.3); the notes
-    named by the query are asked for directly. Only then are the keyword side's other chunks (1.0, in its order)
-    and the rest of the semantic leg needed. Without the model: the keyword side alone.
+    The keyword side is read beside the note ranking (vault.rank_notes, whose meaning scan hybrid's semantic leg
+    shares); then each chunk close enough in meaning is asked whether it holds the words, and scored by its note.
+    Without the model: the keyword side alone.
     """
     whole = limit is None
     probe = KEYWORD_POOL if whole or ordered else 4 * limit + 64
@@ -63,48 +56,80 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
         return Ranking("hybrid", [(cid, 1.0, "keyword") for cid in hits], KeywordLeg(hits, query.terms),
                        MeaningLeg([], HYBRID_THRESHOLD, error=unavailable(index)), whole=whole)
     keyword_future = _pool.submit(keyword_side, index, query, probe, allowed)  # beside the scan
-    vector = query.vector(index)
-    k = None if whole else 4 * limit + 64
-    top = index.cache.search(vector, HYBRID_THRESHOLD, k, chunk_ids=chunk_ids)
+    # The note ranking always hears the notes with some of the words, whatever the limit (rank_notes adds them when
+    # fewer than `limit` notes hold all of them): a result must not depend on how many were asked for.
+    notes = rank_notes(index, query, KEYWORD_POOL, whole=whole)
     keyword = KeywordLeg(keyword_future.result(), query.terms)
+    vector = notes.vector if notes.vector is not None else query.vector(index)
+    top = notes.scan.get("hits", [])
+    if whole and len(top) >= LEG_CHUNKS:  # every chunk that scores: the rest of the leg too
+        top = index.cache.search(vector, HYBRID_THRESHOLD, None, chunk_ids=chunk_ids)
     meaning = MeaningLeg(top, HYBRID_THRESHOLD, vector)
-    if len(keyword.chunks) < probe or probe == KEYWORD_POOL:  # the whole keyword side (as far as KEYWORD_POOL)
-        semantic = _beyond(index, vector, set(keyword.chunks), limit, chunk_ids, top, k)
-        partial = partial_matches(index, query, PARTIAL_POOL, allowed) if semantic and not keyword.chunks else []
-        meaning.similarity = _similarities(index, vector, semantic, keyword.chunks + partial)
-        sims = dict(semantic) | meaning.similarity
-        boosts = _boosts(index, query, [c for c in keyword.chunks + partial if c in sims],
-                         _strength_scale(index, query, keyword.chunks or partial))
-        ranked, counted = _merge(keyword.chunks, partial, sorted(sims.items(), key=lambda hit: (-hit[1], hit[0])),
-                                 boosts)
-        return Ranking("hybrid", ranked if whole else ranked[:limit], keyword, meaning, partial=counted,
-                       boosts=boosts, whole=whole)
-    named = _named_chunks(index, query, allowed)  # a note named by the query may lie far down the semantic leg
-    named_sims = dict(zip(*_similarity_pairs(index, vector, named)))
-    scale, boosts = _strength_scale(index, query, keyword.chunks), {}
-    while True:
-        matched = keyword_matching(index, query, [cid for cid, _ in top]) | bm25_matching(
-            index, query, [cid for cid, _ in top])
-        both = {cid: sim for cid, sim in top if cid in matched}
-        both |= {cid: sim for cid, sim in named_sims.items() if sim >= HYBRID_THRESHOLD}
-        boosts |= _boosts(index, query, [cid for cid in both if cid not in boosts], scale)  # each chunk once
-        scores = sorted((1.0 + sim + _bonus(boosts.get(cid)) for cid, sim in both.items()), reverse=True)
-        exhausted = len(top) < k
-        # A chunk further down scores at most 1 + the last similarity read + the word strength bonus.
-        if exhausted or (len(scores) >= limit and scores[limit - 1] >= 1.0 + top[-1][1] + STRENGTH_WEIGHT):
-            break
-        k *= 4
-        top = index.cache.search(vector, HYBRID_THRESHOLD, k, chunk_ids=chunk_ids)
-    meaning.hits = top
-    meaning.similarity = {cid: sim for cid, sim in named_sims.items() if cid not in dict(top)}
-    ranked = sorted(((cid, 1.0 + sim + _bonus(boosts.get(cid)), "hybrid") for cid, sim in both.items()),
-                    key=lambda s: (-s[1], s[0]))
-    if len(ranked) < limit:  # the semantic leg was read to its end: every other keyword match is under 0.3
-        found = set(both)
-        ranked += [(cid, 1.0, "keyword") for cid in keyword_side(index, query, limit + len(found), allowed)
-                   if cid not in found]
-        ranked += [(cid, sim, "semantic") for cid, sim in top if cid not in matched and cid not in found]
-    return Ranking("hybrid", ranked[:limit], keyword, meaning, boosts=boosts)
+    meaning.similarity = _similarities(index, vector, top, keyword.chunks)  # keyword chunks further down the leg
+    sims = dict(top) | meaning.similarity
+    owners = notes.scan.get("owners", {})
+    if missing := [cid for cid in sims if cid not in owners]:
+        owners = owners | reads.owners(index, missing)
+    full = set(keyword.chunks)
+    words = _word_scores(index, query, [cid for cid in sims if cid not in full])
+    partial = {cid: rank for rank, (cid, score) in enumerate(
+        sorted(words.items(), key=lambda hit: (-hit[1], hit[0])), start=1) if score > 0}
+    fused = {c.document_id: c for c in notes.fused}
+    best: dict[str, float] = {}
+    for cid, sim in sims.items():
+        if cid in full or cid in partial:
+            doc = owners[cid][0]
+            best[doc] = max(best.get(doc, 0.0), sim)
+    scored, boosts = [], {}
+    for cid, sim in sims.items():
+        if cid not in full and cid not in partial:
+            continue
+        doc = owners[cid][0]
+        c = fused.get(doc)
+        name = c.name if c else 0
+        note = c.score - TITLE_BONUS[name] if c else 0.0
+        share = sim / best[doc]
+        boosts[cid] = (name, note, share)
+        scored.append((cid, 1.0 + (note + TITLE_BONUS[name]) * share + CHUNK_WEIGHT * sim, "hybrid"))
+    scored.sort(key=lambda s: (-s[1], s[0]))
+    both = set(boosts)
+    partial = {cid: rank for cid, rank in partial.items() if cid in both}
+    answered = {owners[cid][0] for cid in both}
+    meaning_only = {owners[cid][0] for cid, _ in top if cid not in both} - answered
+    alone = _keyword_alone(index, notes, keyword.chunks, both, answered, meaning_only, partial,
+                           None if whole else probe)
+    ranked = scored + [(cid, 1.0, "keyword") for cid in alone]
+    ranked += [(cid, sim, "semantic") for cid, sim in top if cid not in both]
+    return Ranking("hybrid", ranked if whole else ranked[:limit], keyword, meaning, partial=partial, boosts=boosts,
+                   whole=whole)
+
+
+def _keyword_alone(index: ProjectIndex, notes, keyword: list[str], both: set[str], answered: set[str],
+                   meaning_only: set[str], partial: dict[str, int], limit: int | None) -> list[str]:
+    """The chunks found by the keyword side alone (1.0), in their notes' order in the note ranking: the keyword
+    side's chunks, and the best passage by BM25 of each other note that holds some of the question's words
+    (recorded in `partial` with its BM25 rank) and that the note ranking puts above every note found by meaning
+    alone: a note with a few of the words, and nothing close in meaning, must not push down a note that is."""
+    fused = {c.document_id: (place, c.score) for place, c in enumerate(notes.fused)}
+    alone = [cid for cid in keyword if cid not in both]
+    first_meaning = min((fused[doc][0] for doc in meaning_only if doc in fused), default=len(fused))
+    legs = [(rank, hit) for rank, hit in enumerate(notes.legs.get("bm25", []), start=1)
+            if hit[0] not in answered and fused.get(hit[0], (len(fused),))[0] < first_meaning]
+    at = reads.chunk_ids_at(index, [hit[1] for _, hit in legs]) if legs else {}
+    have = set(alone)
+    owner = {cid: doc for cid, (doc, _) in reads.owners(index, alone).items()} if alone else {}
+    ranks = {}
+    for rank, (doc, rowid, _) in legs:
+        cid = at.get(rowid)
+        if cid and cid not in have and cid not in both:
+            have.add(cid)
+            alone.append(cid)
+            owner[cid], ranks[cid] = doc, rank
+    never = (len(fused), 0.0)
+    alone = sorted(alone, key=lambda cid: (-fused.get(owner.get(cid), never)[1], fused.get(owner.get(cid), never)[0]))
+    alone = alone[:limit]
+    partial |= {cid: ranks[cid] - notes.strict for cid in alone if ranks.get(cid, 0) > notes.strict}
+    return alone
 
 
 def keyword_side(index: ProjectIndex, query, limit: int, allowed: set[str] | None) -> list[str]:
@@ -124,16 +149,6 @@ def bm25_matching(index: ProjectIndex, query, chunk_ids: list[str]) -> set[str]:
     return set(_quietly(reads.bm25_scores_of, index, query.fts.match, chunk_ids) or ())
 
 
-def partial_matches(index: ProjectIndex, query, limit: int, allowed: set[str] | None) -> list[str]:
-    """The chunks BM25 ranks best for any of the query's words (stemmed), best first."""
-    if not query.fts.any_match or limit <= 0:
-        return []
-    if allowed is not None:  # the allowed notes' chunks, ranked by SQL
-        return _quietly(reads.bm25_chunk_ids, index, query.any_match(index), limit, allowed) or []
-    scores = _quietly(query.any_scores, index) or {}
-    best = heapq.nsmallest(limit, scores.items(), key=lambda hit: (-hit[1], hit[0]))  # as ORDER BY rank, rowid
-    at = reads.chunk_ids_at(index, [rowid for rowid, _ in best])
-    return [at[rowid] for rowid, _ in best if rowid in at]
 
 
 def _word_scores(index: ProjectIndex, query, chunk_ids: list[str]) -> dict[str, float]:
@@ -145,6 +160,8 @@ def _word_scores(index: ProjectIndex, query, chunk_ids: list[str]) -> dict[str, 
     if not query.fts.match:
         return {}
     return _quietly(reads.bm25_scores_of, index, query.fts.match, chunk_ids) or {}
+
+
 
 
 def _bm25(index: ProjectIndex, match: str, limit: int, allowed: set[str] | None) -> list[tuple[str, float]]:
@@ -160,46 +177,14 @@ def _quietly(read, *args):
         return None
 
 
-def _named_chunks(index: ProjectIndex, query, allowed: set[str] | None) -> list[str]:
-    """The chunks of the notes the query names (where a name bonus can be)."""
-    docs = [doc for doc in query.named_documents(index) if allowed is None or doc in allowed]
-    return reads.chunk_ids_of(index, sorted(docs)) if docs else []
 
 
-def _strength_scale(index: ProjectIndex, query, reference: list[str]) -> float:
-    """What word strength is measured against: the best BM25 for the words among the first STRENGTH_REFERENCE
-    chunks of `reference` (the keyword side, or the partial matches). It does not depend on how far the legs were
-    read, so every branch and limit scores a chunk alike."""
-    strength = _word_scores(index, query, reference[:STRENGTH_REFERENCE]) if reference else {}
-    return max([0.0, *strength.values()]) or 1.0
 
 
-def _boosts(index: ProjectIndex, query, chunk_ids: list[str], scale: float) -> dict[str, tuple[int, float]]:
-    """(name match, word strength) of each of these chunks: how the query names its note (Query.named_documents),
-    and its BM25 for the words over `scale` (_strength_scale), at most 1."""
-    if not chunk_ids:
-        return {}
-    named = query.named_documents(index)
-    owner = reads.documents_of(index, chunk_ids) if named else {}
-    strength = _word_scores(index, query, chunk_ids)
-    return {cid: (named.get(owner.get(cid), 0), min(max(strength.get(cid, 0.0), 0.0) / scale, 1.0))
-            for cid in chunk_ids}
 
 
-def _bonus(boost: tuple[int, float] | None) -> float:
-    return 0.0 if boost is None else TITLE_BONUS[boost[0]] + STRENGTH_WEIGHT * boost[1]
 
 
-def _beyond(index: ProjectIndex, vector, found: set[str], limit: int | None, chunk_ids: list[str] | None,
-            top: list[tuple[str, float]], k: int | None) -> list[tuple[str, float]]:
-    """The best `limit` chunks by meaning (at least 0.3) that are not in `found` (None: all of them), from `top`
-    (the best k) and further down the leg when those do not hold enough."""
-    while True:
-        others = [hit for hit in top if hit[0] not in found]
-        if k is None or len(others) >= limit or len(top) < k:
-            return others if limit is None else others[:limit]
-        k *= 4
-        top = index.cache.search(vector, HYBRID_THRESHOLD, k, chunk_ids=chunk_ids)
 
 
 def _similarity_pairs(index: ProjectIndex, vector, chunk_ids: list[str]) -> tuple[list[str], list[float]]:
@@ -216,20 +201,3 @@ def _similarities(index: ProjectIndex, vector, hits: list[tuple[str, float]], ch
     ids, sims = _similarity_pairs(index, vector, [cid for cid in chunk_ids if cid not in have])
     return {cid: sim for cid, sim in zip(ids, sims) if sim >= HYBRID_THRESHOLD}
 
-
-def _merge(keyword: list[str], partial: list[str], semantic_hits, boosts: dict
-           ) -> tuple[list[tuple[str, float, str]], dict[str, int]]:
-    """The merged ranking, and the partial matches it counted as found by both (with their BM25 rank)."""
-    sims = dict(semantic_hits)
-    merged: list[tuple[str, float, str]] = []
-    counted: dict[str, int] = {}
-    for cid in keyword:
-        merged.append((cid, 1.0 + sims.pop(cid) + _bonus(boosts.get(cid)), "hybrid") if cid in sims
-                      else (cid, 1.0, "keyword"))
-    for bm25_rank, cid in enumerate(partial, start=1):
-        if sims.get(cid, 0.0) >= PARTIAL_MIN_SIMILARITY:
-            counted[cid] = bm25_rank
-            merged.append((cid, 1.0 + sims.pop(cid) + _bonus(boosts.get(cid)), "hybrid"))
-    merged += [(cid, sim, "semantic") for cid, sim in sims.items()]
-    merged.sort(key=lambda s: -s[1])  # stable: keyword-only ties keep the keyword side's order (titles first)
-    return merged, counted

@@ -78,3 +78,4 @@ class VaultRanking:
     rerank: dict[str, float] = field(default_factory=dict)  # document: cross-encoder probability
     vector: np.ndarray | None = None
     semantic_error: str | None = None
+    scan: dict = field(default_factory=dict)  # the meaning legs' scan: hits [(chunk, similarity)], owners

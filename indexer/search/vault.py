@@ -29,7 +29,7 @@ from ..errors import EmbeddingsUnavailable
 from . import chunk_reads, note_reads
 from .explain import fusion_rule, matched_words, vault_explain, vault_explain_document
 from .filters import created_day
-from .hybrid import TITLE_BONUS
+from .grammar import TITLE_BONUS
 from ..ingest.readable import display_text, display_title
 from .hits import iso, readable_marked, snippet
 from .index import ProjectIndex
@@ -109,16 +109,19 @@ def bm25_leg(index: ProjectIndex, match: str, allowed: set[str] | None, chunks: 
 
 
 def vector_legs(index: ProjectIndex, vector: np.ndarray, allowed: set[str] | None, note_leg: bool,
-                chunks: int | None = LEG_CHUNKS
+                chunks: int | None = LEG_CHUNKS, scan: dict | None = None
                 ) -> tuple[list[tuple[str, str, float]], list[tuple[str, str, float]] | None]:
     """Rank the allowed notes by meaning, from one scan of their chunks (the `chunks` closest, None: all, with
     similarity at least 0.3): by their best chunk, and with note_leg also by their first chunk alone (a note-level
-    vector: title and opening). Each leg is [(document_id, chunk_id, similarity)], best first."""
+    vector: title and opening). Each leg is [(document_id, chunk_id, similarity)], best first. `scan`, when given,
+    receives the scan itself: its chunk hits, best first, and each one's (document id, ordinal)."""
     chunk_ids = chunk_reads.chunk_ids_of(index, allowed) if allowed is not None else None
     hits = index.cache.search(vector, HYBRID_THRESHOLD, chunks, chunk_ids=chunk_ids)
     if not hits:
         return [], [] if note_leg else None
     owner = chunk_reads.owners(index, [c for c, _ in hits])
+    if scan is not None:
+        scan.update(hits=hits, owners=owner)
     best, first, seen = [], [], set()
     for chunk_id, similarity in hits:  # best first, so a note's first hit is its best chunk
         doc, ordinal = owner.get(chunk_id, (None, None))
@@ -358,7 +361,7 @@ def rank_notes(index: ProjectIndex, query: Query, limit: int, fusion: str = DEFA
     if index.semantic_available:
         try:
             query_vector = query.vector(index)
-            vector, notes = vector_legs(index, query_vector, allowed, note_leg, depth)
+            vector, notes = vector_legs(index, query_vector, allowed, note_leg, depth, ranking.scan)
         except EmbeddingsUnavailable:
             pass
     if vector is not None and len(bm25) < limit and query.fts.any_match:
