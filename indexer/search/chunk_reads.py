@@ -70,6 +70,17 @@ def any_chunk_holds(index: ProjectIndex, term: str) -> bool:
     return bool(index.sql(f"SELECT 1 FROM chunks c WHERE {contains} LIMIT 1", params))
 
 
+def documents_holding(index: ProjectIndex, term: str) -> set[str]:
+    """The documents whose title or any chunk's text holds the term (Obsidian's `-word` leaves them out)."""
+    contains, params = _contains(term)
+    if len(term) >= 3:
+        rows = index.sql("SELECT DISTINCT c.document_id FROM chunks_trigram f JOIN chunks c ON c.rowid = f.rowid "
+                         "WHERE chunks_trigram MATCH ?", params)
+    else:
+        rows = index.sql(f"SELECT DISTINCT c.document_id FROM chunks c WHERE {contains}", params)
+    return {r[0] for r in rows} | documents_titled(index, term)
+
+
 def chunk_keys_of_documents(index: ProjectIndex, document_ids: Iterable[str]) -> list[tuple]:
     """(rowid, None, document_id) of every chunk of these documents."""
     return [tuple(r) for r in index.sql(f"SELECT rowid, NULL, document_id FROM chunks WHERE document_id {IN}",

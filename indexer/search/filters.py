@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from datetime import date, datetime, time, timedelta
 
+from . import chunk_reads
 from . import note_reads as reads
 from .index import ProjectIndex
 from .request import DAY
@@ -87,6 +88,18 @@ def _property_matches(actual, wanted) -> bool:
     return isinstance(actual, str) and actual.strip().casefold() == wanted.strip().casefold()
 
 
+def _by_name_and_words(index: ProjectIndex, filters: dict) -> set[str]:
+    """The documents Obsidian's path:, file: and -word operators allow (operators.py): every path: text in the
+    path, every file: text in the file name, none of the excluded words in the title or text; any case."""
+    paths, files = filters.get("path") or [], filters.get("file") or []
+    kept = {doc for doc, rel_path in reads.paths(index)
+            if all(p in rel_path.lower() for p in paths)
+            and all(f in rel_path.rsplit("/", 1)[-1].lower() for f in files)}
+    for word in filters.get("exclude") or []:
+        kept -= chunk_reads.documents_holding(index, word)
+    return kept
+
+
 def allowed_documents(index: ProjectIndex, filters: dict) -> set[str] | None:
     """Return the ids of the documents every filter allows; None when there are no filters (all allowed)."""
     if not filters:
@@ -95,6 +108,8 @@ def allowed_documents(index: ProjectIndex, filters: dict) -> set[str] | None:
     rows = reads.matching_metadata(index, folder, filters["type"].strip() if "type" in filters else None,
                                    _modified_bounds(filters.get("modified") or {}))
     docs = {r[0] for r in rows}
+    if filters.get("path") or filters.get("file") or filters.get("exclude"):
+        docs &= _by_name_and_words(index, filters)
     if normalise(filters.get("tags")):
         docs &= documents_with_tags(index, filters["tags"], None) or set()
     related, properties, created = filters.get("related"), filters.get("properties"), filters.get("created")

@@ -27,6 +27,12 @@ def keyword_search(index: ProjectIndex, query, limit: int = 20,
 
     Each is (chunk id, 1.0, 'keyword'), in the leg's order.
     """
+    if query.alternatives:  # a OR b: each side's matches, the first side's first
+        found: dict[str, tuple[str, float, str]] = {}
+        for side in query.alternatives:
+            for hit in keyword_search(index, side, limit, document_ids):
+                found.setdefault(hit[0], hit)
+        return list(found.values())[:limit]
     terms = query.terms
     if not terms or limit <= 0:
         return []
@@ -43,6 +49,8 @@ def keyword_search(index: ProjectIndex, query, limit: int = 20,
 
 def keyword_matching(index: ProjectIndex, query, chunk_ids: list[str]) -> set[str]:
     """Which of these chunks keyword search would find: every term in the text, the title or the path."""
+    if query.alternatives:
+        return set().union(*(keyword_matching(index, side, chunk_ids) for side in query.alternatives))
     if not query.terms or not chunk_ids:
         return set()
     rows = reads.chunk_keys(index, chunk_ids)

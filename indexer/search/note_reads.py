@@ -97,6 +97,11 @@ def catalogue(index: ProjectIndex) -> list:
     return index.sql("SELECT document_id, rel_path, title FROM documents")
 
 
+def paths(index: ProjectIndex) -> list:
+    """(document_id, rel_path) of every document."""
+    return index.sql("SELECT document_id, rel_path FROM documents")
+
+
 def documents_by_path(index: ProjectIndex) -> list:
     """(document_id, rel_path, title) of every document, by path."""
     return index.sql("SELECT document_id, rel_path, title FROM documents ORDER BY rel_path")

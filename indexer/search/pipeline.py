@@ -32,7 +32,7 @@ def search(indexes: list[ProjectIndex], request) -> dict:
     pool = request.limit * GROUP_POOL if request.group else request.limit
     merged, unavailable_in, extra = [], [], {}
     available = True
-    listing = request.mode == "tag" or not query.text.strip()  # tags alone: the tagged documents, newest first
+    listing = request.mode == "tag" or not query.meaning.strip()  # tags alone: the tagged documents, newest first
     if request.mode in ("keyword", "hybrid") and query.terms and not listing:
         for index in indexes:
             query.named(index)  # each term's titles and paths, asked once for every leg of each project

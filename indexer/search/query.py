@@ -21,6 +21,7 @@ from .grammar import (FtsQuery, aliases, name_match, normal_words, parse_query, 
                       without_stopwords)
 from .index import ProjectIndex
 from .links import file_stem
+from .operators import read_operators
 from .tags import normalise
 
 NAME_TERMS = 6  # a query of more words names no note: its aliases are not looked for
@@ -46,18 +47,29 @@ class Query:
     tags_all: tuple[str, ...] = ()
     tags_any: tuple[str, ...] = ()
     filters: dict = field(default_factory=dict)
+    meaning: str = ""  # what the model reads: the words, without Obsidian's operators
+    alternatives: tuple["Query", ...] = ()  # each side of a top-level OR, a query of its own (the keyword side)
     _memo: dict = field(default_factory=dict, repr=False)
 
     @classmethod
     def parse(cls, text: str, tags_all=(), tags_any=(), filters: dict | None = None) -> "Query":
-        """Read a query once: its terms, FTS5 expression and highlight words. A stopword outside quotes is never
-        required and never highlighted ("MCP server for AI clients" needs no chunk holding "for"), unless every
-        word is one."""
+        """Read a query once: Obsidian's operators (operators.py: tag:, path:, file:, -word, OR), then its terms,
+        FTS5 expression and highlight words. A stopword outside quotes is never required and never highlighted
+        ("MCP server for AI clients" needs no chunk holding "for"), unless every word is one."""
         text = text or ""
-        content, dropped = without_stopwords(text)
-        names = tuple(dict.fromkeys(n for n in (normal_words(text), normal_words(content)) if n))
-        return cls(text, parse_terms(content), query_words(content), parse_query(content), frozenset(dropped),
-                   names, tuple(tags_all or ()), tuple(tags_any or ()), dict(filters or {}))
+        ops = read_operators(text)
+        tags_all = tuple(dict.fromkeys([*(tags_all or ()), *ops.tags]))
+        filters = dict(filters or {})
+        for key, values in ops.filters.items():
+            filters[key] = list(dict.fromkeys([*filters.get(key, ()), *values]))
+        alternatives = tuple(cls.parse(side, tags_all, tags_any, filters) for side in ops.alternatives)
+        words = " ".join(side.meaning for side in alternatives) if alternatives else ops.words
+        content, dropped = without_stopwords(words)
+        names = tuple(dict.fromkeys(n for n in (normal_words(words), normal_words(content)) if n))
+        terms = list(dict.fromkeys(t for side in alternatives for t in side.terms)) if alternatives \
+            else parse_terms(content)
+        return cls(text, terms, query_words(content), parse_query(without_stopwords(ops.words)[0]),
+                   frozenset(dropped), names, tags_all, tuple(tags_any or ()), filters, ops.words, alternatives)
 
     @classmethod
     def of(cls, request) -> "Query":
@@ -75,7 +87,7 @@ class Query:
         """The query embedded by the project's model (raises EmbeddingsUnavailable); once per model."""
         key = ("vector", id(index.embedder))
         if key not in self._memo:
-            self._memo[key] = index.embed_query(self.text)
+            self._memo[key] = index.embed_query(self.meaning)
         return self._memo[key]
 
     def named(self, index: ProjectIndex) -> list:

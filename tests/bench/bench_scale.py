@@ -1,0 +1,116 @@
+"""Whether the int8 embedder puts (query, chunk) pairs on the same side of the spec's floors as fp32, raw and after
+the calibration that maps its cosine onto the fp32 model's scale.
+
+Run by hand (not part of the test suite), on data homes an earlier bench indexed (bench_vault_questions.py --home):
+
+    .venv/bin/python tests/bench/bench_scale.py --home /tmp/bq --chunks 1500
+
+Queries: every graded question of tests/bench/questions and every note title of the sampled projects; chunks: a
+seeded sample of the passages each project embeds. Each is embedded by ONNX fp32 (torch's vectors) and by the
+dynamic int8 copy. Printed per floor (0.3 hybrid, 0.5 semantic): the share of all pairs on the same side, and of
+the pairs near it (fp32 within 0.05 of the floor, the ones that can flip), raw and calibrated. The calibration is
+the one the engine fits and stores (indexer/ingest/scale.py), fitted here on the even chunks and judged on the odd.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sqlite3
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from indexer.config import Settings  # noqa: E402
+from indexer.ingest.onnx_encoder import OnnxEncoder  # noqa: E402
+
+QUESTIONS = Path(__file__).resolve().parent / "questions"
+STEP = 0.025  # the knots' spacing in the backend's cosine
+MIN_PAIRS = 40  # a bin with fewer pairs gives no knot of its own
+FLOORS = (0.3, 0.5)
+
+
+@dataclass(frozen=True)
+class Scale:
+    """A monotone piecewise-linear map from a backend's cosine to the fp32 model's: knots (backend, fp32)."""
+
+    raw: tuple[float, ...]
+    fp32: tuple[float, ...]
+
+    @classmethod
+    def fit(cls, raw: np.ndarray, reference: np.ndarray) -> "Scale":
+        """The mean fp32 cosine of each bin of backend cosine, made monotone, with (-1, -1) and (1, 1) at the ends."""
+        raw, reference = np.asarray(raw, dtype=np.float64), np.asarray(reference, dtype=np.float64)
+        xs, ys = [-1.0], [-1.0]
+        which = np.digitize(raw, np.arange(-1.0, 1.0 + STEP, STEP))
+        for b in np.unique(which):
+            members = which == b
+            if members.sum() >= MIN_PAIRS:
+                xs.append(float(raw[members].mean()))
+                ys.append(float(reference[members].mean()))
+        ys = np.maximum.accumulate(np.clip(ys + [1.0], -1.0, 1.0)).tolist()
+        return cls(tuple(xs + [1.0]), tuple(ys))
+
+    def apply(self, raw):
+        return np.interp(raw, self.raw, self.fp32)
+
+    def describe(self) -> str:
+        return f"{len(self.raw)} knots (" + ", ".join(f"{x:.2f}->{self.apply(x):.3f}" for x in (0.3, 0.5, 0.7)) + ")"
+
+
+def texts(home: Path, chunks: int, seed: int) -> tuple[list[str], list[str]]:
+    """A seeded sample of the embedded passages of every project under home, and every note title."""
+    passages, titles = [], []
+    for db in sorted(home.glob("*/projects/*/index.sqlite")) + sorted(home.glob("*/data/projects/*/index.sqlite")):
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        passages += [r[0] for r in con.execute("SELECT embed_text FROM chunks WHERE embed_text != ''")]
+        titles += [r[0] for r in con.execute("SELECT title FROM documents WHERE title != ''")]
+        con.close()
+    rng = random.Random(seed)
+    rng.shuffle(passages)
+    rng.shuffle(titles)
+    return passages[:chunks], titles[:300]
+
+
+def agreement(reference: np.ndarray, other: np.ndarray, floor: float) -> tuple[float, float, int]:
+    same = (reference >= floor) == (other >= floor)
+    near = np.abs(reference - floor) <= 0.05
+    return float(same.mean()), float(same[near].mean()) if near.any() else 1.0, int(near.sum())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--home", type=Path, required=True, help="a folder of data homes with indexed projects")
+    parser.add_argument("--chunks", type=int, default=1500)
+    parser.add_argument("--seed", type=int, default=36)
+    args = parser.parse_args()
+    passages, titles = texts(args.home, args.chunks, args.seed)
+    questions = [q["q"] for f in sorted(QUESTIONS.glob("*.json"))
+                 for q in json.loads(f.read_text(encoding="utf-8"))["questions"]]
+    queries = questions + titles
+    settings = Settings.from_env()
+    fp32 = OnnxEncoder.for_model(settings.model_path, settings.model_cache_dir, threads=None)
+    int8 = OnnxEncoder.for_model(settings.model_path, settings.model_cache_dir, threads=None, quantized=True)
+    print(f"{len(queries)} queries ({len(questions)} questions, {len(titles)} titles) x {len(passages)} passages",
+          flush=True)
+    ref = fp32.embed(queries) @ fp32.embed(passages).T
+    raw = int8.embed(queries) @ int8.embed(passages).T
+    fit, judge = slice(0, None, 2), slice(1, None, 2)
+    scale = Scale.fit(raw[:, fit].ravel(), ref[:, fit].ravel())
+    mapped = scale.apply(raw[:, judge])
+    print(f"calibration: {scale.describe()}")
+    print(f"mean |int8 - fp32|: raw {np.abs(raw[:, judge] - ref[:, judge]).mean():.4f}, "
+          f"calibrated {np.abs(mapped - ref[:, judge]).mean():.4f}")
+    for floor in FLOORS:
+        before, before_near, near = agreement(ref[:, judge], raw[:, judge], floor)
+        after, after_near, _ = agreement(ref[:, judge], mapped, floor)
+        print(f"floor {floor}: same side, all pairs raw {before:.4%} calibrated {after:.4%}; "
+              f"the {near} pairs within 0.05 of it raw {before_near:.2%} calibrated {after_near:.2%}")
+
+
+if __name__ == "__main__":
+    main()

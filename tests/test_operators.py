@@ -1,0 +1,88 @@
+"""Obsidian's search syntax, typed from habit into any box: tag:, path:, file:, -word, OR, "phrase", and /regex/
+refused with a sentence. Read by operators.py; every search mode and vault_search hear it (the real model)."""
+from __future__ import annotations
+
+import pytest
+
+from indexer.errors import InvalidQuery
+from indexer.search.operators import read_operators
+from support import indexed
+
+
+def test_operators_are_read_out_of_the_words():
+    ops = read_operators('tag:#moc path:"Daily Notes" file:Kanban meeting -fence "exact words"')
+    assert ops.tags == ["moc"] and ops.paths == ["daily notes"] and ops.files == ["kanban"]
+    assert ops.excluded == ["fence"] and ops.words == 'meeting "exact words"'
+    assert read_operators("kanban OR dataview plugin").alternatives == ["kanban", "dataview plugin"]
+    # Not operators: a hyphen inside a word, a negative number, OR at an end, a word ending in "tag:".
+    assert read_operators("vault-cortex -3 degrees").words == "vault-cortex -3 degrees"
+    assert read_operators("kanban OR").alternatives == []
+    assert read_operators("mytag:x").words == "mytag:x"
+
+
+def test_a_regular_expression_is_refused_with_what_to_type_instead():
+    with pytest.raises(InvalidQuery, match="regular expression.*quoted phrase"):
+        read_operators(r"/\d{4}-\d{2}/")
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory, real_embedder):
+    from indexer.config import Settings
+    from indexer.home import Home
+
+    base = tmp_path_factory.mktemp("operators")
+    vault = base / "vault"
+    (vault / "Plugins").mkdir(parents=True)
+    (vault / "Daily").mkdir()
+    (vault / "Plugins" / "Kanban.md").write_text(
+        "---\ntags: [plugin, moc]\n---\n# Kanban\n\nKanban turns a note into a board of cards you drag between "
+        "columns.\n", encoding="utf-8")
+    (vault / "Plugins" / "Dataview.md").write_text(
+        "---\ntags: [plugin]\n---\n# Dataview\n\nDataview treats your vault as a database you can query with "
+        "tables and lists.\n", encoding="utf-8")
+    (vault / "Daily" / "2024-05-02.md").write_text(
+        "# 2024-05-02\n\nMeeting about the fence with the neighbours; the kanban board of chores is done.\n",
+        encoding="utf-8")
+    (vault / "Daily" / "2024-05-03.md").write_text(
+        "# 2024-05-03\n\nMeeting with the plumber about the boiler.\n", encoding="utf-8")
+    with indexed(Home(Settings(home=base / "home"), embedder=real_embedder), vault, "ops") as engine:
+        yield engine
+
+
+def paths(answer: dict) -> list[str]:
+    return list(dict.fromkeys(r.get("relative_path") or r.get("path") for r in answer["results"]))
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "semantic"])
+def test_each_operator_narrows_every_mode(engine, mode):
+    def search(text):
+        return paths(engine.search(text, mode=mode, project="ops", limit=20))
+
+    assert set(search("kanban OR dataview")) >= {"Plugins/Kanban.md", "Plugins/Dataview.md"} or mode == "semantic"
+    assert set(search("meeting -fence")) <= {"Daily/2024-05-03.md"}
+    assert set(search("path:daily kanban board")) <= {"Daily/2024-05-02.md", "Daily/2024-05-03.md"}
+    assert set(search("file:data query a database")) <= {"Plugins/Dataview.md"}
+    assert set(search("tag:#moc board")) <= {"Plugins/Kanban.md"}
+
+
+def test_or_finds_either_side_by_keyword_and_never_searches_the_word_or(engine):
+    answer = engine.search("kanban OR dataview", mode="keyword", project="ops", limit=20)
+    assert set(paths(answer)) == {"Plugins/Kanban.md", "Plugins/Dataview.md", "Daily/2024-05-02.md"}
+    hybrid = engine.search("kanban OR dataview", project="ops", limit=20)
+    assert {"Plugins/Kanban.md", "Plugins/Dataview.md"} <= set(paths(hybrid)[:3])
+
+
+def test_excluded_words_and_paths_also_narrow_vault_search(engine):
+    answer = engine.vault_search("meeting -fence", project="ops")
+    assert paths(answer) == ["Daily/2024-05-03.md"]
+    assert paths(engine.vault_search("path:plugins cards", project="ops"))[0] == "Plugins/Kanban.md"
+
+
+def test_operators_alone_list_the_notes_they_allow(engine):
+    answer = engine.search("tag:#plugin", project="ops", limit=20)
+    assert set(paths(answer)) == {"Plugins/Kanban.md", "Plugins/Dataview.md"}
+
+
+def test_a_regex_typed_in_a_search_box_gets_the_sentence(engine):
+    with pytest.raises(InvalidQuery, match="regular expression"):
+        engine.search("/kan.an/", project="ops")
