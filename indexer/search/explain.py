@@ -66,7 +66,7 @@ NAME_MATCHES = {2: "the query is its title, an alias or its file name", 1: "the 
 
 
 def _rule(search_type: str, similarity: float | None, ranking: Ranking, recency=None, boost=None,
-          score: float | None = None) -> str:
+          score: float | None = None, partial: bool = False) -> str:
     threshold = ranking.meaning.threshold if ranking.meaning else None
     if search_type == "hybrid":
         name, note, share = boost or (0, 0.0, 1.0)
@@ -74,8 +74,12 @@ def _rule(search_type: str, similarity: float | None, ranking: Ranking, recency=
                 f"× {share:.4f} (its similarity over its note's best) + {CHUNK_WEIGHT:g} × similarity "
                 f"{similarity:.4f} = {score:.4f}; the note score fuses the note's legs as vault_search does (BM25 "
                 f"for the words, best passage and first passage by meaning: the best leg + 0.3 × the others' mean)")
+    if search_type == "keyword" and partial:
+        return ("found by some of the words alone (no passage of its note is close in meaning): 1.0, in the note "
+                "ranking's order, below every note found both ways")
     if search_type == "keyword":
-        return "found by the keyword leg alone: 1.0 (title matches first, then chunks holding more of the words)"
+        return ("found by the keyword leg alone: 1.0, in the note ranking's order (title matches first, then chunks "
+                "holding more of the words)")
     if search_type == "recency" and recency:
         sim, age, fresh = recency
         weight, half_life = ranking.recency_rule
@@ -121,7 +125,7 @@ def annotate(index: ProjectIndex, ranking: Ranking, results: list[dict], terms: 
         boost = ranking.boosts.get(cid) if r["search_type"] == "hybrid" else None
         r["explain"] = {"mode": ranking.mode, "rank": place, "search_type": r["search_type"], "score": r["similarity"],
                         "legs": legs, "rule": _rule(r["search_type"], sim, ranking, ranking.recency.get(cid), boost,
-                                                    r["similarity"]),
+                                                    r["similarity"], cid in ranking.partial),
                         "matched_words": words}
         if boost is not None:
             r["explain"]["boost"] = {"name": boost[0], "name_bonus": TITLE_BONUS[boost[0]],

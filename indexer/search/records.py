@@ -49,7 +49,7 @@ class Ranking:
     keyword: KeywordLeg | None = None
     meaning: MeaningLeg | None = None
     partial: dict[str, int] = field(default_factory=dict)  # hybrid: chunks holding some of the words, by BM25 rank
-    boosts: dict[str, tuple[int, float]] = field(default_factory=dict)  # hybrid: (name match, word strength)
+    boosts: dict[str, tuple[int, float, float]] = field(default_factory=dict)  # hybrid: (name, note score, share)
     recency: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # chunk: (similarity, age, freshness)
     recency_rule: tuple[float, float] = (0.0, 0.0)  # (weight of freshness, half-life in days)
     whole: bool = False  # every chunk that scores is ranked (no limit cut the legs)

@@ -148,7 +148,8 @@ def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict, keep: Pa
             embedded = time.perf_counter() - started
             counts = project.store.counts()
             print(f"{spec['corpus']}: {counts['documents']} documents, {counts['chunks']} chunks "
-                  f"({counts['pending']} left pending) embedded in {embedded:.0f} s (keyword-searchable in {synced:.1f} s); "
+                  f"({counts['pending']} left pending) embedded in {embedded:.0f} s "
+                  f"(keyword-searchable in {synced:.1f} s); "
                   + ", ".join(f"{len(v)} {k}" for k, v in sets.items()))
             bm25 = TextbookBM25(vault)
 
