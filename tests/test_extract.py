@@ -118,6 +118,15 @@ def test_tags_are_what_obsidian_counts_as_tags():
     assert parse("Plugin.md", text).tags == ["kanban", "project/alpha", "paren", "2024-plan"]
 
 
+def test_no_tags_inside_an_html_block():
+    """Measured on a real theme vault: 28 hex colours written as text in HTML table cells were counted as tags.
+    Obsidian reads no markdown inside an HTML block (from a block-level tag to the next blank line)."""
+    text = ("# Colours\n\n<table>\n<tr><td>--background-primary-alt: #1a1a1a</td></tr>\n"
+            "  <td>#theme-dark</td>\n</table>\n\nUsed in #themes, also <span>#inline</span>.\n\n"
+            "<div class=\"callout\">\n#insidediv\n</div>\n\n#after\n")
+    assert parse("Colours.md", text).tags == ["themes", "inline", "after"]
+
+
 def test_markdown_created_accepts_iso_strings_and_date_key_only():
     assert parse("a.md", "---\ncreated: '2023-09-12T10:00'\n---\n").created == "2023-09-12T10:00:00"
     assert parse("a.md", "---\ndate: 2021-01-02 03:04:05\n---\n").created == "2021-01-02T03:04:05"

@@ -74,3 +74,25 @@ def test_display_text_is_what_the_reading_view_shows():
     assert display_text("my_snake_case and __strong__") == "my_snake_case and strong"
     assert display_title("!\\[\\[Kanban\\]\\] board") == "![[Kanban]] board"  # escaped: literal, as Obsidian shows it
     assert display_title("{{title}}") == "{{title}}"  # nothing readable left: the title as stored
+
+
+def test_a_snippet_window_cut_inside_a_badge_shows_no_markup(tmp_path):
+    """Measured on a real plugin vault: 3 % of snippets showed `![badge](https://img.shields.io/…`: FTS5's window
+    ended inside an image, so the readable-text rules never saw it whole."""
+    from indexer.config import Settings
+    from indexer.home import Home
+    from support import WordEmbedder, indexed
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    words = " ".join(f"filler{i}" for i in range(40))
+    (vault / "Plugin.md").write_text(
+        f"# Plugin\n\n{words} kanban boards [![downloads](https://img.shields.io/badge/downloads-12k-blue?style=flat)]"
+        f"(https://github.com/example/kanban/releases) {words} then kanban again [![release](https://img.shields.io/"
+        f"github/v/release/example/kanban)](https://github.com/example/kanban) {words}\n", encoding="utf-8")
+    home = Home(Settings(home=tmp_path / "home"), embedder=WordEmbedder())
+    with indexed(home, vault, "v") as engine:
+        for tokens in (6, 8, 10, 12, 16):
+            shown = engine.vault_search("kanban", project="v", snippet_tokens=tokens)["results"][0]["snippet"]
+            assert "kanban" in shown
+            assert not any(mark in shown for mark in ("](", "![", "http", "shields", "[", "]")), (tokens, shown)

@@ -164,8 +164,23 @@ def readable_marked(text: str, open_mark: str, close_mark: str) -> dict:
     as a person reads it (readable.display_text), each word that was marked marked again where it still shows (a
     match inside a URL or a tag's name is gone with it)."""
     words = re.findall(f"{re.escape(open_mark)}(.*?){re.escape(close_mark)}", text)
-    shown = " ".join(display_text(text.replace(open_mark, "").replace(close_mark, "")).split())
+    shown = " ".join(display_text(_whole_links(text.replace(open_mark, "").replace(close_mark, ""))).split())
     return snippet(shown, words, len(shown) + 1)
+
+
+# FTS5's snippet() cuts the raw text by words, often inside a link or image: `![badge](https://img.shields.io/…`
+# at its end, `io/badge/x.svg)](https://…)` at its start. Neither is markup the readable-text rules can see whole.
+# A link or image the window ends inside: `[text`, `![alt](url`, `[![alt](url)](url2`.
+_CUT_TAIL = re.compile(r"(?:\[!|!)?\[[^\[\]\n]*(?:\](?:\([^)\n]*(?:\)(?:\](?:\([^)\n]*)?)?)?)?)?(?:…)?$")
+_CUT_HEAD_URL = re.compile(r"^(?:…)?[^\s\[\]()]*/[^\s\[\]()]*\)")  # the end of a link's address
+_CUT_HEAD_LINK = re.compile(r"^(?:…)?([^\[\]\n]*)\]\([^)\n]*(?:\)|$)")  # the end of a link's text, then its address
+
+
+def _whole_links(text: str) -> str:
+    """A snippet window without the parts of a link or image it cut through (the link text it holds is kept)."""
+    text = _CUT_HEAD_URL.sub("…", text, count=1)
+    text = _CUT_HEAD_LINK.sub(lambda m: "…" + m.group(1), text, count=1)
+    return _CUT_TAIL.sub("…", text, count=1)
 
 
 PASSAGE_FIELDS = ("chunk_id", "heading_path", "lines", "snippet", "highlights", "similarity", "cosine", "search_type",

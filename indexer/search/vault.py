@@ -263,7 +263,10 @@ def fts_snippets(index: ProjectIndex, match: str, rowids: list[int], tokens: int
     if not match or not rowids:
         return {}
     found = chunk_reads.fts_snippets(index, match, rowids, tokens, OPEN, CLOSE)
-    return {rowid: readable_marked(text, OPEN, CLOSE) for rowid, text in found.items()}
+    # A window FTS5 chose for a match a reader cannot see (inside a URL) shows none: the chunk's readable text is
+    # searched for the words instead (the caller's fallback).
+    shown = {rowid: readable_marked(text, OPEN, CLOSE) for rowid, text in found.items()}
+    return {rowid: marked for rowid, marked in shown.items() if marked["highlights"]}
 
 
 def leading_callout(text: str) -> dict | None:

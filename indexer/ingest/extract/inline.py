@@ -18,6 +18,12 @@ HAS_LETTER = re.compile(r"[^\W\d]")  # a letter or underscore: '#123' is an issu
 URL_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
 HTML_TAG = re.compile(r"</?[a-zA-Z][^<>]*>")  # a tag with its attributes: style="color: #573E7A" is no #tag
 HTML_TAG_OPEN = re.compile(r"</?[a-zA-Z][^<>]*$")  # a tag whose attributes go on past the line
+# A line that opens an HTML block (CommonMark's kind 6: a block-level tag first on the line): Obsidian reads no
+# markdown in it, so no #tag, until the next blank line ("<td>--background-primary-alt: #1a1a1a</td>").
+HTML_BLOCK = re.compile(r"^ {0,3}</?(?:address|article|aside|blockquote|body|caption|center|col|colgroup|dd|details|"
+                        r"dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|h[1-6]|header|hr|html|iframe|"
+                        r"legend|li|main|menu|nav|ol|p|pre|section|summary|table|tbody|td|tfoot|th|thead|tr|ul|"
+                        r"style|script)(?=[\s/>]|$)", re.IGNORECASE)
 
 
 def code_lines(lines: list[str]) -> list[bool]:
@@ -91,9 +97,12 @@ def scan_lines(lines: list[str], in_code: list[bool] | None = None) -> tuple[lis
     tags: list[str] = []
     links: list[Link] = []
     in_tag = False  # inside an HTML tag whose attributes run over lines
+    in_html = False  # inside an HTML block: no tags until a blank line
     for line, is_code in zip(lines, in_code):
         if is_code or not line.strip():
+            in_html = False
             continue
+        in_html = in_html or bool(HTML_BLOCK.match(line))
         if in_tag:
             end = line.find(">")
             if end < 0:
@@ -116,7 +125,7 @@ def scan_lines(lines: list[str], in_code: list[bool] | None = None) -> tuple[lis
                 if target:
                     links.append(Link(target, "file"))
             line = MARKDOWN_LINK.sub(" ", line)
-        if "#" in line:
+        if "#" in line and not in_html:
             if "://" in line:
                 line = BARE_URL.sub(" ", line)
             tags.extend(m.group(1) for m in TAG.finditer(line) if HAS_LETTER.search(m.group(1)))
