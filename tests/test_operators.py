@@ -86,3 +86,31 @@ def test_operators_alone_list_the_notes_they_allow(engine):
 def test_a_regex_typed_in_a_search_box_gets_the_sentence(engine):
     with pytest.raises(InvalidQuery, match="regular expression"):
         engine.search("/kan.an/", project="ops")
+
+
+def test_a_partly_typed_word_finds_the_title_it_starts_first(tmp_path, real_embedder):
+    """Tried as a new user on a real plugin vault: in the Power Strip `datav` and `templ` missed Dataview and
+    Templater, and `kanb` put Kanban 4th. A title that starts with what was typed comes first, the shortest first,
+    as in Obsidian's quick switcher."""
+    from indexer.config import Settings
+    from indexer.home import Home
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    notes = {
+        "Kanban.md": "# Kanban\n\nBoards of cards for any note.\n",
+        "Kanban plugin roundup 2021.md": "# Kanban plugin roundup 2021\n\nSix kanban plugins compared.\n",
+        "Why I stopped using kanban.md": "# Why I stopped using kanban\n\nThe kanban board became a chore.\n",
+        "Weekly review.md": "# Weekly review\n\nMove the kanban cards, review Dataview tables and Templater scripts.\n",
+        "Dataview.md": "# Dataview\n\nQuery your vault like a database.\n",
+        "Templater.md": "# Templater\n\nTemplates with scripts and dates.\n",
+    }
+    for name, text in notes.items():
+        (vault / name).write_text(text, encoding="utf-8")
+    with indexed(Home(Settings(home=tmp_path / "home"), embedder=real_embedder), vault, "v") as engine:
+        for typed, first in (("kanb", "Kanban.md"), ("datav", "Dataview.md"), ("templ", "Templater.md"),
+                             ("Kanban pl", "Kanban plugin roundup 2021.md")):
+            for mode in ("keyword", "hybrid"):
+                answer = engine.search(typed, mode=mode, project="v", limit=12, group=True)
+                assert "corrected" not in answer, (typed, answer.get("corrected"))
+                assert paths(answer)[0] == first, (typed, mode, paths(answer))

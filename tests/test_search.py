@@ -336,7 +336,7 @@ def test_keyword_ranks_like_its_definition_while_reading_only_what_the_limit_nee
                         return all(t in r["content"].lower() or t in r["title"].lower() or t in path
                                    for t in terms) and (allowed is None or r["document_id"] in allowed)
 
-                    def named(r):  # the query is the note's title or file name (2), or stands whole in one (1)
+                    def named(r):  # the query is the note's title or file name (2), stands whole in or starts one (1)
                         names = [" " + " ".join(re.findall(r"\w+", n.lower())) + " "
                                  for n in (r["title"], Path(r["rel_path"]).stem)]
                         asked = " ".join(re.findall(r"\w+", query.lower()))
@@ -344,10 +344,10 @@ def test_keyword_ranks_like_its_definition_while_reading_only_what_the_limit_nee
                                    for t in terms):
                             return 0
                         return 2 if any(n.strip() == asked for n in names) else int(
-                            any(f" {asked} " in n for n in names))
+                            any(f" {asked} " in n or n.startswith(f" {asked}") for n in names))
 
                     expected = sorted((r for r in rows if matches(r)), key=lambda r: (
-                        -named(r), -sum(t in r["title"].lower() for t in terms),
+                        -named(r), len(r["title"]) if named(r) else 0, -sum(t in r["title"].lower() for t in terms),
                         -sum(t in r["content"].lower() for t in terms),
                         -r["modified"], r["document_id"], r["ordinal"]))[:limit]
                     got = keyword_search(index, Query.parse(query), limit, allowed)

@@ -156,12 +156,13 @@ CHUNK_WEIGHT = 0.05
 
 def name_match(forms: tuple[str, ...], names: list[str]) -> int:
     """How a query (its normal_words forms) matches a note's names (title, aliases, file name): 2 when it is one of
-    them, 1 when it stands whole inside one, 0 otherwise."""
+    them, 1 when it stands whole inside one or starts one (`kanb` starts "Kanban", as Obsidian's quick switcher
+    reads what is being typed), 0 otherwise."""
     named = [f" {normal_words(n)} " for n in names if n]
     forms = tuple(f for f in forms if f)
     if any(n.strip() == f for n in named for f in forms):
         return 2
-    return 1 if any(f" {f} " in n for n in named for f in forms) else 0
+    return 1 if any(f" {f} " in n or n.startswith(f" {f}") for n in named for f in forms) else 0
 
 
 def aliases(frontmatter: str | None) -> list[str]:

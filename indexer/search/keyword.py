@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import Counter
 
 from . import chunk_reads as reads
+from . import note_reads
 from .chunk_reads import EVERYTHING
 from .index import ProjectIndex
 
@@ -68,7 +69,10 @@ def _titled_matches(index: ProjectIndex, terms: list[str], named, title_hits: Co
     if not rows:
         return []
     rows = reads.chunk_order_keys(index, [r[0] for r in rows])
-    rows.sort(key=lambda r: (-names.get(r[2], 0), -title_hits[r[2]], -content_hits[r[0]], -(r[4] or 0), r[2], r[3]))
+    # Among the notes the query names, the shortest name first: `quer` puts "Query" before "Query Builder".
+    length = {doc: len(title) for doc, title in note_reads.titles(index, [d for d in names if names[d]]).items()}
+    rows.sort(key=lambda r: (-names.get(r[2], 0), length.get(r[2], 0), -title_hits[r[2]], -content_hits[r[0]],
+                             -(r[4] or 0), r[2], r[3]))
     return [r[1] for r in rows[:limit]]
 
 
