@@ -39,6 +39,14 @@ def test_a_search_before_the_model_is_ready_answers_by_keyword_and_says_so(home,
         assert fresh.loading, "the first search answered before the model had loaded"
         vault_first = engine.vault_search("sourdough bread")
         assert vault_first["search_mode"] == "fts" and "still loading" in vault_first["semantic_reason"]
+        # A question no note holds every word of is answered by the words it does hold (BM25), and says so.
+        question = "when should I feed the starter before the fence party"
+        asked = engine.vault_search(question)
+        assert asked["search_mode"] == "fts" and asked["results"][0]["path"] == "Projects/Sourdough.md"
+        by_hybrid = engine.search(question, mode="hybrid")
+        assert by_hybrid["results"][0]["relative_path"] == "Projects/Sourdough.md"
+        assert by_hybrid["results"][0]["partial"] and "feed" in by_hybrid["results"][0]["matched_words"]
+        assert "still loading" in by_hybrid["semantic_reason"]
         window = app_client(create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765}))
         page = window.get("/search?q=sourdough", base_url="http://127.0.0.1:8765").get_data(as_text=True)
         notice = " ".join(page.split())

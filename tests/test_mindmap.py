@@ -78,6 +78,27 @@ def test_search_finds_nodes_by_meaning_with_their_path(engine, garden):
                             "title": "Garden", "revision": 1}
 
 
+def test_while_the_model_loads_node_search_answers_by_the_words_and_says_so(engine, garden, vault):
+    """Tried as a new user: node search answered [] with semantic_available false and no sentence while the model
+    loaded. It answers by the question's words (any of them, BM25) and says why."""
+    from indexer.config import Settings
+    from indexer.home import Home
+    from indexer.ingest.embeddings import Embedder
+
+    loading = Embedder()
+    loading.wait_for_load = False
+    loading.load = lambda: False  # a server that has just started: the model never finishes here
+    fresh = Engine(Home(Settings.from_env(), embedder=loading))
+    try:
+        fresh.mindmaps.open("notes", path=MAP)
+        found = fresh.mindmaps.search_nodes("when should I stake and pinch the tomatoes", limit=3)
+        assert found["semantic_available"] is False
+        assert "BM25" in found["semantic_reason"] and "words" in found["semantic_reason"]
+        assert found["results"][0]["node_id"] == "tomatoes" and found["results"][0]["search_type"] == "keyword"
+    finally:
+        fresh.close()
+
+
 def test_a_rename_not_yet_saved_shows_the_live_title_and_reports_a_stale_index(engine, garden, vault):
     edit_file(vault, lambda nodes, _: nodes["watering"].update(title="Irrigation schedule"))
     found = engine.mindmaps.search_nodes("drip line timer rain barrels", limit=3)

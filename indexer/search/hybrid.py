@@ -25,6 +25,7 @@ half is reported beside it. Without the model: the keyword side alone.
 """
 from __future__ import annotations
 
+import heapq
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 
@@ -51,10 +52,14 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
     """
     whole = limit is None
     probe = KEYWORD_POOL if whole or ordered else 4 * limit + 64
-    if not index.semantic_available:
-        hits = keyword_side(index, query, KEYWORD_POOL if whole else limit, allowed)
-        return Ranking("hybrid", [(cid, 1.0, "keyword") for cid in hits], KeywordLeg(hits, query.terms),
-                       MeaningLeg([], HYBRID_THRESHOLD, error=unavailable(index)), whole=whole)
+    if not index.semantic_available:  # the keyword side alone, then the chunks with some of the words (BM25)
+        want = KEYWORD_POOL if whole else limit
+        hits = keyword_side(index, query, want, allowed)
+        some = [cid for cid in partial_matches(index, query, want, allowed) if cid not in set(hits)]
+        some = some[:want - len(hits)]
+        return Ranking("hybrid", [(cid, 1.0, "keyword") for cid in hits + some], KeywordLeg(hits, query.terms),
+                       MeaningLeg([], HYBRID_THRESHOLD, error=unavailable(index)),
+                       partial={cid: rank for rank, cid in enumerate(some, start=1)}, whole=whole)
     keyword_future = _pool.submit(keyword_side, index, query, probe, allowed)  # beside the scan
     # The note ranking always hears the notes with some of the words, whatever the limit (rank_notes adds them when
     # fewer than `limit` notes hold all of them): a result must not depend on how many were asked for.
@@ -149,6 +154,19 @@ def bm25_matching(index: ProjectIndex, query, chunk_ids: list[str]) -> set[str]:
     return set(_quietly(reads.bm25_scores_of, index, query.fts.match, chunk_ids) or ())
 
 
+
+
+def partial_matches(index: ProjectIndex, query, limit: int, allowed: set[str] | None) -> list[str]:
+    """The chunks BM25 ranks best for any of the query's words (stemmed), best first: how a question is answered
+    by its words while the model loads."""
+    if not query.fts.any_match or limit <= 0:
+        return []
+    if allowed is not None:  # the allowed notes' chunks, ranked by SQL
+        return _quietly(reads.bm25_chunk_ids, index, query.any_match(index), limit, allowed) or []
+    scores = _quietly(query.any_scores, index) or {}
+    best = heapq.nsmallest(limit, scores.items(), key=lambda hit: (-hit[1], hit[0]))  # as ORDER BY rank, rowid
+    at = reads.chunk_ids_at(index, [rowid for rowid, _ in best])
+    return [at[rowid] for rowid, _ in best if rowid in at]
 
 
 def _word_scores(index: ProjectIndex, query, chunk_ids: list[str]) -> dict[str, float]:
