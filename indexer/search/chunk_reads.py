@@ -301,6 +301,17 @@ def documents_of(index: ProjectIndex, chunk_ids: Iterable[str]) -> dict[str, str
                                           [ids(dict.fromkeys(chunk_ids))])}
 
 
+def contents(index: ProjectIndex, chunk_ids: Iterable[str]) -> dict[str, str]:
+    """Each of these chunks' text as written, by chunk id."""
+    return dict(index.sql(f"SELECT chunk_id, content FROM chunks WHERE chunk_id {IN}", [ids(chunk_ids)]))
+
+
+def shared_paragraphs(index: ProjectIndex, keys: Iterable[str], notes: int) -> set[str]:
+    """Which of these paragraph keys at least `notes` notes hold (ingest/boilerplate.py)."""
+    return {r[0] for r in index.sql(f"SELECT hash FROM paragraphs WHERE hash {IN} GROUP BY hash "
+                                    "HAVING count(*) >= ?", [ids(keys), notes])}
+
+
 def owners(index: ProjectIndex, chunk_ids: Iterable[str]) -> dict[str, tuple[str, int]]:
     """Each of these chunks' (document id, ordinal), by chunk id."""
     return {r[0]: (r[1], r[2]) for r in index.sql(

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from ..errors import InvalidQuery
+from ..ingest.boilerplate import mostly_shared, without_shared
 from ..limits import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, check_number
 from . import pipeline
+from .hits import shared_in
 from .index import ProjectIndex
 from .request import SearchRequest
 
@@ -23,10 +25,25 @@ def build_context(indexes: list[ProjectIndex], query: str, token_budget: int = 2
         raise InvalidQuery("Type something to build context for (the query is empty).")
     check_number("token_budget", token_budget, MIN_TOKEN_BUDGET, MAX_TOKEN_BUDGET)
     found = pipeline.search(indexes, SearchRequest(query, "hybrid", scope=scope, limit=limit))
-    items, used, truncated = _pack(indexes[0].counter, found["results"], token_budget)
+    items, used, truncated = _pack(indexes[0].counter, _own_text(indexes, found["results"]), token_budget)
     return {"query": query, "token_budget": token_budget, "tokens_used": used, "items": items,
             "truncated": truncated, "semantic_available": found["semantic_available"],
             **({"semantic_reason": found["semantic_reason"]} if "semantic_reason" in found else {})}
+
+
+def _own_text(indexes: list[ProjectIndex], rows: list[dict]) -> list[dict]:
+    """The rows without the paragraphs many notes share (a footer, a banner: ingest/boilerplate.py), and without the
+    rows that hold nothing else: a context spends its budget on what each note says."""
+    by_name = {index.name: index for index in indexes}
+    shared = {name: shared_in(index, [r["content"] for r in rows if r["project"] == name])
+              for name, index in by_name.items()}
+    kept = []
+    for r in rows:
+        theirs = shared.get(r["project"], set())
+        if theirs and mostly_shared(r["content"], theirs):
+            continue
+        kept.append({**r, "content": without_shared(r["content"], theirs)})
+    return kept
 
 
 def _overlaps(a: dict, b: dict) -> bool:

@@ -23,6 +23,7 @@ import re
 from datetime import datetime
 from typing import Iterable
 
+from ..ingest.boilerplate import SHARED_NOTES, paragraph_keys, without_shared
 from . import chunk_reads as reads
 from ..ingest.readable import display_text, display_title
 from .grammar import STOPWORDS
@@ -41,6 +42,7 @@ def chunk_hits(index: ProjectIndex, ranked: list[tuple[str, float, str]], terms:
     if not ranked:
         return []
     rows = reads.hit_rows(index, [cid for cid, _, _ in ranked])
+    shared = shared_in(index, [r["content"] for r in rows.values()])
     hits, kept = [], set()
     for cid, score, search_type in ranked:
         r = rows.get(cid)
@@ -50,7 +52,7 @@ def chunk_hits(index: ProjectIndex, ranked: list[tuple[str, float, str]], terms:
             if len(kept) == documents:
                 continue
             kept.add(r["document_id"])
-        hit = chunk_hit(index, r, score, search_type, terms, (cosines or {}).get(cid))
+        hit = chunk_hit(index, r, score, search_type, terms, (cosines or {}).get(cid), shared)
         if search_type in ("keyword", "hybrid"):
             hit["matched_words"] = held(terms, r) if cid in partial else list(terms)
             hit["partial"] = cid in partial
@@ -64,11 +66,18 @@ def held(terms: list[str], r: dict) -> list[str]:
     return [t for t in terms if t in haystack]
 
 
+def shared_in(index: ProjectIndex, texts: Iterable[str]) -> set[str]:
+    """The keys of the paragraphs of these texts that many notes share (ingest/boilerplate.py)."""
+    keys = {key for text in texts for key, _ in paragraph_keys(text or "")}
+    return reads.shared_paragraphs(index, keys, SHARED_NOTES) if keys else set()
+
+
 def chunk_hit(index: ProjectIndex, r: dict, score: float, search_type: str, terms: list[str],
-              cosine: float | None = None) -> dict:
-    """One chunk hit from a joined chunk-and-document row; heading, lines and snippet are the matching part's."""
+              cosine: float | None = None, shared: set[str] = frozenset()) -> dict:
+    """One chunk hit from a joined chunk-and-document row; heading, lines and snippet are the matching part's,
+    never a paragraph many notes share (a footer) while the passage holds anything else."""
     sections = chunk_sections(r)
-    part, text = matching_section(r["content"], sections, terms)
+    part, text = matching_section(r["content"], sections, terms, shared)
     return {
         "chunk_id": r["chunk_id"],
         "document_id": r["document_id"],
@@ -111,12 +120,14 @@ def section_texts(content: str, sections: list[dict]) -> list[tuple[dict, str]]:
             for i, s in enumerate(sections)]
 
 
-def matching_section(content: str, sections: list[dict], terms: Iterable[str]) -> tuple[dict, str]:
-    """The part of a chunk a result should point at, with its text: the one matching most query terms.
+def matching_section(content: str, sections: list[dict], terms: Iterable[str], shared: set[str] = frozenset()
+                     ) -> tuple[dict, str]:
+    """The part of a chunk a result should point at, with its text: the one matching most query terms, read
+    without the paragraphs many notes share (`shared`: a footer's words match every question about its topic).
 
     Without any matching term (a match by meaning alone), the first part with more than a heading line.
     """
-    parts = section_texts(content, sections)
+    parts = [(section, without_shared(text, shared)) for section, text in section_texts(content, sections)]
     if len(parts) == 1:
         return parts[0]
     words = [w for w in (t.lower() for t in terms if t) if w not in STOPWORDS]

@@ -29,6 +29,7 @@ import heapq
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 
+from ..ingest.boilerplate import SHARED_NOTES, mostly_shared, paragraph_keys
 from . import chunk_reads as reads
 from .grammar import CHUNK_WEIGHT, TITLE_BONUS
 from .index import ProjectIndex
@@ -97,6 +98,8 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
         boosts[cid] = (name, note, share)
         scored.append((cid, 1.0 + (note + TITLE_BONUS[name]) * share + CHUNK_WEIGHT * sim, "hybrid"))
     scored.sort(key=lambda s: (-s[1], s[0]))
+    scored = _boilerplate_last(index, scored, boosts, sims, {cid: owners[cid][0] for cid in boosts},
+                               None if whole else probe)
     both = set(boosts)
     partial = {cid: rank for cid, rank in partial.items() if cid in both}
     answered = {owners[cid][0] for cid in both}
@@ -135,6 +138,46 @@ def _keyword_alone(index: ProjectIndex, notes, keyword: list[str], both: set[str
     alone = alone[:limit]
     partial |= {cid: ranks[cid] - notes.strict for cid in alone if ranks.get(cid, 0) > notes.strict}
     return alone
+
+
+def _boilerplate_last(index: ProjectIndex, scored: list, boosts: dict, sims: dict, owner: dict[str, str],
+                      head: int | None) -> list:
+    """The ranking with each note's boilerplate passages (text many notes share: ingest/boilerplate.py) last within
+    their note: a note whose best passage near the top is mostly a shared footer is represented by its best other
+    passage, which then carries the note score (the footer keeps only its own 0.05 x similarity)."""
+    top: dict[str, str] = {}
+    for cid, _, _ in scored[:head]:
+        top.setdefault(owner[cid], cid)
+    boiler = _boilerplate(index, list(top.values()))
+    if not boiler:
+        return scored
+    docs = {owner[cid] for cid in boiler}
+    others = [cid for cid, _, _ in scored if owner[cid] in docs and cid not in boiler]
+    boiler |= _boilerplate(index, others)
+    rescored = {}
+    for doc in docs:
+        own = [cid for cid, _, _ in scored if owner[cid] == doc]
+        kept = [cid for cid in own if cid not in boiler]
+        if not kept:  # nothing but shared text matched: the note keeps it
+            continue
+        best = max(sims[cid] for cid in kept)
+        for cid in own:
+            name, note, _ = boosts[cid]
+            share = 0.0 if cid in boiler else sims[cid] / best
+            boosts[cid] = (name, note, share)
+            rescored[cid] = 1.0 + (note + TITLE_BONUS[name]) * share + CHUNK_WEIGHT * sims[cid]
+    scored = [(cid, rescored.get(cid, score), kind) for cid, score, kind in scored]
+    return sorted(scored, key=lambda s: (-s[1], s[0]))
+
+
+def _boilerplate(index: ProjectIndex, chunk_ids: list[str]) -> set[str]:
+    """Which of these chunks are mostly paragraphs that SHARED_NOTES notes or more hold."""
+    if not chunk_ids:
+        return set()
+    texts = reads.contents(index, chunk_ids)
+    keys = {key for text in texts.values() for key, _ in paragraph_keys(text)}
+    shared = reads.shared_paragraphs(index, keys, SHARED_NOTES) if keys else set()
+    return {cid for cid, text in texts.items() if shared and mostly_shared(text, shared)}
 
 
 def keyword_side(index: ProjectIndex, query, limit: int, allowed: set[str] | None) -> list[str]:

@@ -367,11 +367,12 @@ def rank_notes(index: ProjectIndex, query: Query, limit: int, fusion: str = DEFA
             vector, notes = vector_legs(index, query_vector, allowed, note_leg, depth, ranking.scan)
         except EmbeddingsUnavailable:
             pass
-    if len(bm25) < limit and query.fts.any_match:
+    if len(bm25) < limit and query.fts.any_match and (vector is not None or (not bm25 and index.embedder.loading)):
         # Notes holding some of the terms follow those holding all of them in the BM25 leg, so a long
         # natural-language question still gets a keyword signal (see tests/bench/bench_quality.py), even when
-        # no chunk is close enough in meaning ("the 1982 Ridley Scott film I rated" must still find Blade Runner)
-        # and while the model loads (an answer by words alone, search_mode "fts").
+        # no chunk is close enough in meaning ("the 1982 Ridley Scott film I rated" must still find Blade Runner).
+        # Without a model (search_mode "fts") spec 001's implicit AND holds; only while the model still loads, a
+        # question no note holds whole is answered by the notes with some of its words.
         have = {hit[0] for hit in bm25}
         some = [hit for hit in bm25_leg(index, query.any_match(index), allowed, depth) if hit[0] not in have]
         if fusion != "rrf" and bm25:  # by score, a note with some of the words stays under those with all of them

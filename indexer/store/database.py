@@ -12,6 +12,7 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
+from ..ingest.boilerplate import paragraph_keys
 from ..ingest.rows import ChunkRow, DocumentRow
 from .migrations import PROPERTY_TEXT, migrate
 
@@ -289,6 +290,11 @@ class Store:
                          _sections_json(ch.sections), None if ch.keyword_only else reusable.get(ch.content_hash),
                          int(ch.keyword_only), "embedded" if ch.keyword_only else "pending"),
                     )
+            # Which notes hold each paragraph: text many notes share is boilerplate (ingest/boilerplate.py).
+            if existing:
+                c.execute("DELETE FROM paragraphs WHERE document_id = ?", (doc.document_id,))
+            c.executemany("INSERT OR IGNORE INTO paragraphs (hash, document_id) VALUES (?, ?)",
+                          {(key, doc.document_id) for ch in chunks for key, _ in paragraph_keys(ch.content)})
             # The note's properties are BM25 words of its first chunk only (migration m008); a new document's rows
             # have none yet (rewriting an FTS5 row costs a delete and an insert).
             if existing:

@@ -355,3 +355,24 @@ def m013_no_porter_index(conn: sqlite3.Connection) -> None:
         END;
         """
     )
+
+
+@migration
+def m014_shared_paragraphs(conn: sqlite3.Connection) -> None:
+    # Which notes hold each paragraph (ingest/boilerplate.py): a footer that many notes share is never a note's
+    # best passage. Filled here from the chunks already indexed; kept by Database.save_document after.
+    from ..ingest.boilerplate import paragraph_keys
+
+    conn.executescript(
+        """
+        CREATE TABLE paragraphs (
+            hash TEXT NOT NULL,
+            document_id TEXT NOT NULL REFERENCES documents(document_id) ON DELETE CASCADE,
+            PRIMARY KEY (hash, document_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX paragraphs_document ON paragraphs(document_id);
+        """
+    )
+    rows = conn.execute("SELECT document_id, content FROM chunks ORDER BY document_id")
+    conn.executemany("INSERT OR IGNORE INTO paragraphs (hash, document_id) VALUES (?, ?)",
+                     ((key, doc) for doc, content in rows for key, _ in paragraph_keys(content)))
