@@ -318,6 +318,12 @@ def owners(index: ProjectIndex, chunk_ids: Iterable[str]) -> dict[str, tuple[str
         f"SELECT chunk_id, document_id, ordinal FROM chunks WHERE chunk_id {IN}", [ids(chunk_ids)])}
 
 
+def owners_and_rowids(index: ProjectIndex, chunk_ids: Iterable[str]) -> dict[str, tuple[str, int, int]]:
+    """Each of these chunks' (document id, ordinal, rowid), by chunk id."""
+    return {r[0]: (r[1], r[2], r[3]) for r in index.sql(
+        f"SELECT chunk_id, document_id, ordinal, rowid FROM chunks WHERE chunk_id {IN}", [ids(chunk_ids)])}
+
+
 def owners_of_rowids(index: ProjectIndex, rowids: Iterable[int]) -> dict[int, str]:
     """Each of these chunks' document id, by rowid."""
     return {r[0]: r[1] for r in index.sql(f"SELECT rowid, document_id FROM chunks WHERE rowid {IN}", [ids(rowids)])}

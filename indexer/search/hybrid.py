@@ -76,10 +76,12 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
     owners = notes.scan.get("owners", {})
     if missing := [cid for cid in sims if cid not in owners]:
         owners = owners | reads.owners(index, missing)
-    full = set(keyword.chunks)
-    words = _word_scores(index, query, [cid for cid in sims if cid not in full])
-    partial = {cid: rank for rank, (cid, score) in enumerate(
-        sorted(words.items(), key=lambda hit: (-hit[1], hit[0])), start=1) if score > 0}
+    # Which chunks hold the words: those the note ranking's BM25 legs read (every word, then some of them; the best
+    # LEG_CHUNKS of each), so a question's OR is not read a second time.
+    rowid = notes.scan.get("rowids", {})
+    every, some = notes.scan.get("every_word", {}), notes.scan.get("some_words", {})
+    full = set(keyword.chunks) | {cid for cid in sims if rowid.get(cid) in every}
+    partial = {cid: some[rowid[cid]] for cid in sims if cid not in full and rowid.get(cid) in some}
     fused = {c.document_id: c for c in notes.fused}
     best: dict[str, float] = {}
     for cid, sim in sims.items():
@@ -98,8 +100,7 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
         boosts[cid] = (name, note, share)
         scored.append((cid, 1.0 + (note + TITLE_BONUS[name]) * share + CHUNK_WEIGHT * sim, "hybrid"))
     scored.sort(key=lambda s: (-s[1], s[0]))
-    scored = _boilerplate_last(index, scored, boosts, sims, {cid: owners[cid][0] for cid in boosts},
-                               None if whole else probe)
+    scored = _boilerplate_last(index, scored, boosts, sims, {cid: owners[cid][0] for cid in boosts}, limit)
     both = set(boosts)
     partial = {cid: rank for cid, rank in partial.items() if cid in both}
     answered = {owners[cid][0] for cid in both}
@@ -190,13 +191,6 @@ def keyword_side(index: ProjectIndex, query, limit: int, allowed: set[str] | Non
     return found[:limit]
 
 
-def bm25_matching(index: ProjectIndex, query, chunk_ids: list[str]) -> set[str]:
-    """Which of these chunks hold every word as BM25 reads them (title, headings, text, properties)."""
-    if not query.fts.match or not chunk_ids:
-        return set()
-    return set(_quietly(reads.bm25_scores_of, index, query.fts.match, chunk_ids) or ())
-
-
 
 
 def partial_matches(index: ProjectIndex, query, limit: int, allowed: set[str] | None) -> list[str]:
@@ -210,17 +204,6 @@ def partial_matches(index: ProjectIndex, query, limit: int, allowed: set[str] | 
     best = heapq.nsmallest(limit, scores.items(), key=lambda hit: (-hit[1], hit[0]))  # as ORDER BY rank, rowid
     at = reads.chunk_ids_at(index, [rowid for rowid, _ in best])
     return [at[rowid] for rowid, _ in best if rowid in at]
-
-
-def _word_scores(index: ProjectIndex, query, chunk_ids: list[str]) -> dict[str, float]:
-    """The BM25 score, for the query's words (any of them, or its one word), of each of these chunks that holds
-    them; a question's OR is read once per search (Query.any_scores)."""
-    if query.fts.any_match:
-        scores = _quietly(query.any_scores, index) or {}
-        return {cid: scores[rowid] for cid, rowid in reads.rowids_of(index, chunk_ids).items() if rowid in scores}
-    if not query.fts.match:
-        return {}
-    return _quietly(reads.bm25_scores_of, index, query.fts.match, chunk_ids) or {}
 
 
 

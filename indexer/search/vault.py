@@ -81,11 +81,12 @@ class Candidate:
     name: int = 0  # how the query names the note (grammar.name_match): its bonus is added to the fused score
 
 
-def bm25_leg(index: ProjectIndex, match: str, allowed: set[str] | None, chunks: int | None = LEG_CHUNKS
-             ) -> list[tuple[str, int, float]]:
+def bm25_leg(index: ProjectIndex, match: str, allowed: set[str] | None, chunks: int | None = LEG_CHUNKS,
+             read: dict[int, int] | None = None) -> list[tuple[str, int, float]]:
     """Rank the allowed notes matching an FTS5 expression by their best chunk's BM25: (document_id, chunk rowid,
     score, higher is better), the notes of the best `chunks` chunks (None: all). SQLite ranks the chunks and
-    returns only those, so a common word does not bring every chunk that holds it into Python."""
+    returns only those, so a common word does not bring every chunk that holds it into Python. `read`, when given,
+    receives every chunk read, rowid: rank (hybrid's word evidence, without reading the expression again)."""
     if not match:
         return []
     try:
@@ -100,6 +101,9 @@ def bm25_leg(index: ProjectIndex, match: str, allowed: set[str] | None, chunks: 
     except sqlite3.OperationalError:  # parse_query only emits valid syntax; this is the last line of defence
         logger.exception("FTS5 refused %r", match)
         return []
+    if read is not None:
+        for rank, row in enumerate(rows, start=1):
+            read.setdefault(row[1], rank)
     ranked, seen = [], set()
     for doc, rowid, score in rows:  # best first (BM25 is lower for better), so a note's first row is its best chunk
         if doc not in seen:
@@ -119,9 +123,12 @@ def vector_legs(index: ProjectIndex, vector: np.ndarray, allowed: set[str] | Non
     hits = index.cache.search(vector, HYBRID_THRESHOLD, chunks, chunk_ids=chunk_ids)
     if not hits:
         return [], [] if note_leg else None
-    owner = chunk_reads.owners(index, [c for c, _ in hits])
     if scan is not None:
-        scan.update(hits=hits, owners=owner)
+        found = chunk_reads.owners_and_rowids(index, [c for c, _ in hits])
+        owner = {cid: (doc, ordinal) for cid, (doc, ordinal, _) in found.items()}
+        scan.update(hits=hits, owners=owner, rowids={cid: rowid for cid, (_, _, rowid) in found.items()})
+    else:
+        owner = chunk_reads.owners(index, [c for c, _ in hits])
     best, first, seen = [], [], set()
     for chunk_id, similarity in hits:  # best first, so a note's first hit is its best chunk
         doc, ordinal = owner.get(chunk_id, (None, None))
@@ -157,8 +164,8 @@ def combine(parts: list[float], how: str) -> float:
     if how == "rrf":
         return sum(parts)
     if how == "max_min":  # the best leg, plus a little for agreement (basic-memory's fusion)
-        ordered = sorted(parts, reverse=True)
-        return ordered[0] + MAX_MIN_BONUS * sum(ordered[1:]) / max(len(ordered) - 1, 1)
+        best = max(parts)
+        return best + MAX_MIN_BONUS * (sum(parts) - best) / max(len(parts) - 1, 1)
     return sum(w * p for w, p in zip(WEIGHTS[len(parts)], parts))  # "weighted"
 
 
@@ -358,7 +365,8 @@ def rank_notes(index: ProjectIndex, query: Query, limit: int, fusion: str = DEFA
     if allowed is not None and not allowed:
         return ranking
     depth = None if whole else LEG_CHUNKS
-    bm25 = bm25_leg(index, query.fts.match, allowed, depth)
+    ranking.scan.update(every_word={}, some_words={})  # the chunks each BM25 leg read, rowid: rank
+    bm25 = bm25_leg(index, query.fts.match, allowed, depth, ranking.scan["every_word"])
     strict = len(bm25)
     vector, notes, query_vector = None, None, None
     if index.semantic_available:
@@ -374,7 +382,8 @@ def rank_notes(index: ProjectIndex, query: Query, limit: int, fusion: str = DEFA
         # Without a model (search_mode "fts") spec 001's implicit AND holds; only while the model still loads, a
         # question no note holds whole is answered by the notes with some of its words.
         have = {hit[0] for hit in bm25}
-        some = [hit for hit in bm25_leg(index, query.any_match(index), allowed, depth) if hit[0] not in have]
+        some = [hit for hit in bm25_leg(index, query.any_match(index), allowed, depth, ranking.scan["some_words"])
+                if hit[0] not in have]
         if fusion != "rrf" and bm25:  # by score, a note with some of the words stays under those with all of them
             floor = min(hit[2] for hit in bm25)
             some = [(doc, rowid, min(score, floor * 0.999)) for doc, rowid, score in some]
