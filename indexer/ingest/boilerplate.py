@@ -24,6 +24,8 @@ def paragraph_keys(text: str) -> list[tuple[str, int]]:
 
 
 def _key(block: str) -> tuple[str, int] | None:
+    if len(block) < MIN_CHARS:  # its words are no longer than the block
+        return None
     words = " ".join(block.lower().split())
     if len(words) < MIN_CHARS:
         return None

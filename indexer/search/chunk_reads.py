@@ -306,10 +306,10 @@ def contents(index: ProjectIndex, chunk_ids: Iterable[str]) -> dict[str, str]:
     return dict(index.sql(f"SELECT chunk_id, content FROM chunks WHERE chunk_id {IN}", [ids(chunk_ids)]))
 
 
-def shared_paragraphs(index: ProjectIndex, keys: Iterable[str], notes: int) -> set[str]:
-    """Which of these paragraph keys at least `notes` notes hold (ingest/boilerplate.py)."""
-    return {r[0] for r in index.sql(f"SELECT hash FROM paragraphs WHERE hash {IN} GROUP BY hash "
-                                    "HAVING count(*) >= ?", [ids(keys), notes])}
+def shared_paragraphs(index: ProjectIndex) -> frozenset[str]:
+    """The keys of the paragraphs that many notes hold (ingest/boilerplate.py), kept until the index changes."""
+    return index.kept("shared paragraphs", lambda: frozenset(r[0] for r in index.sql(
+        "SELECT hash FROM shared_paragraphs")))
 
 
 def owners(index: ProjectIndex, chunk_ids: Iterable[str]) -> dict[str, tuple[str, int]]:

@@ -23,7 +23,7 @@ import re
 from datetime import datetime
 from typing import Iterable
 
-from ..ingest.boilerplate import SHARED_NOTES, paragraph_keys, without_shared
+from ..ingest.boilerplate import paragraph_keys, without_shared
 from . import chunk_reads as reads
 from ..ingest.readable import display_text, display_title
 from .grammar import STOPWORDS
@@ -68,8 +68,10 @@ def held(terms: list[str], r: dict) -> list[str]:
 
 def shared_in(index: ProjectIndex, texts: Iterable[str]) -> set[str]:
     """The keys of the paragraphs of these texts that many notes share (ingest/boilerplate.py)."""
-    keys = {key for text in texts for key, _ in paragraph_keys(text or "")}
-    return reads.shared_paragraphs(index, keys, SHARED_NOTES) if keys else set()
+    shared = reads.shared_paragraphs(index)
+    if not shared:
+        return set()
+    return {key for text in texts for key, _ in paragraph_keys(text or "") if key in shared}
 
 
 def chunk_hit(index: ProjectIndex, r: dict, score: float, search_type: str, terms: list[str],

@@ -29,7 +29,7 @@ import heapq
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 
-from ..ingest.boilerplate import SHARED_NOTES, mostly_shared, paragraph_keys
+from ..ingest.boilerplate import mostly_shared
 from . import chunk_reads as reads
 from .grammar import CHUNK_WEIGHT, TITLE_BONUS
 from .index import ProjectIndex
@@ -40,6 +40,9 @@ from .vault import LEG_CHUNKS, rank_notes
 
 # The keyword leg is read in its own order up to this many chunks when every result's place in it must be known.
 KEYWORD_POOL = 5000
+# How deep hybrid reads each leg of the note ranking (vault_search reads LEG_CHUNKS): every keystroke of the window
+# runs it. Unchanged at this depth: the graded questions, both halves, and SciFact (tests/bench).
+LEG_DEPTH = 1000
 _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="skmemory-hybrid")
 
 
@@ -64,7 +67,7 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
     keyword_future = _pool.submit(keyword_side, index, query, probe, allowed)  # beside the scan
     # The note ranking always hears the notes with some of the words, whatever the limit (rank_notes adds them when
     # fewer than `limit` notes hold all of them): a result must not depend on how many were asked for.
-    notes = rank_notes(index, query, KEYWORD_POOL, whole=whole)
+    notes = rank_notes(index, query, KEYWORD_POOL, whole=whole, depth=LEG_DEPTH)
     keyword = KeywordLeg(keyword_future.result(), query.terms)
     vector = notes.vector if notes.vector is not None else query.vector(index)
     top = notes.scan.get("hits", [])
@@ -172,13 +175,11 @@ def _boilerplate_last(index: ProjectIndex, scored: list, boosts: dict, sims: dic
 
 
 def _boilerplate(index: ProjectIndex, chunk_ids: list[str]) -> set[str]:
-    """Which of these chunks are mostly paragraphs that SHARED_NOTES notes or more hold."""
-    if not chunk_ids:
+    """Which of these chunks are mostly paragraphs that many notes hold (ingest/boilerplate.py)."""
+    shared = reads.shared_paragraphs(index)
+    if not chunk_ids or not shared:
         return set()
-    texts = reads.contents(index, chunk_ids)
-    keys = {key for text in texts.values() for key, _ in paragraph_keys(text)}
-    shared = reads.shared_paragraphs(index, keys, SHARED_NOTES) if keys else set()
-    return {cid for cid, text in texts.items() if shared and mostly_shared(text, shared)}
+    return {cid for cid, text in reads.contents(index, chunk_ids).items() if mostly_shared(text, shared)}
 
 
 def keyword_side(index: ProjectIndex, query, limit: int, allowed: set[str] | None) -> list[str]:

@@ -356,15 +356,15 @@ def vault_search(index: ProjectIndex, request, reranker: Reranker | None = None,
 
 
 def rank_notes(index: ProjectIndex, query: Query, limit: int, fusion: str = DEFAULT_FUSION,
-               note_leg: bool = DEFAULT_NOTE_LEG, whole: bool = False) -> VaultRanking:
+               note_leg: bool = DEFAULT_NOTE_LEG, whole: bool = False, depth: int = LEG_CHUNKS) -> VaultRanking:
     """Run the legs (BM25, best chunk by meaning, first chunk by meaning) on the allowed notes and fuse them; each
-    leg read as deep as LEG_CHUNKS, or whole (for explain, which says where a note ranked however far down). When
-    fewer than `limit` notes hold every word, notes holding some of them join the BM25 leg."""
+    leg read as deep as `depth` chunks, or whole (for explain, which says where a note ranked however far down).
+    When fewer than `limit` notes hold every word, notes holding some of them join the BM25 leg."""
     ranking = VaultRanking(fusion, query.fts.words, HYBRID_THRESHOLD)
     allowed = query.allowed(index)
     if allowed is not None and not allowed:
         return ranking
-    depth = None if whole else LEG_CHUNKS
+    depth = None if whole else depth
     ranking.scan.update(every_word={}, some_words={})  # the chunks each BM25 leg read, rowid: rank
     bm25 = bm25_leg(index, query.fts.match, allowed, depth, ranking.scan["every_word"])
     strict = len(bm25)

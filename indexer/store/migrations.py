@@ -360,17 +360,28 @@ def m013_no_porter_index(conn: sqlite3.Connection) -> None:
 @migration
 def m014_shared_paragraphs(conn: sqlite3.Connection) -> None:
     # Which notes hold each paragraph (ingest/boilerplate.py): a footer that many notes share is never a note's
-    # best passage. Filled here from the chunks already indexed; kept by Database.save_document after.
-    from ..ingest.boilerplate import paragraph_keys
+    # best passage. shared_paragraphs holds the keys SHARED_NOTES notes or more hold, kept by triggers as notes come
+    # and go (a cascade from documents fires them too), so a search reads a few rows, never counts. Filled here from
+    # the chunks already indexed; Database.save_document keeps paragraphs after.
+    from ..ingest.boilerplate import SHARED_NOTES, paragraph_keys
 
     conn.executescript(
-        """
+        f"""
         CREATE TABLE paragraphs (
             hash TEXT NOT NULL,
             document_id TEXT NOT NULL REFERENCES documents(document_id) ON DELETE CASCADE,
             PRIMARY KEY (hash, document_id)
         ) WITHOUT ROWID;
         CREATE INDEX paragraphs_document ON paragraphs(document_id);
+        CREATE TABLE shared_paragraphs (hash TEXT PRIMARY KEY) WITHOUT ROWID;
+        CREATE TRIGGER paragraphs_ai AFTER INSERT ON paragraphs BEGIN
+            INSERT OR IGNORE INTO shared_paragraphs SELECT new.hash
+            WHERE (SELECT count(*) FROM paragraphs WHERE hash = new.hash) >= {SHARED_NOTES};
+        END;
+        CREATE TRIGGER paragraphs_ad AFTER DELETE ON paragraphs BEGIN
+            DELETE FROM shared_paragraphs WHERE hash = old.hash
+            AND (SELECT count(*) FROM paragraphs WHERE hash = old.hash) < {SHARED_NOTES};
+        END;
         """
     )
     rows = conn.execute("SELECT document_id, content FROM chunks ORDER BY document_id")
