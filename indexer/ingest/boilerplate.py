@@ -9,6 +9,7 @@ gains it, with no note indexed again.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 
@@ -18,9 +19,10 @@ SHARED_SHARE = 0.6
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")
 
 
-def paragraph_keys(text: str) -> list[tuple[str, int]]:
+@functools.lru_cache(maxsize=4096)  # as a question is typed, each keystroke's results hold the same passages again
+def paragraph_keys(text: str) -> tuple[tuple[str, int], ...]:
     """(key, length) of each paragraph of a chunk's text long enough to count: its words, lowercase."""
-    return [key for key in map(_key, _PARAGRAPH.split(text)) if key is not None]
+    return tuple(key for key in map(_key, _PARAGRAPH.split(text)) if key is not None)
 
 
 def _key(block: str) -> tuple[str, int] | None:
@@ -35,7 +37,7 @@ def _key(block: str) -> tuple[str, int] | None:
 def without_shared(text: str, shared: set[str]) -> str:
     """The text without its shared paragraphs, or the text itself when nothing else is left (a note that is only
     its footer still shows it)."""
-    if not shared:
+    if not shared or not any(key in shared for key, _ in paragraph_keys(text)):
         return text
     kept = [block for block in _PARAGRAPH.split(text) if (_key(block) or ("",))[0] not in shared]
     rest = "\n\n".join(kept)

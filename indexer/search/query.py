@@ -139,6 +139,10 @@ class Query:
         key = ("any match", index.name)
         if key not in self._memo:
             terms, chunks = self.fts.positive, 0
+            # A word of one or two letters says little in an OR of words, and is often the part of the last word
+            # typed so far ("extract a t"): its doclist is long, its weight small.
+            if len(terms) > 1 and any(len(t.strip('"*')) > 2 for t in terms):
+                terms = tuple(t for t in terms if len(t.strip('"*')) > 2)
             if self.fts.any_match and len(terms) > KEEP_RAREST:
                 chunks = reads.chunk_count(index)
             if chunks >= COMMON_FROM_CHUNKS:
@@ -148,7 +152,7 @@ class Query:
                     counts = dict.fromkeys(terms, 0)
                 rarest = set(sorted(terms, key=lambda t: counts[t])[:KEEP_RAREST])
                 terms = tuple(t for t in terms if t in rarest or counts[t] <= COMMON_SHARE * chunks)
-            self._memo[key] = " OR ".join(terms) if chunks >= COMMON_FROM_CHUNKS else self.fts.any_match
+            self._memo[key] = " OR ".join(terms) if len(terms) > 1 else (terms[0] if terms else "")
         return self._memo[key]
 
     def any_scores(self, index: ProjectIndex) -> dict[int, float]:
