@@ -197,7 +197,10 @@ def _words_project(tmp_path: Path, data_home: Path, notes: int) -> tuple[Path, d
 
 @pytest.mark.slow
 def test_ctrl_c_while_embedding_stops_saying_what_was_saved_and_the_next_run_goes_on(tmp_path, data_home):
-    _, env = _words_project(tmp_path, data_home, 400)  # enough to embed for more than the second waited below
+    _, env = _words_project(tmp_path, data_home, 150)
+    # Small model batches, so that embedding outlasts the second waited below on any machine (a CI run once
+    # embedded all 150 notes before the signal) and a stop is asked for between many of them.
+    env["SKMEMORY_EMBED_BATCH"] = "2"
     proc = subprocess.Popen(SKMEMORY + ["index", "words"], env=env, stderr=subprocess.PIPE, text=True)
     seen = ""
     while "chunks embedded" not in seen:  # the progress bar's label: embedding has begun
@@ -208,9 +211,9 @@ def test_ctrl_c_while_embedding_stops_saying_what_was_saved_and_the_next_run_goe
     proc.send_signal(signal.SIGINT)
     rest = proc.communicate(timeout=60)[1]
     assert proc.returncode == 130
-    assert "Stopped. words: 400 files parsed and" in rest and "`skmemory index words` goes on from there" in rest
+    assert "Stopped. words: 150 files parsed and" in rest and "`skmemory index words` goes on from there" in rest
     status = json.loads(run("status", "words", "--json", env=env).stdout)
-    assert status["documents"] == 400 and status["pending"] > 0  # parsed and kept; the rest waits
+    assert status["documents"] == 150 and status["pending"] > 0  # parsed and kept; the rest waits
     again = run("index", "words", env=env)
     assert again.returncode == 0, again.stderr
     assert "0 added, 0 updated" in again.stderr  # nothing parsed twice
