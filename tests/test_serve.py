@@ -201,7 +201,10 @@ def test_ctrl_c_while_embedding_stops_saying_what_was_saved_and_the_next_run_goe
     # Small model batches, so that embedding outlasts the second waited below on any machine (a CI run once
     # embedded all 150 notes before the signal) and a stop is asked for between many of them.
     env["SKMEMORY_EMBED_BATCH"] = "2"
-    proc = subprocess.Popen(SKMEMORY + ["index", "words"], env=env, stderr=subprocess.PIPE, text=True)
+    # Ctrl+C as a terminal delivers it, whatever this run inherited: a shell that starts a job in the background
+    # (`nohup … &`) ignores SIGINT for it, and an ignored signal stays ignored in every process it starts.
+    proc = subprocess.Popen(SKMEMORY + ["index", "words"], env=env, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = ""
     while "chunks embedded" not in seen:  # the progress bar's label: embedding has begun
         line = proc.stderr.readline()
