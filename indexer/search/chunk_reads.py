@@ -211,9 +211,6 @@ def bm25_chunk_ids(index: ProjectIndex, match: str, limit: int, document_ids: se
     return [r[0] for r in rows]
 
 
-def rowids_of(index: ProjectIndex, chunk_ids: Iterable[str]) -> dict[str, int]:
-    """Each of these chunks' rowid, by chunk id."""
-    return dict(index.sql(f"SELECT chunk_id, rowid FROM chunks WHERE chunk_id {IN}", [ids(chunk_ids)]))
 
 
 def chunk_ids_at(index: ProjectIndex, rowids: Iterable[int]) -> dict[int, str]:
@@ -233,11 +230,6 @@ def bm25_chunk_scores(index: ProjectIndex, match: str, limit: int, document_ids:
     return [(r[0], r[1]) for r in rows]
 
 
-def bm25_scores_of(index: ProjectIndex, match: str, chunk_ids: Iterable[str]) -> dict[str, float]:
-    """The BM25 score (higher is better) of each of these chunks that matches an FTS5 expression."""
-    return {r[0]: r[1] for r in index.sql(
-        f"""SELECT c.chunk_id, -{BM25_RANK} FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid
-            WHERE chunks_bm25 MATCH ? AND c.chunk_id {IN}""", [match, ids(chunk_ids)])}
 
 
 def bm25_best_chunks(index: ProjectIndex, match: str, limit: int) -> list[tuple[int, float]]:
