@@ -6,7 +6,7 @@ PORT ?= 8765
 # `make run` serves the demo from a data folder of its own, never your real one; DATA=~/somewhere to choose.
 DATA ?= $(CURDIR)/.skmemory-demo
 
-.PHONY: run test setup setup-test wheel bench clean
+.PHONY: run test test-fast setup setup-test wheel bench clean
 
 run: setup
 	@echo "==> Serving the demo from $(DATA) (DATA=... for another data folder); Ctrl+C stops"
@@ -15,6 +15,11 @@ run: setup
 test: setup-test
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -ra
+
+# The tests that need no model, no server, no browser and no corpus (tests/conftest.py marks them): about a minute.
+test-fast: setup-test
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -ra -m "not model and not server and not browser and not corpus"
 
 setup: $(VENV)/.installed
 setup-test: $(VENV)/.installed-test

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import faulthandler
-import shutil
+import inspect
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -18,13 +20,51 @@ import pytest
 from indexer.config import Settings
 from indexer.ingest.embeddings import Embedder
 from indexer.home import Home
-from support import DEMO_NOTES, chromium, free_port
+from support import DEMO_NOTES, WordEmbedder, chromium, free_port
 
 CHROMA_EXE = Path(sys.executable).parent / "chroma"
 # No test takes near this (the slowest, the wheel's fresh install, about 3 min): one that does is stuck, and a stuck
 # run must not wait out CI's whole budget with nothing said. SKMEMORY_TEST_LIMIT changes it (seconds; 0: none).
 TEST_LIMIT = float(os.environ.get("SKMEMORY_TEST_LIMIT", "900"))
 _BASETEMP: Path | None = None  # the run's temporary folder, where the servers the tests start write their logs
+
+
+# What a test needs, read from its own source and its fixtures' (so a new test is marked without anyone
+# remembering to): `make test-fast` runs the tests that need none of them.
+NEEDS = {
+    "model": re.compile(r"real_embedder|(?<!Word)Embedder\(|running_server\(|index_and_embed|demo_engine|"
+                        r"(?<!def )make_(module_)?engine\((?![^)]*embedder=\"(words|none)\")"),
+    "server": re.compile(r"running_server\(|stdio_client|mcp_session\(|\bSKMEMORY\b|subprocess\.(run|Popen)\(|"
+                         r"chroma_server|\bPopen\(|\bskmemory\(|\brun\(\"|_modules_after\("),
+    "browser": re.compile(r"\bchromium\(|browser_page\(|\bbrowser\b\)|def browser\b"),
+    "corpus": re.compile(r"\bcorpus\(|CORPORA\b|_corpus_files\("),
+}
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Mark each test with what it needs (model, server, browser, corpus); `slow` is any of the first three."""
+    sources: dict = {}
+    for item in items:
+        text = _source(getattr(item, "function", None), sources)
+        for defs in getattr(item, "_fixtureinfo", None).name2fixturedefs.values() if hasattr(item, "_fixtureinfo") \
+                else ():
+            text += "".join(_source(d.func, sources) for d in defs)
+        needs = {need for need, pattern in NEEDS.items() if pattern.search(text)}
+        for need in sorted(needs):
+            item.add_marker(need)
+        if needs & {"model", "server", "browser"}:
+            item.add_marker("slow")
+
+
+def _source(fn, cache: dict) -> str:
+    if fn is None:
+        return ""
+    if fn not in cache:
+        try:
+            cache[fn] = inspect.getsource(fn)
+        except (OSError, TypeError):
+            cache[fn] = ""
+    return cache[fn]
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -109,6 +149,73 @@ def vault(tmp_path: Path) -> Path:
     target = tmp_path / "vault"
     shutil.copytree(DEMO_NOTES, target)
     return target
+
+
+# --- the one engine factory: every test that needs an indexed Engine asks for one of these -----------------------
+
+EMBEDDERS = ("model", "words", "none")  # the real model, the tiny deterministic WordEmbedder, no model at all
+
+
+def _engine_factory(request, base: Path):
+    """A function that builds indexed Engines for the requesting test (or module) and closes them afterwards.
+
+    make(folder=None, project="notes", embedder="model", home=None, user_docs=False, prepare=None):
+    folder None copies the demo notes; `prepare(folder)` writes into the folder before it is indexed; home None
+    uses a data home of its own (under SKMEMORY_HOME for a test's own engine); user_docs adds the User Docs
+    project. The engine has read every file and embedded every chunk (when it has a model).
+    """
+    from indexer.content.docs import USER_DOCS_NAME, ensure_user_docs
+    from indexer.engine import Engine
+
+    opened: list = []
+
+    def make(folder: Path | None = None, project: str = "notes", embedder: str = "model", home=None,
+             user_docs: bool = False, prepare=None):
+        if embedder not in EMBEDDERS:
+            raise ValueError(f"embedder must be one of {EMBEDDERS}, not {embedder!r}")
+        if folder is None:
+            folder = base / f"{project}-{len(opened)}"
+            shutil.copytree(DEMO_NOTES, folder)
+        if prepare:
+            prepare(folder)
+        if home is None:
+            settings = Settings.from_env() if request.scope == "function" else Settings(
+                home=base / f"home-{len(opened)}")
+            home = Home(settings, embedder={"model": lambda: request.getfixturevalue("real_embedder"),
+                                            "words": WordEmbedder,
+                                            "none": lambda: Embedder(Path(base) / "no-model")}[embedder]())
+        home.add_project(folder, project)
+        if user_docs:
+            ensure_user_docs(home)
+        engine = Engine(home)
+        opened.append(engine)
+        engine.reindex(project)
+        for name in (project, USER_DOCS_NAME) if user_docs else (project,):
+            if home.embedder.available:
+                engine.embed_pending(name)
+        return engine
+
+    yield make
+    for engine in opened:
+        engine.close()
+
+
+@pytest.fixture
+def make_engine(request, tmp_path):
+    """Engines for one test (see _engine_factory); `home` and `vault` fixtures still work beside it."""
+    yield from _engine_factory(request, tmp_path / "engines")
+
+
+@pytest.fixture(scope="module")
+def make_module_engine(request, tmp_path_factory):
+    """Engines shared by one module's tests (see _engine_factory): build once, read many times."""
+    yield from _engine_factory(request, tmp_path_factory.mktemp("engines"))
+
+
+@pytest.fixture
+def demo_engine(make_engine, vault):
+    """The demo notes (a writable copy: the `vault` fixture) as project "notes", with the real model."""
+    return make_engine(vault)
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,6 @@ from indexer.ingest.embeddings import Embedder
 from indexer.engine import Engine
 from indexer.errors import InvalidQuery
 from indexer.home import Home
-from support import indexed
 
 QUESTION = "how long should the bread bake"
 
@@ -30,10 +29,9 @@ Bread that is gummy inside was cut while still hot; let every loaf cool for an h
 
 
 @pytest.fixture
-def engine(home, vault):
+def engine(make_engine, vault):
     (vault / "Projects/Baking log.md").write_text(BAKING_LOG, encoding="utf-8")
-    with indexed(home, vault) as engine:
-        yield engine
+    return make_engine(vault)
 
 
 def test_context_packs_the_best_chunks_with_provenance_that_points_at_real_lines(engine, vault):

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.config import Settings
-from indexer.home import Home
-from support import WordEmbedder, indexed
 
 NOTES = {
     "x.md": "# X\n\nThe note everything points at.\n",
@@ -18,13 +15,12 @@ NOTES = {
 
 
 @pytest.fixture
-def engine(data_home, tmp_path):
+def engine(make_engine, tmp_path):
     vault = tmp_path / "vault"
     for rel, text in NOTES.items():
         (vault / rel).parent.mkdir(parents=True, exist_ok=True)
         (vault / rel).write_text(text)
-    with indexed(Home(Settings.from_env(), embedder=WordEmbedder()), vault) as engine:
-        yield engine
+    return make_engine(vault, embedder="words")
 
 
 def doc_id(engine, path):

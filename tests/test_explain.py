@@ -4,29 +4,23 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from indexer.config import Settings
 from indexer.engine import Engine
 from indexer.errors import InvalidQuery
-from indexer.home import Home
 from indexer.search.vault import MAX_MIN_BONUS
 from webapp import create_app
-from support import DEMO_NOTES, app_client, indexed
+from support import app_client
 
 BASE = "http://127.0.0.1:8765"
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory, real_embedder):
-    base = tmp_path_factory.mktemp("explain")
-    shutil.copytree(DEMO_NOTES, base / "notes")
-    with indexed(Home(Settings(home=base / "home"), embedder=real_embedder), base / "notes", "demo") as engine:
-        yield engine
+def engine(make_module_engine):
+    return make_module_engine(project="demo")
 
 
 def doc_id(engine: Engine, path: str) -> str:

@@ -23,7 +23,7 @@ from support import app_client
 BASE = "http://127.0.0.1:8765"
 
 
-def make_engine(home, vault, name="notes") -> Engine:
+def engine_in(home, vault, name="notes") -> Engine:
     home.add_project(vault, name)
     engine = Engine(home)
     engine.reindex(name)
@@ -34,7 +34,7 @@ def make_engine(home, vault, name="notes") -> Engine:
 
 @pytest.fixture
 def engine(home, vault):
-    engine = make_engine(home, vault)
+    engine = engine_in(home, vault)
     yield engine
     engine.close()
 
@@ -94,7 +94,7 @@ def test_graph_has_nodes_edges_clusters_and_positions(client, engine):
 
 def test_the_same_vault_gives_the_same_graph_in_another_data_home(engine, vault, tmp_path, real_embedder):
     first = by_path(engine.graphs.graph("notes"))
-    other = make_engine(Home(Settings.from_env(tmp_path / "home2"), embedder=real_embedder), vault)
+    other = engine_in(Home(Settings.from_env(tmp_path / "home2"), embedder=real_embedder), vault)
     try:
         assert by_path(other.graphs.graph("notes")) == first
     finally:
@@ -170,7 +170,7 @@ def test_all_projects_sit_side_by_side_with_prefixed_ids(engine, client):
 
 
 def test_without_embeddings_the_graph_groups_by_folder_and_search_says_keyword(data_home, vault, real_embedder):
-    engine = make_engine(Home(Settings.from_env(), embedder=Embedder(data_home / "missing-model")), vault)
+    engine = engine_in(Home(Settings.from_env(), embedder=Embedder(data_home / "missing-model")), vault)
     try:
         graph = engine.graphs.graph("notes")
         assert not graph["semantic"] and graph["layout"] == "folder" and "unavailable" in graph["notice"]

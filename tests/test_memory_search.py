@@ -137,12 +137,8 @@ def write_vault(root: Path, files: dict[str, tuple[int, str]]) -> Path:
 
 
 @pytest.fixture
-def engine(home, tmp_path):
-    home.add_project(write_vault(tmp_path / "memory", DECISIONS_VAULT), "memory")
-    engine = Engine(home)
-    engine.embed_pending("memory")
-    yield engine
-    engine.close()
+def engine(make_engine, tmp_path):
+    return make_engine(write_vault(tmp_path / "memory", DECISIONS_VAULT), project="memory")
 
 
 def ids(answer: dict) -> list[str]:

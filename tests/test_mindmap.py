@@ -20,14 +20,10 @@ ATTACHMENT_WORDS = ("quarksprocket", "bed-layout")  # only in attachment referen
 
 
 @pytest.fixture
-def engine(home, vault):
+def engine(make_engine, vault):
     (vault / "Maps").mkdir()
     shutil.copy(GARDEN, vault / MAP)
-    home.add_project(vault, "notes")
-    engine = Engine(home)
-    engine.embed_pending("notes")
-    yield engine
-    engine.close()
+    return make_engine(vault)
 
 
 @pytest.fixture

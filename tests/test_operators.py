@@ -26,10 +26,7 @@ def test_a_regular_expression_is_refused_with_what_to_type_instead():
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory, real_embedder):
-    from indexer.config import Settings
-    from indexer.home import Home
-
+def engine(tmp_path_factory, make_module_engine):
     base = tmp_path_factory.mktemp("operators")
     vault = base / "vault"
     (vault / "Plugins").mkdir(parents=True)
@@ -45,8 +42,7 @@ def engine(tmp_path_factory, real_embedder):
         encoding="utf-8")
     (vault / "Daily" / "2024-05-03.md").write_text(
         "# 2024-05-03\n\nMeeting with the plumber about the boiler.\n", encoding="utf-8")
-    with indexed(Home(Settings(home=base / "home"), embedder=real_embedder), vault, "ops") as engine:
-        yield engine
+    return make_module_engine(vault, project="ops")
 
 
 def paths(answer: dict) -> list[str]:

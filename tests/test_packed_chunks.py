@@ -35,14 +35,9 @@ def project(home, shapes):
 
 
 @pytest.fixture
-def engine(home, shapes):
+def engine(make_engine, shapes):
     """An engine over the vault, indexed and fully embedded."""
-    home.add_project(shapes, "Shapes")
-    engine = Engine(home)
-    engine.reindex("Shapes")
-    engine.embed_pending("Shapes")
-    yield engine
-    engine.close()
+    return make_engine(shapes, project="Shapes")
 
 
 def chunks_of(project, rel_path: str) -> list:

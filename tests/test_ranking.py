@@ -10,16 +10,13 @@ import time
 import pytest
 
 from indexer import SearchRequest
-from indexer.config import Settings
-from indexer.home import Home
-from support import indexed
 
 AUTHORS = ["Ana Ruiz", "Ben Okafor", "Chen Wei", "Dana Levi"]
 MARKUP = re.compile(r"://|</?[a-zA-Z][^<>]*>|\[\[|(?:^|\n)\s*#{1,6}\s|`")
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory, real_embedder):
+def engine(tmp_path_factory, make_module_engine):
     vault = tmp_path_factory.mktemp("ranking") / "vault"
     (vault / "Plugins").mkdir(parents=True)
     (vault / "Authors").mkdir()
@@ -51,9 +48,7 @@ def engine(tmp_path_factory, real_embedder):
         "search your notes.\n")
     (vault / "Plugins/Syncing tips.md").write_text(
         "# Syncing tips\n\nBefore syncing on a new device, close the app everywhere else.\n")
-    home = Home(Settings.from_env(tmp_path_factory.mktemp("ranking-home")), embedder=real_embedder)
-    with indexed(home, vault, "plugins") as engine:
-        yield engine
+    return make_module_engine(vault, project="plugins")
 
 
 def paths(answer: dict) -> list[str]:

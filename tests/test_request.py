@@ -9,26 +9,16 @@ import json
 import pytest
 
 from indexer import SearchRequest
-from indexer.config import Settings
 from indexer.errors import InvalidQuery
-from indexer.home import Home
 from indexer.search import query as query_module
-from support import app_client, indexed
+from support import app_client
 
 BASE = "http://127.0.0.1:8765"
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory, real_embedder):
-    import shutil
-
-    from support import DEMO_NOTES
-
-    vault = tmp_path_factory.mktemp("request") / "vault"
-    shutil.copytree(DEMO_NOTES, vault)
-    home = Home(Settings.from_env(tmp_path_factory.mktemp("request-home")), embedder=real_embedder)
-    with indexed(home, vault, "demo") as engine:
-        yield engine
+def engine(make_module_engine):
+    return make_module_engine(project="demo")
 
 
 @pytest.mark.parametrize("fields, sentence", [

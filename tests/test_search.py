@@ -21,12 +21,8 @@ from support import WordEmbedder, highlighted, indexed
 
 
 @pytest.fixture
-def engine(home, vault):
-    home.add_project(vault, "notes")
-    engine = Engine(home)
-    engine.embed_pending("notes")
-    yield engine
-    engine.close()
+def engine(demo_engine):
+    return demo_engine
 
 
 def paths(response):

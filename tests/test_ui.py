@@ -7,8 +7,7 @@ import pytest
 
 from flask import template_rendered
 
-from indexer.content.docs import USER_DOCS_NAME, ensure_user_docs
-from indexer.engine import Engine
+from indexer.content.docs import USER_DOCS_NAME
 from webapp import create_app
 from support import app_client
 
@@ -17,14 +16,8 @@ HX = {"HX-Request": "true"}
 
 
 @pytest.fixture
-def engine(home, vault):
-    home.add_project(vault, "notes")
-    ensure_user_docs(home)
-    engine = Engine(home)
-    for name in ("notes", USER_DOCS_NAME):
-        engine.embed_pending(name)
-    yield engine
-    engine.close()
+def engine(make_engine, vault):
+    return make_engine(vault, user_docs=True)
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from indexer.home import Home
 from indexer.search.rerank import blend, retrieval_weight
 from indexer import SearchRequest
 from indexer.search.vault import FUSIONS, MEANING_FLOOR, fuse, vault_search
-from support import WordEmbedder, highlighted, indexed
+from support import highlighted, indexed
 
 NOTES = {
     "Projects/Vault Cortex.md": """---
@@ -125,19 +125,15 @@ def build(base: Path, embedder: Embedder, settings: Settings | None = None) -> E
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory, real_embedder):
-    engine = build(tmp_path_factory.mktemp("hybrid"), real_embedder)
-    yield engine
-    engine.close()
+def engine(make_module_engine, tmp_path_factory):
+    return make_module_engine(write_vault(tmp_path_factory.mktemp("hybrid") / "vault"))
 
 
 @pytest.fixture(scope="module")
-def word_engine(tmp_path_factory):
+def word_engine(make_module_engine, tmp_path_factory):
     """The same vault with the tiny deterministic WordEmbedder: for the ranking, filter and limit logic, which
     does not depend on what the model understands (the real model's tests are those using `engine`)."""
-    engine = build(tmp_path_factory.mktemp("words"), WordEmbedder())
-    yield engine
-    engine.close()
+    return make_module_engine(write_vault(tmp_path_factory.mktemp("words") / "vault"), embedder="words")
 
 
 @pytest.fixture(scope="module")
