@@ -43,8 +43,8 @@ function resultNode(result) {
   const button = element("button", "result");
   button.type = "button";
   button.dataset.documentId = result.document_id;
-  button.append(element("span", "result-title", result.document_title),
-    element("span", "result-path", result.relative_path), snippetNode(result));
+  button.append(element("span", "result-title", result.title),
+    element("span", "result-path", result.path), snippetNode(result));
   const more = result.more_passages?.length || 0;
   if (more) button.append(element("span", "more-passages", `${more} more passage${more === 1 ? "" : "s"}`));
   button.addEventListener("click", () => {

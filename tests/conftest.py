@@ -33,7 +33,7 @@ _BASETEMP: Path | None = None  # the run's temporary folder, where the servers t
 # remembering to): `make test-fast` runs the tests that need none of them.
 NEEDS = {
     "model": re.compile(r"real_embedder|(?<!Word)Embedder\(|running_server\(|index_and_embed|demo_engine|"
-                        r"(?<!def )make_(module_)?engine\((?![^)]*embedder=\"(words|none)\")"),
+                        r"^(?!.*embedder=\"(words|none)\").*(?<!def )make_(module_)?engine\(", re.MULTILINE),
     "server": re.compile(r"running_server\(|stdio_client|mcp_session\(|\bSKMEMORY\b|subprocess\.(run|Popen)\(|"
                          r"chroma_server|\bPopen\(|\bskmemory\(|\brun\(\"|_modules_after\("),
     "browser": re.compile(r"\bchromium\(|browser_page\(|\bbrowser\b\)|def browser\b"),

@@ -29,12 +29,12 @@ def test_search_matches_the_engine(client, home):
     assert response.status_code == 200
     body = response.get_json()
     assert body["mode"] == "hybrid" and body["project"] == "notes"
-    assert body["results"][0]["relative_path"] == "Projects/Garden plan.md"
+    assert body["results"][0]["path"] == "Projects/Garden plan.md"
     assert set(body["results"][0]) >= {"chunk_id", "document_id", "content", "document_title", "relative_path",
                                        "absolute_path", "file_type", "similarity", "search_type", "project", "tags",
                                        "created", "modified", "snippet"}
     tagged = get(client, "/api/search?mode=tag&tags_all=project&tags_all=outdoors").get_json()
-    assert sorted(r["relative_path"] for r in tagged["results"]) == ["Projects/Compost log.md",
+    assert sorted(r["path"] for r in tagged["results"]) == ["Projects/Compost log.md",
                                                                      "Projects/Garden plan.md"]
     everywhere = get(client, "/api/search?q=bread&scope=all").get_json()
     assert everywhere["scope"] == "all" and everywhere["results"][0]["project"] == "notes"
@@ -48,10 +48,10 @@ def test_documents_tags_related_projects_status_health(client):
     garden = next(d for d in docs["documents"] if d["title"] == "Garden plan")
     detail = get(client, f"/api/documents/{garden['document_id']}").get_json()
     assert [o["heading"] for o in detail["outline"]] == ["Garden plan", "Spring", "Watering"]
-    assert detail["links"][0]["relative_path"] == "Projects/Compost log.md"
+    assert detail["links"][0]["path"] == "Projects/Compost log.md"
     related = get(client, f"/api/documents/{garden['document_id']}/related").get_json()
     assert garden["document_id"] not in {r["document_id"] for r in related["results"]}
-    assert "Projects/Compost log.md" in [r["relative_path"] for r in related["results"]]
+    assert "Projects/Compost log.md" in [r["path"] for r in related["results"]]
     assert get(client, "/api/projects").get_json()["projects"][0]["documents"] == 10
     assert get(client, "/api/status").status_code == 200
     assert get(client, "/api/health").get_json()["status"] == "ok"

@@ -50,13 +50,13 @@ def test_a_paragraph_many_notes_share_is_boilerplate_and_a_rare_one_is_not():
 def test_no_snippet_of_a_note_with_words_of_its_own_shows_the_footer(garden):
     answer = garden.search("publishing a vault with Obsidian Publish", project="garden", limit=10, group=True)
     rows = answer["results"]
-    assert rows[0]["relative_path"] == "Publishing with Obsidian Publish.md"
+    assert rows[0]["path"] == "Publishing with Obsidian Publish.md"
     for r in rows:
-        if r["relative_path"] != "Only a footer.md":
-            assert "digital garden" not in r["snippet"] and "newsletter" not in r["snippet"], r["relative_path"]
+        if r["path"] != "Only a footer.md":
+            assert "digital garden" not in r["snippet"] and "newsletter" not in r["snippet"], r["path"]
     # A long note whose footer is a passage of its own: that passage comes last within its note.
     graph = garden.search("publishing notes to the web as a digital garden", project="garden", limit=50)["results"]
-    passages = [r for r in graph if r["relative_path"] == "Graph view.md"]
+    passages = [r for r in graph if r["path"] == "Graph view.md"]
     if len(passages) > 1:
         assert "newsletter" not in passages[0]["snippet"]
 
@@ -65,7 +65,7 @@ def test_get_context_spends_no_budget_on_the_footer(garden):
     context = garden.context("publishing a vault with Obsidian Publish", project="garden", token_budget=600)
     assert context["items"]
     assert not any("newsletter" in item["content"] for item in context["items"])
-    assert context["items"][0]["relative_path"] == "Publishing with Obsidian Publish.md"
+    assert context["items"][0]["path"] == "Publishing with Obsidian Publish.md"
 
 
 def test_text_shared_by_a_few_notes_only_stays(tmp_path, real_embedder):

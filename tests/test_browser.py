@@ -121,7 +121,7 @@ def test_the_why_popover_shows_the_numbers_the_api_gives(page):
     expect(pop).to_be_visible()
     api = page.evaluate("async () => (await fetch('/api/search?q=tmux&explain=true&limit=30')).json()")
     why = api["results"][0]["explain"]
-    assert api["results"][0]["document_title"] == "tmux cheatsheet"
+    assert api["results"][0]["title"] == "tmux cheatsheet"
     for name in ("keyword", "semantic"):
         row = pop.locator(f"tr[data-leg={name}]")
         leg = why["legs"][name]

@@ -105,6 +105,6 @@ def test_a_change_of_backend_embeds_the_project_again_and_never_mixes_vectors(ho
         switched.embed_pending("notes")
         assert project.vectors.count() == chunks and project.store.counts()["pending"] == 0
         found = switched.search("how do I keep my sourdough starter alive", mode="semantic")["results"]
-        assert found[0]["relative_path"] == "Projects/Sourdough.md"
+        assert found[0]["path"] == "Projects/Sourdough.md"
     finally:
         switched.close()

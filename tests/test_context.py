@@ -38,16 +38,16 @@ def test_context_packs_the_best_chunks_with_provenance_that_points_at_real_lines
     context = engine.context(QUESTION, project="notes", token_budget=300)
     items = context["items"]
     assert context["semantic_available"] is True and context["query"] == QUESTION
-    assert items[0]["relative_path"] == "Projects/Sourdough.md" and items[0]["title"] == "Sourdough bread"
+    assert items[0]["path"] == "Projects/Sourdough.md" and items[0]["title"] == "Sourdough bread"
     assert 0 < context["tokens_used"] == sum(i["tokens"] for i in items) <= 300
     counter = engine.index("notes").counter
     for item in items:
         assert item["project"] == "notes" and item["search_type"] in ("semantic", "hybrid", "keyword")
         assert item["tokens"] == counter.count(item["content"]) - 2
-        assert item["absolute_path"] == str(vault / item["relative_path"])
-        if item["relative_path"].endswith(".md"):
+        assert item["absolute_path"] == str(vault / item["path"])
+        if item["path"].endswith(".md"):
             start, end = item["lines"]
-            lines = (vault / item["relative_path"]).read_text(encoding="utf-8").split("\n")
+            lines = (vault / item["path"]).read_text(encoding="utf-8").split("\n")
             assert "\n".join(lines[start - 1:end]) == item["content"]
     scores = [i["score"] for i in items]
     assert scores == sorted(scores, reverse=True)
@@ -82,7 +82,7 @@ def test_context_across_projects_tags_each_chunk_with_its_project(engine, home, 
     home.add_project(other, "kitchen")
     engine.embed_pending("kitchen")
     context = engine.context(QUESTION, token_budget=2000, scope="all")
-    projects = {(i["project"], i["relative_path"]) for i in context["items"]}
+    projects = {(i["project"], i["path"]) for i in context["items"]}
     assert {("kitchen", "Rye.md"), ("notes", "Projects/Sourdough.md")} <= projects
     rye = next(i for i in context["items"] if i["project"] == "kitchen")
     assert rye["absolute_path"] == str(other / "Rye.md") and rye["lines"] == [1, 3]
@@ -100,7 +100,7 @@ def test_context_falls_back_to_keyword_search_without_the_model(data_home, vault
     assert context["semantic_available"] is False
     assert context["items"] and {i["search_type"] for i in context["items"]} == {"keyword"}
     for item in context["items"]:
-        assert "sourdough" in (item["content"] + item["title"] + item["relative_path"]).lower()
+        assert "sourdough" in (item["content"] + item["title"] + item["path"]).lower()
 
 
 def test_context_refuses_requests_it_cannot_answer(engine):

@@ -24,15 +24,15 @@ def engine(make_engine, tmp_path):
 
 
 def doc_id(engine, path):
-    return next(d["document_id"] for d in engine.documents("notes")["documents"] if d["relative_path"] == path)
+    return next(d["document_id"] for d in engine.documents("notes")["documents"] if d["path"] == path)
 
 
 def test_a_relative_link_shows_both_ways(engine):
     a = engine.document(doc_id(engine, "Projects/a.md"), "notes")
-    assert [(link["target"], link["relative_path"]) for link in a["links"]] == [("../x.md", "x.md")]
+    assert [(link["target"], link["path"]) for link in a["links"]] == [("../x.md", "x.md")]
     x = engine.document(doc_id(engine, "x.md"), "notes")
     # ../x.md from Projects/, related_to [[X]] and [[x]]: three notes name x, each by another rule; d does not.
-    assert [d["relative_path"] for d in x["backlinks"]] == ["Journal/c.md", "Projects/a.md", "Projects/b.md"]
+    assert [d["path"] for d in x["backlinks"]] == ["Journal/c.md", "Projects/a.md", "Projects/b.md"]
 
 
 def test_the_graph_draws_the_links_the_panel_lists(engine):
@@ -53,17 +53,17 @@ def test_lists_carry_each_documents_tags_in_one_answer(engine, tmp_path):
     engine.reindex("notes")
     listing = engine.documents("notes", folder="Journal")
     assert listing["total"] == 2
-    assert {d["relative_path"]: d["tags"] for d in listing["documents"]} == {
+    assert {d["path"]: d["tags"] for d in listing["documents"]} == {
         "Journal/c.md": ["garden", "garden/beds"], "Journal/d.md": []}
-    assert [d["relative_path"] for d in engine.documents("notes", tag="garden")["documents"]] == ["Journal/c.md"]
+    assert [d["path"] for d in engine.documents("notes", tag="garden")["documents"]] == ["Journal/c.md"]
 
 
 def test_links_follow_the_index_after_every_change(engine, tmp_path):
     x = doc_id(engine, "x.md")
-    assert "Journal/e.md" not in [d["relative_path"] for d in engine.document(x, "notes")["backlinks"]]
+    assert "Journal/e.md" not in [d["path"] for d in engine.document(x, "notes")["backlinks"]]
     (tmp_path / "vault" / "Journal" / "e.md").write_text("# E\n\nNew today, links [[x]].\n")
     engine.reindex("notes")
-    assert "Journal/e.md" in [d["relative_path"] for d in engine.document(x, "notes")["backlinks"]]
+    assert "Journal/e.md" in [d["path"] for d in engine.document(x, "notes")["backlinks"]]
     (tmp_path / "vault" / "x.md").unlink()  # renamed and retitled: the links now name a note that is gone
     (tmp_path / "vault" / "y.md").write_text("# Y\n\nThe note everything points at.\n")
     engine.reindex("notes")

@@ -24,7 +24,7 @@ def engine(make_module_engine):
 
 
 def doc_id(engine: Engine, path: str) -> str:
-    return next(d["document_id"] for d in engine.documents("demo")["documents"] if d["relative_path"] == path)
+    return next(d["document_id"] for d in engine.documents("demo")["documents"] if d["path"] == path)
 
 
 def by_title(results: list[dict], title: str) -> dict:
@@ -66,7 +66,7 @@ def test_explain_changes_no_order_and_no_score(engine):
 def test_a_chunk_found_by_meaning_alone_says_which_words_it_lacks(engine):
     results = engine.search("daemon survives hangup", project="demo", limit=30, explain=True)["results"]
     alone = [r for r in results if r["search_type"] == "semantic"]
-    assert "Running a service with systemd" in [r["document_title"] for r in alone]
+    assert "Running a service with systemd" in [r["title"] for r in alone]
     for r in alone:
         legs = r["explain"]["legs"]
         assert not legs["keyword"]["found"] and "hangup" in legs["keyword"]["why"]
@@ -194,7 +194,7 @@ def test_the_command_line_prints_why(vault, data_home):
     assert "1 + (note score" in first[2] and "words: tmux" in first[2]
     answer = json.loads(skmemory("search", "tmux", "--json", "--limit", "1"))
     sourdough = next(r for r in json.loads(skmemory("search", "sourdough", "--json"))["results"]
-                     if r["relative_path"] == "Projects/Sourdough.md")["document_id"]
+                     if r["path"] == "Projects/Sourdough.md")["document_id"]
     out = skmemory("search", "tmux", "--explain-document", sourdough)
     assert "Sourdough bread: No leg found it" in out and "is under the threshold 0.3" in out
-    assert answer["results"][0]["document_title"] == "tmux cheatsheet"
+    assert answer["results"][0]["title"] == "tmux cheatsheet"

@@ -35,7 +35,7 @@ def test_a_search_before_the_model_is_ready_answers_by_keyword_and_says_so(home,
         first = engine.search("sourdough bread", mode="hybrid")
         answered_in = time.monotonic() - started
         assert first["semantic_available"] is False and "still loading" in first["semantic_reason"]
-        assert first["results"][0]["relative_path"] == "Projects/Sourdough.md"  # the keyword side answered
+        assert first["results"][0]["path"] == "Projects/Sourdough.md"  # the keyword side answered
         assert fresh.loading, "the first search answered before the model had loaded"
         vault_first = engine.vault_search("sourdough bread")
         assert vault_first["search_mode"] == "fts" and "still loading" in vault_first["semantic_reason"]
@@ -44,7 +44,7 @@ def test_a_search_before_the_model_is_ready_answers_by_keyword_and_says_so(home,
         asked = engine.vault_search(question)
         assert asked["search_mode"] == "fts" and asked["results"][0]["path"] == "Projects/Sourdough.md"
         by_hybrid = engine.search(question, mode="hybrid")
-        assert by_hybrid["results"][0]["relative_path"] == "Projects/Sourdough.md"
+        assert by_hybrid["results"][0]["path"] == "Projects/Sourdough.md"
         assert by_hybrid["results"][0]["partial"] and "feed" in by_hybrid["results"][0]["matched_words"]
         assert "still loading" in by_hybrid["semantic_reason"]
         window = app_client(create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765}))

@@ -94,7 +94,7 @@ def test_smart_alone_says_nothing_is_close_and_offers_the_weaker_matches(page):
     api = page.evaluate(f"async () => (await fetch('/api/search?mode=semantic&q={question}')).json()")
     assert api["results"] == [] and api["threshold"] == 0.5
     assert all(w["similarity"] < 0.5 for w in api["weaker_matches"])
-    assert [w["document_title"] for w in api["weaker_matches"][:2]] == titles[:2]
+    assert [w["title"] for w in api["weaker_matches"][:2]] == titles[:2]
     page.keyboard.press("Control+k")  # the Power Strip's semantic Doc Search says the same
     page.check("#power-strip input[value=semantic]")
     page.fill("#strip-q", WELCOME_QUESTION)

@@ -62,7 +62,7 @@ def test_bad_names_and_links_out_are_listed_and_everything_else_is_indexed(tmp_p
     leaked = json.loads(run("search", "kumquat", "--mode", "keyword", "--json", env=env).stdout)
     assert leaked["results"] == []
     found = json.loads(run("search", "herons", "--mode", "keyword", "--json", env=env).stdout)
-    assert {r["relative_path"] for r in found["results"]} == {"a.md", "c.md"}
+    assert {r["path"] for r in found["results"]} == {"a.md", "c.md"}
     (root / BAD_NAME).rename(root / "b.md")  # renamed as told: indexed, and the status line goes
     run("index", "r", "--no-embed", env=env)
     status = json.loads(run("status", "r", "--json", env=env).stdout)
@@ -185,7 +185,7 @@ def test_searches_run_beside_a_writer_and_beside_each_other(vault, data_home):
         for search in searches:
             out, err = search.communicate(timeout=300)
             assert search.returncode == 0, err
-            assert json.loads(out)["results"][0]["relative_path"] == "Projects/Sourdough.md"
+            assert json.loads(out)["results"][0]["path"] == "Projects/Sourdough.md"
     finally:
         writer.terminate()
         writer.wait(30)
@@ -232,14 +232,14 @@ def test_a_machine_written_giant_is_searchable_by_keyword_and_embedded_only_up_t
     engine = Engine(home)
     try:
         late = engine.search("id=00009c3f", mode="keyword", project="logs")["results"]  # line 40,000: past the budget
-        assert late and late[0]["relative_path"] == "app.log"
+        assert late and late[0]["path"] == "app.log"
     finally:
         engine.close()
 
 
 def _document_id(client, rel_path: str) -> str:
     listed = client.get("/api/documents?project=r", base_url=BASE).get_json()["documents"]
-    return next(d["document_id"] for d in listed if d["relative_path"] == rel_path)
+    return next(d["document_id"] for d in listed if d["path"] == rel_path)
 
 
 def test_a_note_swapped_for_a_link_out_is_never_read_through_a_line_range(api):
@@ -275,7 +275,7 @@ def test_the_indexer_refuses_a_fifo_and_a_link_out_swapped_in_and_goes_on(home, 
         reasons = {e["path"]: e["error"] for e in home.status("r")["errors"]}
         assert "not a regular file" in reasons["a.md"]
         found = engine.search("herons", mode="keyword", project="r")["results"]
-        assert [r["relative_path"] for r in found] == ["c.md"]
+        assert [r["path"] for r in found] == ["c.md"]
     finally:
         engine.close()
 

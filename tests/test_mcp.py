@@ -128,7 +128,7 @@ def test_every_tool_answers_in_rows_an_agent_can_afford(live, tmp_path):
             rows = hybrid.structured_content
             assert json.loads(text_of(hybrid)) == rows
             api_notes = api(port, "/api/search", q="garden", mode="hybrid", limit=6, group="document")
-            assert [r["path"] for r in rows["results"]] == [h["relative_path"] for h in api_notes["results"]][:5]
+            assert [r["path"] for r in rows["results"]] == [h["path"] for h in api_notes["results"]][:5]
             top = rows["results"][0]
             assert top["path"] == "Projects/Garden plan.md" and top["title"] == "Garden plan"
             assert set(top) <= {"path", "title", "score", "heading", "lines", "snippet"}

@@ -151,7 +151,7 @@ def test_frontmatter_exact_tag_ranks_above_a_child_tag_even_when_older(engine):
     answer = engine.memory_search("frontmatter", {"tags": ["connection-pooling"]})
     assert ids(answer) == ["DEC-42", "DEC-43"]  # DEC-43 is newer but only has connection-pooling/limits
     first, second = answer["results"]
-    assert first == {"file_path": "decisions/DEC-42.md", "id": "DEC-42",
+    assert first == {"path": "decisions/DEC-42.md", "file_path": "decisions/DEC-42.md", "id": "DEC-42",
                      "title": "Use connection pooling for database access", "relevance": "frontmatter_match",
                      "matched": {"tags": ["connection-pooling"]}}
     assert second["matched"] == {"tags": ["connection-pooling/limits"]}
@@ -290,7 +290,7 @@ def test_xref_finds_inbound_outbound_and_mentions_ranked_and_depth_one(engine):
         ("notes/incident-2026-03.md", "direct_mention"),
     ]
     # Depth 1: DEC-45 relates to DEC-43 and DEC-40 to DEC-41, neither to DEC-42. DEC-420 is another id.
-    assert answer["results"][3] == {"file_path": None, "id": "DEC-99", "title": None,
+    assert answer["results"][3] == {"path": None, "file_path": None, "id": "DEC-99", "title": None,
                                     "relevance": "related_to_outbound"}
     incident = answer["results"][5]
     assert incident["excerpt"].splitlines()[1] == "Pool exhaustion again, see DEC-42 for the fix."

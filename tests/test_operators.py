@@ -46,7 +46,7 @@ def engine(tmp_path_factory, make_module_engine):
 
 
 def paths(answer: dict) -> list[str]:
-    return list(dict.fromkeys(r.get("relative_path") or r.get("path") for r in answer["results"]))
+    return list(dict.fromkeys(r.get("path") or r.get("path") for r in answer["results"]))
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "keyword", "semantic"])

@@ -163,7 +163,7 @@ def test_the_wheel_serves_the_app_from_any_folder(tmp_path):
         code, body = get(base + "/api/search?q=keep+a+program+alive+after+I+disconnect&mode=hybrid&project=Demo")
         results = json.loads(body)["results"]
         # Found by meaning (hybrid: close in meaning, and it holds "program"), not by the words alone.
-        assert results[0]["document_title"] == "tmux cheatsheet" and results[0]["search_type"] == "hybrid"
+        assert results[0]["title"] == "tmux cheatsheet" and results[0]["search_type"] == "hybrid"
         assert results[0]["cosine"] >= 0.3
     finally:
         proc.terminate()

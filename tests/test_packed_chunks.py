@@ -66,10 +66,10 @@ def test_sections_are_packed_and_bodiless_sections_make_no_chunk(project):
 
 def test_a_note_without_a_body_is_found_by_its_name_in_every_mode(engine):
     found = engine.search("daily", mode="keyword", project="Shapes")["results"]
-    assert [r["relative_path"] for r in found] == ["Templates/Daily.md", "Garden.md"]  # title first, then text
+    assert [r["path"] for r in found] == ["Templates/Daily.md", "Garden.md"]  # title first, then text
     for mode in ("semantic", "hybrid"):  # the model reads what the template is: its name
         hits = engine.search("Daily", mode=mode, project="Shapes")["results"]
-        assert hits[0]["relative_path"] == "Templates/Daily.md", mode
+        assert hits[0]["path"] == "Templates/Daily.md", mode
 
 
 def test_comments_are_not_indexed_and_urls_are_not_embedded(project):
@@ -88,7 +88,7 @@ def test_comments_are_not_indexed_and_urls_are_not_embedded(project):
 
 def test_a_url_is_found_by_keyword_search_and_comments_are_not(engine):
     found = engine.search("forum.obsidian.md", mode="keyword", project="Shapes")["results"]
-    assert [r["relative_path"] for r in found] == ["Plugins/Dataview.md"]
+    assert [r["path"] for r in found] == ["Plugins/Dataview.md"]
     assert engine.search("drip lines", mode="keyword", project="Shapes")["results"] == []
 
 
@@ -119,7 +119,7 @@ def test_results_point_at_the_section_that_matched(engine, shapes):
     # By meaning alone: the result still points into the section about the question.
     result = engine.search("my loaf came out dense and heavy, what went wrong", mode="semantic",
                            project="Shapes")["results"][0]
-    assert result["relative_path"] == "Sourdough handbook.md"
+    assert result["path"] == "Sourdough handbook.md"
     assert result["heading_path"][-1] == "Troubleshooting"
     assert lines[result["lines"][0] - 1] == "## Troubleshooting"
 
@@ -263,7 +263,7 @@ def test_a_search_while_the_vault_embeds_still_answers(home, shapes):
             for _ in range(5):
                 response = engine.search("where the tomatoes get watered", mode="hybrid", project="Shapes")
                 assert response["semantic_available"]
-                assert response["results"] and response["results"][0]["relative_path"] == "Garden.md"
+                assert response["results"] and response["results"][0]["path"] == "Garden.md"
         finally:
             stop.set()
             worker.join(120)

@@ -52,7 +52,7 @@ def engine(tmp_path_factory, make_module_engine):
 
 
 def paths(answer: dict) -> list[str]:
-    return [r.get("relative_path") or r.get("path") for r in answer["results"]]
+    return [r.get("path") or r.get("path") for r in answer["results"]]
 
 
 def test_the_note_named_what_was_typed_comes_first(engine):
@@ -84,7 +84,7 @@ def test_a_stopword_never_empties_a_search_and_is_never_highlighted(engine):
         assert not any(answer["results"][0]["snippet"][a:b].lower() == "for"
                        for a, b in answer["results"][0]["highlights"])
     context = engine.context("MCP server for AI clients", project="plugins")
-    assert context["items"] and context["items"][0]["relative_path"] == "Plugins/Claude MCP.md"
+    assert context["items"] and context["items"][0]["path"] == "Plugins/Claude MCP.md"
     sync = engine.search(SearchRequest("sync and the vault", "keyword", project="plugins"))
     marked = {r["snippet"][a:b].lower() for r in sync["results"] for a, b in r["highlights"]}
     assert "and" not in marked and "the" not in marked and "sync" in marked
@@ -93,7 +93,7 @@ def test_a_stopword_never_empties_a_search_and_is_never_highlighted(engine):
 def test_a_result_with_only_some_of_the_words_says_which(engine):
     answer = engine.search(SearchRequest("a plugin to sync my vault through webdav or google drive", project="plugins"))
     top = answer["results"][0]
-    assert top["relative_path"] == "Plugins/Remotely Save.md" and top["search_type"] == "hybrid"
+    assert top["path"] == "Plugins/Remotely Save.md" and top["search_type"] == "hybrid"
     assert top["partial"] and top["matched_words"] == ["plugin", "sync", "vault", "through", "webdav"]
 
 
@@ -126,7 +126,7 @@ def test_snippets_and_titles_are_text_as_a_reader_reads_it(engine):
     install = engine.search(SearchRequest("github repository", "keyword", project="plugins"))["results"][0]
     assert "GitHub repository · Open in Obsidian" in install["snippet"]  # the links' words, without their URLs
     author = engine.search(SearchRequest("Task List Kanban", "keyword", project="plugins", group=True))["results"]
-    assert author[0]["relative_path"] == "Plugins/Task List Kanban.md"  # the note of that name, then the links
+    assert author[0]["path"] == "Plugins/Task List Kanban.md"  # the note of that name, then the links
     assert "Task List Kanban, a drag and drop board of tasks" in author[1]["snippet"]
 
 

@@ -26,7 +26,7 @@ def engine(demo_engine):
 
 
 def paths(response):
-    return [r["relative_path"] for r in response["results"]]
+    return [r["path"] for r in response["results"]]
 
 
 def test_keyword_is_case_insensitive_substring_with_title_first(engine):
@@ -77,7 +77,7 @@ def test_semantic_is_exact_against_every_vector(engine):
 def test_hybrid_marks_both_and_boosts_them(engine):
     response = engine.search("garden", mode="hybrid")
     first = response["results"][0]
-    assert first["relative_path"] == "Projects/Garden plan.md"
+    assert first["path"] == "Projects/Garden plan.md"
     assert first["search_type"] == "hybrid" and first["similarity"] >= 1.0
     types = {r["search_type"] for r in response["results"]}
     assert types <= {"hybrid", "keyword", "semantic"}
@@ -142,7 +142,7 @@ def test_tag_search_and_or_hierarchical(engine):
     assert sorted(paths(combined)) == ["Reference/Search tips.md", "Reference/tmux cheatsheet.md"]
     r = both["results"][0]
     assert r["search_type"] == "tag" and r["similarity"] == 1.0
-    assert r["document_title"] and r["file_type"] == "md" and r["tags"] and r["created"] and r["snippet"]
+    assert r["title"] and r["file_type"] == "md" and r["tags"] and r["created"] and r["snippet"]
     # Tags also filter the other modes.
     assert paths(engine.search("green", mode="keyword", tags_all=["outdoors"])) == ["Projects/Compost log.md"]
 
@@ -235,13 +235,13 @@ def test_group_by_document_keeps_the_best_passage_and_counts_the_rest(engine, va
     engine.writer("notes").sync()
     engine.embed_pending("notes")
     chunks = engine.search("garden bed", mode="keyword", limit=50)["results"]
-    assert sum(r["relative_path"] == "Beds.md" for r in chunks) > 1
+    assert sum(r["path"] == "Beds.md" for r in chunks) > 1
     grouped = engine.search("garden bed", mode="keyword", limit=50, group=True)
     assert grouped["grouped"] == "document"
     docs = [r["document_id"] for r in grouped["results"]]
     assert len(docs) == len(set(docs)) == len({r["document_id"] for r in chunks})
-    beds = next(r for r in grouped["results"] if r["relative_path"] == "Beds.md")
-    in_chunks = [r["chunk_id"] for r in chunks if r["relative_path"] == "Beds.md"]
+    beds = next(r for r in grouped["results"] if r["path"] == "Beds.md")
+    in_chunks = [r["chunk_id"] for r in chunks if r["path"] == "Beds.md"]
     assert beds["chunk_id"] == in_chunks[0]  # the best passage leads
     assert [p["chunk_id"] for p in beds["more_passages"]] == in_chunks[1:] and beds["passages"] == len(in_chunks)
     assert "content" not in beds["more_passages"][0] and beds["more_passages"][0]["snippet"]
@@ -253,13 +253,13 @@ def test_semantic_with_nothing_at_the_threshold_offers_weaker_matches_apart(engi
     answer = engine.search(question, mode="semantic")
     assert answer["results"] == [] and answer["threshold"] == 0.5
     weaker = answer["weaker_matches"]
-    assert [w["relative_path"] for w in weaker[:2]] == ["Reference/tmux cheatsheet.md", "Reference/systemd services.md"]
+    assert [w["path"] for w in weaker[:2]] == ["Reference/tmux cheatsheet.md", "Reference/systemd services.md"]
     assert all(0.25 <= w["similarity"] < 0.5 for w in weaker)
     assert "weaker_matches" not in engine.search("baking bread with a starter", mode="semantic")  # found: none
     assert "weaker_matches" not in engine.search(question, mode="hybrid")  # hybrid keeps 0.3 and up itself
     everywhere = engine.search(question, mode="semantic", scope="all")
     assert everywhere["results"] == []
-    assert everywhere["weaker_matches"][0]["relative_path"] == weaker[0]["relative_path"]
+    assert everywhere["weaker_matches"][0]["path"] == weaker[0]["path"]
     tagged = engine.search(question, mode="semantic", tags_all=["project"])  # the tag filter holds for them too
     assert all("project" in " ".join(w["tags"]) for w in tagged.get("weaker_matches", []))
 

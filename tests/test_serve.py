@@ -43,7 +43,7 @@ def test_cli_search_goes_through_the_running_server(server):
     via_cli = json.loads(out.stdout)
     via_api = fetch(port, "/api/search?q=garden&mode=hybrid&limit=10&scope=project")
     assert via_cli == via_api  # --json prints the API's response unchanged
-    assert via_cli["results"][0]["relative_path"] == "Projects/Garden plan.md"
+    assert via_cli["results"][0]["path"] == "Projects/Garden plan.md"
     text = run("search", "keep a program alive after I disconnect", env=env)
     # Close in meaning and holding "program": found by both.
     assert "tmux cheatsheet" in text.stdout.splitlines()[0] and text.stdout.startswith("[hybrid ")
@@ -168,7 +168,7 @@ def test_cli_search_without_a_server_opens_the_index(vault, data_home):
     run("index", "notes", env=env)
     out = run("search", "sourdough", "--mode", "keyword", "--json", env=env)
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["results"][0]["relative_path"] == "Projects/Sourdough.md"
+    assert json.loads(out.stdout)["results"][0]["path"] == "Projects/Sourdough.md"
     bad = run("search", "x", "--project", "ghost", env=env)
     assert bad.returncode == 2 and "No project named 'ghost'" in bad.stderr
 

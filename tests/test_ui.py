@@ -143,7 +143,7 @@ def test_user_strings_are_escaped(client, vault, engine):
     found = results_of(client, "/search?q=onerror&kw=1")
     assert "<img" not in found and "<b>" not in found and "<script" not in found  # tags read as a reader reads them
     assert "#x&lt;script&gt;" in found and "plain text" in found  # and what is left is escaped
-    evil = next(d for d in engine.documents("notes")["documents"] if "Evil" in d["relative_path"])
+    evil = next(d for d in engine.documents("notes")["documents"] if "Evil" in d["path"])
     panel = results_of(client, f"/documents/{evil['document_id']}?project=notes")
     assert "<script>" not in panel and "<img" not in panel and 'href="javascript:' not in panel
     assert "&lt;script&gt;" in panel
@@ -303,7 +303,7 @@ def test_a_result_opens_its_document_at_the_matching_passage(client, engine, vau
 def test_related_documents_say_why_they_are_related(client, engine):
     garden = doc_id(engine, "Garden plan")
     related = engine.related(garden, "notes")["results"]
-    compost = next(r for r in related if r["document_title"] == "Compost log")
+    compost = next(r for r in related if r["title"] == "Compost log")
     assert compost["reason"].startswith(("mentions “Garden plan”", "is close in meaning ("))
     shown = html.unescape(results_of(client, f"/documents/{garden}/related?project=notes"))
     assert f"It {compost['reason']}." in shown

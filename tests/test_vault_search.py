@@ -608,7 +608,7 @@ def test_a_note_of_properties_is_found_by_the_words_and_the_meaning_of_its_prope
     with indexed(Home(Settings(home=tmp_path / "home"), embedder=real_embedder), vault) as engine:
         question = "the 1982 Ridley Scott film I rated"
         by_meaning = engine.search(question, mode="semantic", project="notes")["results"]
-        assert [r["relative_path"] for r in by_meaning] == ["Blade Runner.md"]
+        assert [r["path"] for r in by_meaning] == ["Blade Runner.md"]
         answer = engine.vault_search(question, explain=True)
         assert paths(answer)[0] == "Blade Runner.md"
         assert answer["search_mode"] == "hybrid"

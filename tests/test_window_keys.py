@@ -143,13 +143,13 @@ def test_only_a_file_inside_its_project_is_opened(tmp_path):
     outside.write_text("not a note")
     (root / "note.md").write_text("# Note")
     (root / "escape.md").symlink_to(outside)
-    doc = {"absolute_path": str(root / "note.md"), "relative_path": "note.md"}
+    doc = {"absolute_path": str(root / "note.md"), "path": "note.md"}
     assert inside_project(doc) == (root / "note.md").resolve()
     assert obsidian_url(doc) is None  # not an Obsidian vault: no link to Obsidian
     with pytest.raises(InvalidQuery, match="leads out of the project"):
-        inside_project({"absolute_path": str(root / "escape.md"), "relative_path": "escape.md"})
+        inside_project({"absolute_path": str(root / "escape.md"), "path": "escape.md"})
     with pytest.raises(InvalidQuery, match="no longer a file"):
-        inside_project({"absolute_path": str(root / "gone.md"), "relative_path": "gone.md"})
+        inside_project({"absolute_path": str(root / "gone.md"), "path": "gone.md"})
 
 
 def test_on_a_narrow_window_arrows_preview_without_leaving_the_list(page):

@@ -415,7 +415,7 @@ def _print_results(response: dict) -> None:
         # How close in meaning, when meaning found it; a match by its words alone has no percentage to give.
         score = f" {r['cosine'] * 100:.0f}%" if r.get("cosine") is not None else ""
         where = f"{r['project']}:" if response.get("scope") == "all" else ""
-        click.echo(f"[{r['search_type']}{score}] {r['document_title']}  ({where}{r['relative_path']})")
+        click.echo(f"[{r['search_type']}{score}] {r['title']}  ({where}{r['path']})")
         click.echo(f"    {_bold_matches(r['snippet'], r.get('highlights', []), 160)}")
         if "explain" in r:
             click.echo(f"    why: {_why(r['explain'])}")

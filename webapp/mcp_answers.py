@@ -31,7 +31,7 @@ def _day(value: str | None) -> str | None:
 
 def note_row(hit: dict, with_project: bool = False) -> dict:
     """A chunk or note hit of the API as one compact row."""
-    row = {"path": hit["relative_path"], "title": hit["document_title"], "score": round(hit["similarity"], 3)}
+    row = {"path": hit["path"], "title": hit["title"], "score": round(hit["score"], 3)}
     if hit.get("heading_path"):
         row["heading"] = " > ".join(hit["heading_path"])
     if hit.get("lines"):

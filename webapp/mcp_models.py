@@ -82,7 +82,7 @@ class MemoryResponse(Shape):
 class ContextResponse(Shape):
     query: str
     tokens_used: int
-    items: list[dict[str, Any]] = Field(description="Passages with project, relative_path, heading_path, lines, "
+    items: list[dict[str, Any]] = Field(description="Passages with project, path, heading_path, lines, "
                                                     "content.")
     truncated: bool = Field(description="True when a passage that ranked did not fit the budget.")
     semantic_available: bool

@@ -14,7 +14,7 @@ from indexer.errors import InvalidQuery, SKMemoryError
 
 def project_root(doc: dict) -> Path:
     """The project folder a document's absolute path lies in (its path without its relative path)."""
-    absolute, relative = Path(doc["absolute_path"]), Path(doc["relative_path"])
+    absolute, relative = Path(doc["absolute_path"]), Path(doc["path"])
     return Path(*absolute.parts[:len(absolute.parts) - len(relative.parts)])
 
 
@@ -23,7 +23,7 @@ def obsidian_url(doc: dict) -> str | None:
     root = project_root(doc)
     if not (root / ".obsidian").is_dir():
         return None
-    return f"obsidian://open?vault={quote(root.name, safe='')}&file={quote(doc['relative_path'], safe='')}"
+    return f"obsidian://open?vault={quote(root.name, safe='')}&file={quote(doc['path'], safe='')}"
 
 
 def inside_project(doc: dict) -> Path:
@@ -31,9 +31,9 @@ def inside_project(doc: dict) -> Path:
     root = project_root(doc).resolve()
     path = Path(doc["absolute_path"]).resolve()
     if not path.is_relative_to(root):
-        raise InvalidQuery(f"'{doc['relative_path']}' leads out of the project's folder, so it is not opened.")
+        raise InvalidQuery(f"'{doc['path']}' leads out of the project's folder, so it is not opened.")
     if not path.is_file():
-        raise InvalidQuery(f"'{doc['relative_path']}' is no longer a file in the project's folder.")
+        raise InvalidQuery(f"'{doc['path']}' is no longer a file in the project's folder.")
     return path
 
 

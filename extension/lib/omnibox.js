@@ -12,8 +12,8 @@ export const SUGGESTION_LIMIT = 5;
 export function suggestionFor(result) {
   const snippet = omniboxSnippet(result.snippet, result.highlights);
   return {
-    content: result.relative_path,
-    description: `${escapeXml(result.document_title)} <dim>${escapeXml(result.relative_path)}</dim>` +
+    content: result.path,
+    description: `${escapeXml(result.title)} <dim>${escapeXml(result.path)}</dim>` +
       (snippet ? ` ${snippet}` : ""),
   };
 }
@@ -31,8 +31,8 @@ export async function suggestionsFor(text) {
   const suggestions = [];
   const documents = {};
   for (const result of response.results) {
-    if (documents[result.relative_path]) continue; // one suggestion per document (content must be unique)
-    documents[result.relative_path] = { documentId: result.document_id, project: result.project };
+    if (documents[result.path]) continue; // one suggestion per document (content must be unique)
+    documents[result.path] = { documentId: result.document_id, project: result.project };
     suggestions.push(suggestionFor(result));
   }
   await chrome.storage.session.set({ [KEY]: documents });

@@ -122,7 +122,7 @@ def highlight(search: Callable[..., dict], query: str, project: str | None, scop
             continue
         seen.add(key)
         matches.append({"id": key, "document_id": r["document_id"], "project": r["project"],
-                        "title": r["document_title"], "path": r["relative_path"], "similarity": r["similarity"],
+                        "title": r["title"], "path": r["path"], "score": r["score"],
                         "search_type": r["search_type"]})
     return {"query": query, "scope": scope, "project": found.get("project"), "mode": mode,
             "semantic_available": found["semantic_available"], "notice": notice, "matches": matches,

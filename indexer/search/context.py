@@ -5,6 +5,7 @@ from ..errors import InvalidQuery
 from ..ingest.boilerplate import mostly_shared, without_shared
 from ..limits import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, check_number
 from . import pipeline
+from .answers import ContextItem
 from .hits import shared_in
 from .index import ProjectIndex
 from .request import SearchRequest
@@ -67,11 +68,10 @@ def _pack(counter, rows: list[dict], budget: int) -> tuple[list[dict], int, bool
             continue
         seen_text.add(text)
         used += tokens
-        items.append({
-            "project": row["project"], "document_id": row["document_id"], "chunk_id": row["chunk_id"],
-            "title": row["document_title"], "relative_path": row["relative_path"],
-            "absolute_path": row["absolute_path"], "heading_path": row["heading_path"], "lines": row["chunk_lines"],
-            "score": row["similarity"], "search_type": row["search_type"], "tokens": tokens,
-            "content": row["content"],
-        })
+        items.append(ContextItem(
+            chunk_id=row["chunk_id"], document_id=row["document_id"], project=row["project"], title=row["title"],
+            path=row["path"], absolute_path=row["absolute_path"], heading_path=row["heading_path"],
+            lines=row["chunk_lines"], score=row["score"], search_type=row["search_type"], tokens=tokens,
+            content=row["content"],
+        ).to_json())
     return items, used, truncated

@@ -10,6 +10,7 @@ from ..errors import DocumentNotFound, InvalidQuery
 from ..ingest.files import TooLarge, UnsafeFile, read_inside
 from ..ingest.readable import display_title
 from . import chunk_reads, note_reads
+from .answers import DocumentRow
 from .hits import chunk_hits, chunk_sections, envelope, iso, note_hits, section_texts
 from .index import ProjectIndex
 from .keyword import keyword_search
@@ -33,12 +34,11 @@ def list_documents(index: ProjectIndex, folder: str = "", tag: str | None = None
 def summaries(index: ProjectIndex, rows: list) -> list[dict]:
     """Each document row as the API lists it, with its tags (read in one query for all of them)."""
     tags = note_reads.tags_of(index, [r["document_id"] for r in rows])
-    return [{
-        "document_id": r["document_id"], "title": display_title(r["title"]), "relative_path": r["rel_path"],
-        "absolute_path": str(index.root / r["rel_path"]), "file_type": r["file_type"],
-        "tags": tags.get(r["document_id"], []),
-        "created": r["created"], "modified": iso(r["modified"]), "size": r["size"], "project": index.name,
-    } for r in rows]
+    return [DocumentRow(
+        document_id=r["document_id"], project=index.name, title=display_title(r["title"]), path=r["rel_path"],
+        absolute_path=str(index.root / r["rel_path"]), file_type=r["file_type"], size=r["size"],
+        tags=tags.get(r["document_id"], []), created=r["created"], modified=iso(r["modified"]),
+    ).to_json() for r in rows]
 
 
 def document_row(index: ProjectIndex, document_id: str):
@@ -52,7 +52,7 @@ def document_row(index: ProjectIndex, document_id: str):
 def document_lines(index: ProjectIndex, document_id: str, start: int, end: int, max_bytes: int) -> dict:
     """A document with `content` exactly lines start..end of its file as it is now (1-based, inclusive)."""
     info = summaries(index, [document_row(index, document_id)])[0]
-    rel = info["relative_path"]
+    rel = info["path"]
     if end < start:
         raise InvalidQuery(f"end_line ({end}) comes before start_line ({start}); give a range such as 10 to 40.")
     try:
@@ -118,7 +118,7 @@ def outgoing_links(index: ProjectIndex, r) -> list[dict]:
     outgoing = []
     for link in note_reads.links_from(index, r["document_id"]):
         row = resolver.resolve(link["target"], r["rel_path"])
-        found = ({"document_id": docs[row]["document_id"], "relative_path": docs[row]["rel_path"]}
+        found = ({"document_id": docs[row]["document_id"], "path": docs[row]["rel_path"]}
                  if row is not None else {"document_id": None})
         outgoing.append({"target": link["target"], "kind": link["kind"], **found})
     return outgoing

@@ -98,12 +98,12 @@ def annotate(index: ProjectIndex, ranking: Ranking, results: list[dict], terms: 
     semantic = meaning_ranks(index, meaning, [r["chunk_id"] for r in results], scope) if meaning else {}
     for place, r in enumerate(results, start=1):
         cid = r["chunk_id"]
-        words = matched_words(terms, r.get("content"), r.get("document_title"), r.get("relative_path"))
+        words = matched_words(terms, r.get("content"), r.get("title"), r.get("path"))
         legs = {}
         if ranking.keyword is not None:
             if cid in keyword_rank:
                 legs["keyword"] = {"found": True, "rank": keyword_rank[cid], "score": 1.0,
-                                   "title": matched_words(terms, r.get("document_title"))}
+                                   "title": matched_words(terms, r.get("title"))}
             elif cid in ranking.partial:
                 legs["keyword"] = {"found": True, "rank": None, "bm25_rank": ranking.partial[cid], "score": None,
                                    "partial": True, "why": f"holds {len(words)} of the "
@@ -121,11 +121,11 @@ def annotate(index: ProjectIndex, ranking: Ranking, results: list[dict], terms: 
             else:
                 legs["semantic"] = {"found": False, "rank": None, "similarity": None, "threshold": meaning.threshold,
                                     "why": meaning.error or f"similarity under {meaning.threshold}"}
-        sim = semantic[cid][1] if cid in semantic else r["similarity"]
+        sim = semantic[cid][1] if cid in semantic else r["score"]
         boost = ranking.boosts.get(cid) if r["search_type"] == "hybrid" else None
-        r["explain"] = {"mode": ranking.mode, "rank": place, "search_type": r["search_type"], "score": r["similarity"],
+        r["explain"] = {"mode": ranking.mode, "rank": place, "search_type": r["search_type"], "score": r["score"],
                         "legs": legs, "rule": _rule(r["search_type"], sim, ranking, ranking.recency.get(cid), boost,
-                                                    r["similarity"], cid in ranking.partial),
+                                                    r["score"], cid in ranking.partial),
                         "matched_words": words}
         if boost is not None:
             r["explain"]["boost"] = {"name": boost[0], "name_bonus": TITLE_BONUS[boost[0]],
@@ -181,7 +181,7 @@ def explain_document(index: ProjectIndex, ranking: Ranking, document_id: str, li
     row = note_reads.document(index, document_id)
     if row is None:
         return _unknown(index, document_id)
-    out = {"document_id": document_id, "title": row["title"], "relative_path": row["rel_path"]}
+    out = {"document_id": document_id, "title": row["title"], "path": row["rel_path"]}
     if tag_filter is not None:
         reason = tag_reason(index, document_id, *tag_filter)
         if reason:

@@ -1,20 +1,10 @@
-"""The two answer shapes every spec-000 search returns, named here once, and the snippet with the offsets of its
-matches.
+"""Chunk hits and note hits (answers.py types them) built from the index's rows, and the snippet with the offsets
+of its matches.
 
-A **chunk hit** is one matching chunk with its document (spec 000's common result shape):
-chunk_id, document_id, content (the chunk's text), document_title, relative_path, absolute_path, file_type,
-similarity (spec 000's score: a semantic hit's cosine from 0 to 1; keyword and tag hits 1.0; hybrid hits found by
-both legs at least 1.0, boosted: hybrid.py), cosine (the similarity in meaning itself, whatever the mode; None when
-meaning did not find the chunk), search_type (semantic, keyword, hybrid, recency or tag), project, tags, created,
-modified, heading_path and lines (the matching section's), chunk_lines (the whole chunk's), snippet (the text a
-person reads) and highlights (offsets of the matches in the snippet), matched_words (the query's words the hit
-holds, for a match by words) and partial (true when it holds only some of them).
-
-A **note hit** is one document, the `group=document` row: the chunk hit of its best chunk, plus passages (how many
-of its chunks matched) and more_passages (the others, best first, each with chunk_id, heading_path, lines,
-snippet, highlights, similarity, cosine and search_type, without their whole text).
-
-vault_search (spec 001) and memory search (spec 002) answer with the fields their specs name; docs/api.md maps them.
+A **chunk hit** (answers.ChunkHit) is one matching chunk with its document, spec 000's result; a **note hit**
+(answers.NoteHit), the `group=document` row, is the chunk hit of a note's best chunk plus passages (how many of its
+chunks matched) and more_passages (the others, best first, without their whole text). vault_search (spec 001) and
+memory search (spec 002) build their own rows (answers.NoteRow, answers.MemoryHit).
 """
 from __future__ import annotations
 
@@ -26,6 +16,7 @@ from typing import Iterable
 from ..ingest.boilerplate import paragraph_keys, without_shared
 from . import chunk_reads as reads
 from ..ingest.readable import display_text, display_title
+from .answers import ChunkHit, Passage
 from .grammar import STOPWORDS
 from .index import ProjectIndex
 
@@ -80,28 +71,16 @@ def chunk_hit(index: ProjectIndex, r: dict, score: float, search_type: str, term
     never a paragraph many notes share (a footer) while the passage holds anything else."""
     sections = chunk_sections(r)
     part, text = matching_section(r["content"], sections, terms, shared)
-    return {
-        "chunk_id": r["chunk_id"],
-        "document_id": r["document_id"],
-        "content": r["content"],
-        "document_title": display_title(r["title"]),
-        "relative_path": r["rel_path"],
-        "absolute_path": str(index.root / r["rel_path"]),
-        "file_type": r["file_type"],
-        "similarity": round(float(score), 4),
-        "cosine": None if cosine is None else round(float(cosine), 4),
-        "search_type": search_type,
-        "project": index.name,
-        "tags": sorted(r["tags"].split("\x1f")) if r.get("tags") else [],
-        "created": r["created"],
-        "modified": iso(r["modified"]),
-        "heading_path": [display_title(h) for h in part["heading_path"]],  # as the reader reads it
-        "lines": part["lines"],
-        "chunk_lines": [r["start_line"], r["end_line"]],
-        **snippet(display_text(text), terms),
-        "matched_words": [],
-        "partial": False,
-    }
+    return ChunkHit(
+        chunk_id=r["chunk_id"], document_id=r["document_id"], project=index.name, title=display_title(r["title"]),
+        path=r["rel_path"], absolute_path=str(index.root / r["rel_path"]), file_type=r["file_type"],
+        score=round(float(score), 4), cosine=None if cosine is None else round(float(cosine), 4),
+        search_type=search_type, tags=sorted(r["tags"].split("\x1f")) if r.get("tags") else [],
+        created=r["created"], modified=iso(r["modified"]),
+        heading_path=[display_title(h) for h in part["heading_path"]],  # as the reader reads it
+        lines=part["lines"], chunk_lines=[r["start_line"], r["end_line"]], content=r["content"],
+        **snippet(display_text(text), terms), matched_words=[], partial=False,
+    ).to_json()
 
 
 def chunk_sections(r) -> list[dict]:
@@ -196,8 +175,7 @@ def _whole_links(text: str) -> str:
     return _CUT_TAIL.sub("…", text, count=1)
 
 
-PASSAGE_FIELDS = ("chunk_id", "heading_path", "lines", "snippet", "highlights", "similarity", "cosine", "search_type",
-                  "matched_words", "partial")
+PASSAGE_FIELDS = tuple(Passage.names())
 
 
 def note_hits(results: list[dict], limit: int) -> list[dict]:

@@ -12,6 +12,7 @@ from ..errors import DocumentNotFound, InvalidQuery
 from ..limits import check_texts
 from ..ingest.extract.inline import wikilink_target
 from . import chunk_reads, note_reads
+from .answers import MemoryHit
 from .grammar import parse_terms
 from .index import ProjectIndex
 from .links import LinkResolver, file_stem
@@ -45,7 +46,7 @@ class Doc:
         return str(value) if value not in (None, "") else self.document_id
 
     def result(self, relevance: str, **extra) -> dict:
-        return {"file_path": self.rel_path, "id": self.id, "title": self.title, "relevance": relevance, **extra}
+        return {**MemoryHit(path=self.rel_path, id=self.id, title=self.title, relevance=relevance).to_json(), **extra}
 
 
 def memory_search(index: ProjectIndex, mode: str, query) -> dict:
@@ -322,7 +323,7 @@ def _xref_results(index: ProjectIndex, query: str) -> list[dict]:
                                                    docs[kv[0]].rel_path))
     results = [docs[doc_id].result(relevance, **extra) for doc_id, (relevance, extra) in ranked]
     # A related_to that names no indexed document is still worth telling: the agent may look for it.
-    missing = [{"file_path": None, "id": ref, "title": None, "relevance": "related_to_outbound"}
+    missing = [MemoryHit(path=None, id=ref, title=None, relevance="related_to_outbound").to_json()
                for ref in outbound_missing]
     return sorted(results + missing, key=lambda r: RELEVANCE_ORDER[r["relevance"]])
 

@@ -45,7 +45,7 @@ def note_info(index: ProjectIndex, note: str) -> dict:
     outline = _outline(index, document_id)
     _, row_of, resolver = project_links(index)
     return {
-        "project": index.name, "id": document_id, "path": info["relative_path"], "title": info["title"],
+        "project": index.name, "id": document_id, "path": info["path"], "title": info["title"],
         "file_type": info["file_type"], "tags": info["tags"], "created": info["created"],
         "modified": info["modified"], "bytes": info["size"], "frontmatter": _bounded(json.loads(row["frontmatter"])),
         "outline": outline[:OUTLINE_CAP], "outline_total": len(outline),
@@ -106,13 +106,13 @@ def note_links(index: ProjectIndex, note: str, direction: str = "both", limit: i
     document_id = row["document_id"]
     answer: dict = {"project": index.name, "path": row["rel_path"], "title": display_title(row["title"])}
     if direction in ("both", "outgoing"):
-        outgoing = [{"target": link["target"], "path": link.get("relative_path")}
+        outgoing = [{"target": link["target"], "path": link.get("path")}
                     for link in outgoing_links(index, row)]
         answer.update({"outgoing": outgoing[:limit], "outgoing_total": len(outgoing)})
     if direction in ("both", "backlinks"):
         _, row_of, resolver = project_links(index)
         linking = backlinks(index, row, row_of[document_id], resolver)
-        answer.update({"backlinks": [{"path": b["relative_path"], "title": b["title"]} for b in linking[:limit]],
+        answer.update({"backlinks": [{"path": b["path"], "title": b["title"]} for b in linking[:limit]],
                        "backlinks_total": len(linking)})
     answer["truncated"] = any(answer.get(f"{k}_total", 0) > limit for k in ("outgoing", "backlinks"))
     return answer

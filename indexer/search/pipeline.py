@@ -67,7 +67,7 @@ def search(indexes: list[ProjectIndex], request) -> dict:
             extra["explain_document"] = _document_report(index, query, request, ranking, results)
         merged += results
     if request.scope == "all":
-        merged.sort(key=lambda r: -r["similarity"])
+        merged.sort(key=lambda r: -r["score"])
     if request.group:
         merged, extra["grouped"] = note_hits(merged, request.limit), "document"
     else:
@@ -128,7 +128,7 @@ def _weaker(indexes: list[ProjectIndex], query: Query, request) -> dict:
         rows = chunk_hits(index, ranking.ranked, query.words, dict(ranking.meaning.hits))
         weaker += note_hits(rows, WEAKER_LIMIT) if request.group else rows[:WEAKER_LIMIT]
     if len(indexes) > 1:
-        weaker.sort(key=lambda r: -r["similarity"])
+        weaker.sort(key=lambda r: -r["score"])
     elif not weaker and indexes and query.allowed(indexes[0]) == set():
         return {}
     return {"threshold": DIRECT_THRESHOLD, "weaker_matches": weaker[:WEAKER_LIMIT]}

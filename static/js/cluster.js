@@ -239,7 +239,7 @@
       title.textContent = m.title;
       const score = document.createElement("span");
       score.className = "similarity";
-      score.textContent = state.mode === "semantic" ? Math.round(m.similarity * 100) + "%" : "#" + (i + 1);
+      score.textContent = state.mode === "semantic" ? Math.round(m.score * 100) + "%" : "#" + (i + 1);
       link.append(title, score);
       const path = document.createElement("div");
       path.className = "result-path";
@@ -254,9 +254,9 @@
     state.notice = found.notice;
     state.matches = found.matches.filter((m) => state.graph.hasNode(m.id));
     state.highlighted = state.matches.map((m) => m.id);
-    const sims = state.matches.map((m) => m.similarity);
+    const sims = state.matches.map((m) => m.score);
     const hi = Math.max(...sims), lo = Math.min(...sims);
-    lit = new Map(state.matches.map((m) => [m.id, hi > lo ? (m.similarity - lo) / (hi - lo) : 1]));
+    lit = new Map(state.matches.map((m) => [m.id, hi > lo ? (m.score - lo) / (hi - lo) : 1]));
     const mode = $("cluster-mode");
     const label = found.mode === "semantic" ? "Semantic matches" : "Keyword matches (no embeddings)";
     mode.textContent = label + ": " + state.matches.length + " documents." + (found.notice ? " " + found.notice : "");

@@ -25,7 +25,7 @@ def similarity_percent(result: dict) -> int:
     """The similarity in meaning as a percentage (the hit's cosine; a recency score for older answers without it)."""
     score = result.get("cosine")
     if score is None:
-        score = result["similarity"] if result["search_type"] != "hybrid" else 0.0
+        score = result["score"] if result["search_type"] != "hybrid" else 0.0
     return round(max(0.0, min(score, 1.0)) * 100)
 
 

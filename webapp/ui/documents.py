@@ -27,7 +27,7 @@ def document(document_id: str):
     engine = get_engine()
 
     def link_href(target: str) -> str | None:  # a wikilink opens its note in the window
-        found = engine.resolve_link(target, doc["relative_path"], doc["project"])
+        found = engine.resolve_link(target, doc["path"], doc["project"])
         return url_for("documents.document", document_id=found, project=doc["project"]) if found else None
 
     shown = preview(doc["content"], doc["file_type"], doc["passages"], match, link_href)

@@ -59,7 +59,7 @@ def folder_tree(documents: list[dict]) -> Folder:
     for doc in documents:
         root.count += 1
         node = root
-        parts = doc["relative_path"].split("/")[:-1]
+        parts = doc["path"].split("/")[:-1]
         for depth, part in enumerate(parts):
             node = node.children.setdefault(part, Folder(part, "/".join(parts[: depth + 1])))
             node.count += 1

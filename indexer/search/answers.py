@@ -1,0 +1,239 @@
+"""The answers' row types, named once: what every route, MCP tool, the window, the CLI and the extension receive.
+
+One vocabulary: a note's title is `title`, its path inside the project `path`, the number a list is ranked by
+`score`. Where a spec names a field otherwise, the row carries that name too, with the same value, as a documented
+alias: spec 000's search results `document_title`, `relative_path` and `similarity` (ChunkHit, NoteHit, Passage);
+spec 002's memory rows `file_path` (MemoryHit; its `relevance` is spec 002's reason, a word, not a score).
+
+- ChunkHit: one passage that matched (spec 000's modes, group=chunk).
+- NoteHit: one note, by its best passage, with the others as more_passages (group=document, related notes).
+- Passage: one of a NoteHit's other passages, without its whole text.
+- NoteRow: one note in a listing (vault_search and its by_tag / by_folder / by_property / recent listings).
+- DocumentRow: one document in the Files listing (/api/documents).
+- ContextItem: one passage packed into an agent's context (/api/context).
+- MemoryHit: one memory file (spec 002's memory_search).
+
+Each type builds its row with `to_json()` (aliases added there, and nowhere else) and checks a row it did not build
+with `problems(row)`: the tests hold every route's answer to the type the route declares (ROUTE_ANSWERS).
+"""
+from __future__ import annotations
+
+import types
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, ClassVar, Union, get_args, get_origin, get_type_hints
+
+Lines = list[int]  # [first, last], 1-based file lines
+
+
+class Row:
+    """What every answer type shares: the JSON row with its aliases, and the check of a row against the type."""
+
+    ALIASES: ClassVar[dict[str, str]] = {}  # alias -> the canonical field it repeats
+    EXTRA: ClassVar[dict[str, Any]] = {}  # optional fields some rows carry (explain, reason ...) -> their type
+
+    def to_json(self) -> dict:
+        """The row as the API sends it: every field, then each alias beside its field."""
+        row = dict(self.__dict__)  # a dataclass's fields, in order
+        row.update({alias: row[name] for alias, name in self.ALIASES.items()})
+        return row
+
+    @classmethod
+    def names(cls) -> set[str]:
+        """Every field name a row of this type may carry (fields, aliases, optional extras)."""
+        return {f.name for f in fields(cls)} | set(cls.ALIASES) | set(cls.EXTRA)  # type: ignore[arg-type]
+
+    @classmethod
+    def problems(cls, row: dict) -> list[str]:
+        """What is wrong with a row as this type: missing or unknown fields, wrong types, aliases that disagree."""
+        if not isinstance(row, dict):
+            return [f"a {cls.__name__} must be an object, not {type(row).__name__}"]
+        hints = get_type_hints(cls)
+        out = []
+        for f in fields(cls):  # type: ignore[arg-type]
+            if f.name not in row:
+                if f.default is MISSING and f.default_factory is MISSING:
+                    out.append(f"{cls.__name__} lacks {f.name}")
+            elif not _fits(row[f.name], hints[f.name]):
+                out.append(f"{cls.__name__}.{f.name} is {row[f.name]!r:.60}, not {hints[f.name]}")
+        for alias, name in cls.ALIASES.items():
+            if row.get(alias) != row.get(name):
+                out.append(f"{cls.__name__}.{alias} ({row.get(alias)!r:.40}) differs from {name}")
+        for name, kind in cls.EXTRA.items():
+            if name in row and not _fits(row[name], kind):
+                out.append(f"{cls.__name__}.{name} is {row[name]!r:.60}, not {kind}")
+        out += [f"{cls.__name__} has an unknown field {k!r}" for k in row if k not in cls.names()]
+        return out
+
+
+def _fits(value: Any, kind: Any) -> bool:
+    """Whether a JSON value has the annotated type (str, int, float, bool, None, list[...], dict, unions)."""
+    if kind is Any:
+        return True
+    origin = get_origin(kind)
+    if origin in (Union, types.UnionType):
+        return any(_fits(value, k) for k in get_args(kind))
+    if kind is type(None):
+        return value is None
+    if origin is list:
+        (item,) = get_args(kind) or (Any,)
+        return isinstance(value, list) and all(_fits(v, item) for v in value)
+    if origin is dict or kind is dict:
+        return isinstance(value, dict)
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(kind, type) and issubclass(kind, Row):
+        return not kind.problems(value)
+    return isinstance(value, kind)
+
+
+SPEC_000 = {"document_title": "title", "relative_path": "path", "similarity": "score"}
+
+
+@dataclass
+class Passage(Row):
+    """One more passage of a NoteHit: where it is and its snippet, without its whole text."""
+
+    ALIASES: ClassVar[dict[str, str]] = {"similarity": "score"}
+    chunk_id: str
+    heading_path: list[str]
+    lines: Lines
+    snippet: str
+    highlights: list[list[int]]
+    score: float
+    cosine: float | None
+    search_type: str
+    matched_words: list[str] = field(default_factory=list)
+    partial: bool = False
+
+
+@dataclass
+class ChunkHit(Row):
+    """One matching passage with its note (spec 000's result): score is the mode's score (a semantic hit's cosine,
+    keyword and tag 1.0, hybrid found by both at least 1.0), cosine the similarity in meaning whatever the mode."""
+
+    ALIASES: ClassVar[dict[str, str]] = SPEC_000
+    EXTRA: ClassVar[dict[str, Any]] = {"explain": dict}
+    chunk_id: str
+    document_id: str
+    project: str
+    title: str
+    path: str
+    absolute_path: str
+    file_type: str
+    score: float
+    cosine: float | None
+    search_type: str  # hybrid, semantic, keyword, recency or tag
+    tags: list[str]
+    created: str | None
+    modified: str | None
+    heading_path: list[str]  # of the matching section, as the reader reads it
+    lines: Lines  # the matching section's
+    chunk_lines: Lines  # the whole passage's
+    content: str
+    snippet: str
+    highlights: list[list[int]]  # [start, end) offsets of the matches in the snippet
+    matched_words: list[str]  # the query's words the hit holds (a match by words)
+    partial: bool  # true when it holds only some of them
+
+
+@dataclass
+class NoteHit(ChunkHit):
+    """One note, by its best passage (a ChunkHit's fields), with how many passages matched and the others."""
+
+    EXTRA: ClassVar[dict[str, Any]] = {"explain": dict, "reason": str}  # reason: why a related note is related
+    passages: int = 1
+    more_passages: list[Passage] = field(default_factory=list)
+
+
+@dataclass
+class NoteRow(Row):
+    """One note in a listing (spec 001's row): vault_search ranks by score; the listings leave score out."""
+
+    EXTRA: ClassVar[dict[str, Any]] = {"score": float, "created": str, "extension": str, "leading_callout": dict,
+                                       "explain": dict}
+    document_id: str
+    project: str
+    path: str
+    title: str
+    snippet: str
+    highlights: list[list[int]]
+    tags: list[str]
+    folder: str
+    type: str | None
+    kind: str  # note or file
+    modified: str | None
+    bytes: int
+
+
+@dataclass
+class DocumentRow(Row):
+    """One document in the Files listing."""
+
+    document_id: str
+    project: str
+    title: str
+    path: str
+    absolute_path: str
+    file_type: str
+    size: int
+    tags: list[str]
+    created: str | None
+    modified: str | None
+
+
+@dataclass
+class ContextItem(Row):
+    """One passage packed into an agent's context, with where it comes from."""
+
+    chunk_id: str
+    document_id: str
+    project: str
+    title: str
+    path: str
+    absolute_path: str
+    heading_path: list[str]
+    lines: Lines
+    score: float
+    search_type: str
+    tokens: int
+    content: str
+
+
+@dataclass
+class MemoryHit(Row):
+    """One memory file (spec 002): relevance says why it was found (direct_mention, frontmatter_match ...)."""
+
+    ALIASES: ClassVar[dict[str, str]] = {"file_path": "path"}
+    EXTRA: ClassVar[dict[str, Any]] = {"excerpt": str, "line": int, "matches": Any, "matched": Any}
+    path: str | None
+    id: str | None
+    title: str | None
+    relevance: str
+
+
+# What each route answers: route -> (the list in the answer that holds rows, the row type). The MCP tools answer
+# through these routes (webapp/mcp/__init__.py's TOOLS), compacted by webapp/mcp/answers.py.
+ROUTE_ANSWERS: dict[str, tuple[str, type[Row]]] = {
+    "GET /api/search": ("results", ChunkHit),
+    "GET /api/search?group=document": ("results", NoteHit),
+    "GET /api/documents/<id>/related": ("results", NoteHit),
+    "POST /api/vault_search": ("results", NoteRow),
+    "POST /api/vault_search/by_tag": ("results", NoteRow),
+    "POST /api/vault_search/by_folder": ("results", NoteRow),
+    "POST /api/vault_search/by_property": ("results", NoteRow),
+    "POST /api/vault_search/recent": ("results", NoteRow),
+    "GET /api/documents": ("documents", DocumentRow),
+    "GET /api/context": ("items", ContextItem),
+    "POST /api/memory_search": ("results", MemoryHit),
+}
+
+
+def answer_problems(route: str, answer: dict) -> list[str]:
+    """Every row of an answer checked against the type its route declares."""
+    key, kind = ROUTE_ANSWERS[route]
+    rows = answer.get(key)
+    if not isinstance(rows, list):
+        return [f"{route} answered without a '{key}' list"]
+    return [f"{key}[{i}]: {p}" for i, row in enumerate(rows) for p in kind.problems(row)]
