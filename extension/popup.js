@@ -1,5 +1,5 @@
 // The toolbar popup: a search box with the top results from the JSON API. Built with textContent only:
-// snippets arrive as HTML, and are split into text and <mark>ed text here, never parsed as markup.
+// a snippet arrives as plain text with its highlights' offsets, split here into text and <mark>ed text.
 
 import { checkHealth, searchNotes } from "./lib/server.js";
 import { snippetParts } from "./lib/text.js";

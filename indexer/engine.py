@@ -22,6 +22,7 @@ from .search.hnsw import HnswVectors
 from .search.index import ProjectIndex
 from .search.memory import memory_search
 from .search.request import SearchRequest
+from .search.sibling_requests import ContextRequest, ListingRequest, MemoryRequest, RelatedRequest
 from .search.rerank import Reranker
 from .search.tags import tag_counts
 from .search.vault import vault_search
@@ -215,15 +216,19 @@ class Engine:
             return vault_search(indexes[0], request, self.reranker)
         return pipeline.search(indexes, request)
 
-    def memory_search(self, mode: str, query, project: str | None = None) -> dict:
-        """Locate documents by frontmatter fields, 1-3 keywords or cross-reference (spec 002), e.g. ("xref",
-        "DEC-42")."""
-        return memory_search(self.index(project), mode, query)
+    def memory_search(self, request: MemoryRequest | str, query=None, project: str | None = None) -> dict:
+        """Locate documents by frontmatter fields, 1-3 keywords or cross-reference (spec 002): a MemoryRequest, or
+        its fields, e.g. ("xref", "DEC-42")."""
+        if not isinstance(request, MemoryRequest):
+            request = MemoryRequest(request, query, project)
+        return memory_search(self.index(request.project), request)
 
-    def context(self, query: str, project: str | None = None, token_budget: int = 2000, scope: str = "project") -> dict:
-        """Pack the best chunks for query into token_budget tokens, each with its provenance."""
-        return build_context(self._scope_indexes(project, scope) or [self.index(None)], query, token_budget,
-                             scope=scope)
+    def context(self, request: ContextRequest | str | None = None, **options) -> dict:
+        """Pack the best chunks for a query into a token budget, each with its provenance: a ContextRequest, or its
+        fields (`engine.context("garden watering", token_budget=800)`)."""
+        if not isinstance(request, ContextRequest):
+            request = ContextRequest(**options) if request is None else ContextRequest(request, **options)
+        return build_context(self._scope_indexes(request.project, request.scope) or [self.index(None)], request)
 
     @property
     def reranker(self) -> Reranker:
@@ -239,24 +244,31 @@ class Engine:
         mode 'vault', e.g. vault_search("decision", filters={"folder": "Work"}, limit=5)."""
         return self.search(SearchRequest(query, mode="vault", **options))
 
+    def list_notes(self, request: ListingRequest) -> dict:
+        """List notes by metadata alone (spec 001's listings): by tag, by folder, by property or most recent."""
+        return browse.list_notes(self.index(request.project), request)
+
     def search_by_tag(self, tags: list[str] | str, match: str = "all", filters: dict | None = None,
                       limit: int = 20, project: str | None = None) -> dict:
         """List notes with all (or any) of the tags, newest first."""
-        return browse.search_by_tag(self.index(project), tags, match, filters, limit)
+        return self.list_notes(ListingRequest("tag", tags=tags, match=match, filters=filters, limit=limit,
+                                              project=project))
 
     def search_by_folder(self, folder: str, filters: dict | None = None, limit: int = 50,
                          project: str | None = None) -> dict:
         """List the notes under a folder, by path."""
-        return browse.search_by_folder(self.index(project), folder, filters, limit)
+        return self.list_notes(ListingRequest("folder", folder=folder, filters=filters, limit=limit,
+                                              project=project))
 
     def search_by_property(self, properties: dict, filters: dict | None = None, limit: int = 20,
                            project: str | None = None) -> dict:
         """List notes whose frontmatter has these values, newest first."""
-        return browse.search_by_property(self.index(project), properties, filters, limit)
+        return self.list_notes(ListingRequest("property", properties=properties, filters=filters, limit=limit,
+                                              project=project))
 
     def recent_notes(self, filters: dict | None = None, limit: int = 20, project: str | None = None) -> dict:
         """List the most recently modified notes."""
-        return browse.recent_notes(self.index(project), filters, limit)
+        return self.list_notes(ListingRequest("recent", filters=filters, limit=limit, project=project))
 
     def tags(self, project: str | None = None, prefix: str = "", limit: int = 50) -> dict:
         """Tags with their document counts; with prefix, those it names anywhere in a segment, best first."""
@@ -304,9 +316,12 @@ class Engine:
         names no indexed document."""
         return documents.resolve_link(self.index(project), target, from_path)
 
-    def related(self, document_id: str, project: str | None = None, limit: int = 8) -> dict:
-        """Documents like this one: hybrid search on its own content (title as keywords, mean vector for meaning)."""
-        return documents.related(self.index(project), document_id, limit)
+    def related(self, request: RelatedRequest | str, project: str | None = None, limit: int = 8) -> dict:
+        """Documents like this one: hybrid search on its own content (title as keywords, mean vector for meaning);
+        a RelatedRequest, or its fields."""
+        if not isinstance(request, RelatedRequest):
+            request = RelatedRequest(request, project, limit)
+        return documents.related(self.index(request.project), request.document_id, request.limit)
 
     # --- status ---------------------------------------------------------------------------------------------
 

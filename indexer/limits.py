@@ -49,11 +49,14 @@ def check_texts(name: str, value):
     return value
 
 
+EMPTY_QUERY = "Type something to search for (the query is empty)."
+
+
 def check_query(query: str | None, required: bool = False) -> str:
     """Return the query when it fits; an empty one is refused only when required."""
     query = check_text("The query", query or "")
     if required and not query.strip():
-        raise InvalidQuery("Type something to search for (the query is empty).")
+        raise InvalidQuery(EMPTY_QUERY)
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidQuery(f"The query is {len(query)} characters long; shorten it to at most {MAX_QUERY_CHARS}.")
     return query

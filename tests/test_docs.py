@@ -83,3 +83,77 @@ def test_links_between_docs_pages_lead_somewhere(page):
     targets = [t for t in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", text) if not t.startswith("http")]
     broken = [t for t in targets if not (DOCS / t).exists()]
     assert broken == [], f"{page} links to {broken}"
+
+
+# --- the vocabularies defined once in the code, and the docs that must agree with them --------------------------
+
+def api_doc() -> str:
+    return (DOCS / "api.md").read_text(encoding="utf-8")
+
+
+def test_every_mode_and_filter_key_is_where_the_docs_list_them():
+    from indexer import FILTER_KEYS, MODES
+
+    text = api_doc()
+    modes_row = next(line for line in text.splitlines() if line.startswith("| mode |"))
+    assert [m for m in MODES if m not in modes_row] == []
+    filters_row = next(line for line in text.splitlines() if line.startswith("| filters |"))
+    assert [k for k in FILTER_KEYS if k not in filters_row] == []
+
+
+def test_every_request_field_is_in_the_request_table():
+    from dataclasses import fields
+
+    from indexer import SearchRequest
+
+    rows = "\n".join(line.split("|")[1] for line in api_doc().splitlines() if line.startswith("| ") and
+                     line.count("|") >= 5)
+    names = [f.name for f in fields(SearchRequest) if f.init]
+    assert [n for n in names if n not in rows] == []
+
+
+def test_every_request_value_names_the_route_that_builds_it():
+    from indexer.search.sibling_requests import ROUTE_REQUESTS
+
+    text = api_doc()
+    for route, maker in ROUTE_REQUESTS.items():
+        path = route.split(" ", 1)[1].replace("<id>", "ID")
+        assert maker in text, f"docs/api.md does not say that {route} builds {maker}"
+        assert documented(path.replace("ID", "<id>"), text), path
+
+
+def test_every_row_type_and_alias_is_documented():
+    from indexer.search.answers import ROUTE_ANSWERS, ChunkHit, MemoryHit
+
+    text = api_doc()
+    for _, kind in ROUTE_ANSWERS.values():
+        assert f"`{kind.__name__}`" in text
+    for alias in [*ChunkHit.ALIASES, *MemoryHit.ALIASES]:
+        assert f"`{alias}`" in text
+
+
+def test_the_mcp_table_matches_the_tools_and_the_routes_they_call():
+    from indexer.search import answers
+    from webapp.mcp_tools import ROUTES, tools
+    from webapp.mcp_tools.common import VaultFilters
+
+    from indexer import FILTER_KEYS
+
+    assert [t.__name__ for t in tools()] == list(ROUTES)
+    mcp_doc = (DOCS / "mcp.md").read_text(encoding="utf-8")
+    routes = set(api_routes())
+    for tool, (route, method, row) in ROUTES.items():
+        assert f"`{tool}`" in mcp_doc
+        path = route.split(" ", 1)[1]
+        assert path in routes, f"{tool} calls {route}, which the app does not serve"
+        assert row is None or isinstance(getattr(answers, row), type)
+        owner, name = method.split(".")
+        assert callable(getattr(_owner(owner), name)), method
+    assert set(VaultFilters.model_fields) == set(FILTER_KEYS)  # the MCP schema's filters are the request's
+
+
+def _owner(name: str):
+    from indexer.engine import Engine
+    from indexer.mindmap.mindmaps import MindMaps
+
+    return {"Engine": Engine, "MindMaps": MindMaps}[name]

@@ -319,5 +319,6 @@ def test_xref_accepts_a_path_or_a_title_and_reports_unknown_targets(engine):
 def test_memory_search_never_returns_whole_documents(engine):
     for mode, query in (("frontmatter", {"tags": "database"}), ("content", "pool"), ("xref", "DEC-42")):
         for r in engine.memory_search(mode, query)["results"]:
-            assert set(r) <= {"file_path", "id", "title", "relevance", "matched", "matches", "line", "excerpt"}
+            assert set(r) <= {"path", "file_path", "id", "title", "relevance", "matched", "matches", "line",
+                              "excerpt"}
             assert len(r.get("excerpt", "").splitlines()) <= 3

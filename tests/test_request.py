@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from indexer import SearchRequest
+from indexer import (ContextRequest, LightRequest, ListingRequest, MemoryRequest, NodeSearchRequest,
+                     RelatedRequest, SearchRequest)
 from indexer.errors import InvalidQuery
 from indexer.search import query as query_module
 from support import app_client
@@ -45,11 +46,38 @@ def test_a_request_crosses_http_unchanged():
         SearchRequest("tmux", "hybrid", scope="all", tags_any=("a",), group=True, explain=True),
         SearchRequest("tmux", "keyword", explain_document="abc"),
         SearchRequest("", "tag", tags_all=("project",)),
+        SearchRequest("compost", "hybrid", filters={"folder": "Projects", "modified": {"after": "2020-01-01"}}),
     ]
     for request in requests:
         assert SearchRequest.from_params(request.to_params()) == request
     vault = SearchRequest("decision", "vault", filters={"folder": "Work"}, limit=3, snippet_tokens=12, explain=True)
     assert SearchRequest.from_body(json.loads(json.dumps(vault.to_params()))) == vault
+
+
+@pytest.mark.parametrize("make, sentence", [
+    (lambda: ListingRequest("colour"), "Unknown listing 'colour'; use one of: tag, folder, property, recent"),
+    (lambda: ListingRequest("tag", tags=()), "tags must be a list of one or more tags"),
+    (lambda: ListingRequest("tag", tags=("a",), match="some"), "match must be 'all' or 'any'"),
+    (lambda: ListingRequest("folder", folder=3), "folder must be a path inside the project"),
+    (lambda: ListingRequest("property", properties={}), "properties must name at least one frontmatter key"),
+    (lambda: ListingRequest("recent", limit=0), "limit must be a whole number from 1 to 100"),
+    (lambda: ListingRequest("recent", filters={"colour": "red"}), "Unknown filter 'colour'"),
+    (lambda: ListingRequest.from_body("folder", {}), "needs a 'folder' field"),
+    (lambda: ContextRequest("  "), "Type something to search for"),
+    (lambda: ContextRequest("x", token_budget=10), "token_budget must be a whole number from"),
+    (lambda: ContextRequest("x", scope="some"), "Unknown scope 'some'"),
+    (lambda: ContextRequest.from_params({"q": "x", "budget": "lots"}), "budget must be a whole number"),
+    (lambda: RelatedRequest(""), "Give the document's id"),
+    (lambda: RelatedRequest("abc", limit=51), "limit must be a whole number from 1 to 50"),
+    (lambda: MemoryRequest("d", "x"), "Unknown memory search mode 'd'; use frontmatter \\(A\\)"),
+    (lambda: MemoryRequest.from_body({"mode": "content"}), "needs a 'query' field"),
+    (lambda: NodeSearchRequest(""), "Type something to search for"),
+    (lambda: LightRequest("x", scope="some"), "Unknown scope 'some'"),
+    (lambda: SearchRequest.from_params({"q": "x", "filters": "{folder"}), "filters must be a JSON object"),
+])
+def test_every_search_like_request_is_refused_when_made_with_a_sentence(make, sentence):
+    with pytest.raises(InvalidQuery, match=sentence):
+        make()
 
 
 def test_query_strings_and_bodies_are_refused_by_the_field_they_got_wrong():
@@ -73,6 +101,39 @@ def test_the_api_answers_what_the_engine_answers_for_the_same_request(engine):
     vault = SearchRequest("garden", "vault", limit=3)
     assert client.post("/api/vault_search", json=vault.to_params()).get_json() == \
         json.loads(json.dumps(engine.search(vault)))
+
+
+def test_each_sibling_route_answers_what_the_engine_answers_for_its_request(engine):
+    client = app_client_for(engine)
+    sourdough = client.get("/api/documents?project=demo&name=Sourdough").get_json()["documents"][0]["document_id"]
+    asked = [
+        ("POST", "/api/vault_search/by_tag", {"tags": ["project"], "match": "any"},
+         ListingRequest("tag", tags=("project",), match="any")),
+        ("POST", "/api/vault_search/by_folder", {"folder": "Projects", "limit": 3},
+         ListingRequest("folder", folder="Projects", limit=3)),
+        ("POST", "/api/vault_search/recent", {"filters": {"folder": "Projects"}},
+         ListingRequest("recent", filters={"folder": "Projects"})),
+        ("GET", "/api/context", {"q": "sourdough starter", "budget": "300"},
+         ContextRequest("sourdough starter", token_budget=300)),
+        ("GET", f"/api/documents/{sourdough}/related", {"limit": "3"}, RelatedRequest(sourdough, limit=3)),
+        ("POST", "/api/memory_search", {"mode": "content", "query": "starter"}, MemoryRequest("content", "starter")),
+    ]
+    for method, route, params, request in asked:
+        response = (client.post(route, json=params) if method == "POST" else
+                    client.get(route, query_string=params))
+        assert response.status_code == 200, response.get_json()
+        by_engine = {"ListingRequest": engine.list_notes, "ContextRequest": engine.context,
+                     "RelatedRequest": engine.related, "MemoryRequest": engine.memory_search}
+        assert response.get_json() == json.loads(json.dumps(by_engine[type(request).__name__](request))), route
+
+
+def test_filters_cross_http_for_hybrid(engine):
+    client = app_client_for(engine)
+    request = SearchRequest("garden", "hybrid", filters={"folder": "Projects"}, limit=20)
+    narrowed = client.get("/api/search", query_string=request.to_params()).get_json()["results"]
+    everywhere = client.get("/api/search", query_string=request.but(filters=None).to_params()).get_json()["results"]
+    assert narrowed and all(r["path"].startswith("Projects/") for r in narrowed)
+    assert any(not r["path"].startswith("Projects/") for r in everywhere)
 
 
 def app_client_for(engine):

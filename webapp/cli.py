@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from indexer.config import Settings
+from indexer import MODES
 from indexer.errors import ProjectNotFound, SKMemoryError
 
 if TYPE_CHECKING:
@@ -352,8 +353,7 @@ def serve(ctx: click.Context, port: int, demo: bool) -> None:
 
 @cli.command()
 @click.argument("words", nargs=-1)
-@click.option("--mode", type=click.Choice(["hybrid", "semantic", "recency", "keyword", "tag"]), default="hybrid",
-              show_default=True)
+@click.option("--mode", type=click.Choice([m for m in MODES if m != "vault"]), default="hybrid", show_default=True)
 @click.option("--project", help="Project to search (default: the first).")
 @click.option("--all", "all_projects", is_flag=True, help="Search every project.")
 @click.option("--tag", "tags_all", multiple=True, help="Only documents with this tag (repeat: all of them).")

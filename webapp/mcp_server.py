@@ -2,9 +2,9 @@
 
 The index has one owner, the server; this process only talks to it over localhost HTTP, and starts it in the
 background (detached, same data home and port) when none answers. It never imports the model or torch, so a
-client's `initialize` is answered at once. Every tool returns the JSON API's own response, as structured
-content checked against a published schema and as JSON text; expected failures are tool errors with a sentence
-that says what to do.
+client's `initialize` is answered at once. The tools (mcp_tools/) answer through the JSON API, sized for an agent
+(mcp_tools/answers.py), as structured content checked against a published schema and as JSON text; expected
+failures are tool errors with a sentence that says what to do.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from indexer.errors import InvalidQuery, SKMemoryError
 from indexer.limits import check_texts
 
 from .client import ServerClient, ServerError
-from .mcp_answers import validation_sentences
+from .mcp_tools.answers import validation_sentences
 from .mcp_tools import register
 
 logger = logging.getLogger(__name__)

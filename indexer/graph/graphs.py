@@ -8,6 +8,7 @@ from typing import Callable
 from ..errors import EmbeddingsUnavailable
 from ..search.index import ProjectIndex
 from ..search.request import SearchRequest
+from ..search.sibling_requests import LightRequest
 from .build import SavePositions, build_graph
 from .layout import SPACING
 from .source import fingerprint
@@ -96,9 +97,13 @@ class ForgeGraphs:
         return out
 
 
-    def search(self, query: str, project: str | None = None, scope: str = "project", limit: int = 50) -> dict:
-        """The documents Cluster View lights up for a query: semantic search's, or keyword's without embeddings."""
-        return highlight(self._search, query, project, scope, limit)
+    def search(self, request: LightRequest | str, project: str | None = None, scope: str = "project",
+               limit: int = 50) -> dict:
+        """The documents Cluster View lights up for a query (a LightRequest, or its fields): semantic search's, or
+        keyword's without embeddings."""
+        if not isinstance(request, LightRequest):
+            request = LightRequest(request, project, scope, limit)
+        return highlight(self._search, request.query, request.project, request.scope, request.limit)
 
 
 def highlight(search: Callable[..., dict], query: str, project: str | None, scope: str, limit: int) -> dict:

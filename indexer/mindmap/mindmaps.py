@@ -11,6 +11,7 @@ from typing import Callable
 
 from ..errors import NoActiveMap
 from ..search.index import ProjectIndex
+from ..search.sibling_requests import NodeSearchRequest
 from . import maps
 from ..ingest.extract.mindmap_format import MindMap, dumps
 from .maps import ActiveMap, MapRef
@@ -80,11 +81,14 @@ class MindMaps:
         live, data = maps.read_live(index.root, ref.rel_path)
         return index, ref, live, data
 
-    def search_nodes(self, query: str, limit: int = 10, project: str | None = None, path: str | None = None) -> dict:
-        """Search a map's nodes (path, else the active map, else the project's only map): best chunk per node, live
-        titles and paths, index staleness."""
-        index, ref, live, data = self._current(project, path)
-        return search_nodes(index, ref, live, data, query, limit)
+    def search_nodes(self, request: NodeSearchRequest | str, limit: int = 10, project: str | None = None,
+                     path: str | None = None) -> dict:
+        """Search a map's nodes (a NodeSearchRequest, or its fields; the map at its path, else the active map, else
+        the project's only map): best chunk per node, live titles and paths, index staleness."""
+        if not isinstance(request, NodeSearchRequest):
+            request = NodeSearchRequest(request, project, path, limit)
+        index, ref, live, data = self._current(request.project, request.map_path)
+        return search_nodes(index, ref, live, data, request.query, request.limit)
 
     def node_context(self, node_id: str, project: str | None = None, path: str | None = None) -> dict:
         """A node of a map (chosen as search_nodes chooses) with its ancestors, children, siblings and

@@ -1,20 +1,18 @@
 """Agent context: the best chunks for a query, packed into a token budget, each with where it came from."""
 from __future__ import annotations
 
-from ..errors import InvalidQuery
 from ..ingest.boilerplate import mostly_shared, without_shared
-from ..limits import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, check_number
 from . import pipeline
 from .answers import ContextItem
 from .hits import shared_in
 from .index import ProjectIndex
 from .request import SearchRequest
+from .sibling_requests import ContextRequest
 
 _SPECIAL_TOKENS = 2  # [CLS] and [SEP]: the counter adds them to every text, a context holds none
 
 
-def build_context(indexes: list[ProjectIndex], query: str, token_budget: int = 2000, limit: int = 50,
-                  scope: str = "project") -> dict:
+def build_context(indexes: list[ProjectIndex], request: ContextRequest, limit: int = 50) -> dict:
     """Pack the best chunks of one project (or, with scope 'all', of several, merged by score) for query into
     token_budget tokens of chunk text.
 
@@ -22,10 +20,8 @@ def build_context(indexes: list[ProjectIndex], query: str, token_budget: int = 2
     metadata beside it). A chunk that does not fit is skipped, never cut, and a smaller one further down may still
     fit.
     """
-    if not (query or "").strip():
-        raise InvalidQuery("Type something to build context for (the query is empty).")
-    check_number("token_budget", token_budget, MIN_TOKEN_BUDGET, MAX_TOKEN_BUDGET)
-    found = pipeline.search(indexes, SearchRequest(query, "hybrid", scope=scope, limit=limit))
+    query, token_budget = request.query, request.token_budget
+    found = pipeline.search(indexes, SearchRequest(query, "hybrid", scope=request.scope, limit=limit))
     items, used, truncated = _pack(indexes[0].counter, _own_text(indexes, found["results"]), token_budget)
     return {"query": query, "token_budget": token_budget, "tokens_used": used, "items": items,
             "truncated": truncated, "semantic_available": found["semantic_available"],

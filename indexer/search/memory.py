@@ -13,12 +13,11 @@ from ..limits import check_texts
 from ..ingest.extract.inline import wikilink_target
 from . import chunk_reads, note_reads
 from .answers import MemoryHit
+from .sibling_requests import MemoryRequest
 from .grammar import parse_terms
 from .index import ProjectIndex
 from .links import LinkResolver, file_stem
 
-MODES = {"frontmatter": "frontmatter", "a": "frontmatter", "content": "content", "b": "content",
-         "xref": "xref", "c": "xref"}
 TOP = 10
 ANSWER_TOKENS = 2000
 EXCERPT_TOKENS = 50
@@ -49,11 +48,9 @@ class Doc:
         return {**MemoryHit(path=self.rel_path, id=self.id, title=self.title, relevance=relevance).to_json(), **extra}
 
 
-def memory_search(index: ProjectIndex, mode: str, query) -> dict:
+def memory_search(index: ProjectIndex, request: MemoryRequest) -> dict:
     """Run one memory search: mode 'frontmatter' (A), 'content' (B) or 'xref' (C); read-only, compact."""
-    name = MODES.get(str(mode or "").strip().lower())
-    if name is None:
-        raise InvalidQuery(f"Unknown memory search mode '{mode}'; use frontmatter (A), content (B) or xref (C).")
+    name, query = request.mode, request.query
     check_texts("The query", query)
     if name == "frontmatter":
         return _answer(index, name, query, _frontmatter_results(index, frontmatter_query(query)))

@@ -7,6 +7,7 @@ the answer is the response every surface renders. vault_search (vault.py) is the
 from __future__ import annotations
 
 from ..errors import EmbeddingsUnavailable, InvalidQuery
+from ..limits import EMPTY_QUERY
 from .explain import annotate, explain_document, ordinal, tag_reason
 from .hits import chunk_hits, envelope, note_hits
 from .hybrid import KEYWORD_POOL, hybrid
@@ -43,7 +44,7 @@ def search(indexes: list[ProjectIndex], request) -> dict:
         if listing:
             if allowed is None:
                 raise InvalidQuery("Tag search needs at least one tag: give tags_all or tags_any."
-                                   if request.mode == "tag" else "Type something to search for (the query is empty).")
+                                   if request.mode == "tag" else EMPTY_QUERY)
             results, ranking = tag_search(index, allowed, pool), None
             extra["matching_documents"] = extra.get("matching_documents", 0) + len(allowed)  # the true total
         elif allowed is not None and not allowed:

@@ -14,8 +14,8 @@ from datetime import date
 from typing import Any, Mapping
 
 from ..errors import InvalidQuery
-from ..limits import (MAX_LIMIT, MAX_SNIPPET_TOKENS, check_number, check_query, check_scope, parse_bool,
-                      parse_number, typed_field)
+from ..limits import (EMPTY_QUERY, MAX_LIMIT, MAX_SNIPPET_TOKENS, check_number, check_query, check_scope,
+                      parse_bool, parse_number, typed_field)
 
 # hybrid, semantic, recency, keyword and tag are spec 000's modes (chunk hits); vault is spec 001's vault_search
 # (note hits, with metadata filters).
@@ -41,7 +41,7 @@ class SearchRequest:
     scope: str = "project"  # or "all": every project, merged by score
     tags_all: tuple[str, ...] = ()
     tags_any: tuple[str, ...] = ()
-    filters: dict | None = None  # vault: folder, tags, type, related, properties, created, modified
+    filters: dict | None = None  # any mode (GET /api/search takes them as JSON): FILTER_KEYS
     limit: int = 20
     group: bool = False  # one hit per document (note hits) rather than per chunk
     explain: bool = False  # each hit says why it ranked
@@ -71,8 +71,8 @@ class SearchRequest:
                                "all of them.")
         if self.mode == "vault":
             if not self.query.strip():
-                raise InvalidQuery("Type something to search for (the query is empty); to list notes by metadata "
-                                   "alone use search_by_tag, search_by_folder, search_by_property or recent_notes.")
+                raise InvalidQuery(EMPTY_QUERY[:-1] + "; to list notes by metadata alone use search_by_tag, "
+                                   "search_by_folder, search_by_property or recent_notes.")
             check_number("snippet_tokens", self.snippet_tokens, high=MAX_SNIPPET_TOKENS)
             if self.scope == "all":
                 raise InvalidQuery("vault_search looks inside one project; give its project (scope 'all' is for "
@@ -103,7 +103,8 @@ class SearchRequest:
         optional = {"project": self.project, "tags_all": list(self.tags_all) or None,
                     "tags_any": list(self.tags_any) or None, "group": "document" if self.group else None,
                     "explain": "true" if self.explain else None, "explain_document": self.explain_document,
-                    "correct": None if self.correct else "false"}
+                    "correct": None if self.correct else "false",
+                    "filters": json.dumps(self.filters, separators=(",", ":")) if self.filters else None}
         return {**params, **{k: v for k, v in optional.items() if v is not None}}
 
     @classmethod
@@ -130,7 +131,7 @@ class SearchRequest:
                       tags_all=many("tags_all"), tags_any=many("tags_any"),
                       limit=parse_number("limit", one("limit"), 20), group=group == "document",
                       explain=parse_bool("explain", one("explain")), explain_document=one("explain_document") or None,
-                      correct=parse_bool("correct", one("correct"), True))
+                      correct=parse_bool("correct", one("correct"), True), filters=_json_filters(one("filters")))
         return cls(**{**values, **fixed})
 
     @classmethod
@@ -148,6 +149,16 @@ class SearchRequest:
     def describe(self) -> dict:
         """Every field, as JSON would show it (for logs and errors)."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
+
+
+def _json_filters(raw: str) -> dict | None:
+    """The filters of a query string: one JSON object, as vault_search's body takes it."""
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise InvalidQuery('filters must be a JSON object, such as filters={"folder": "Projects"}.') from None
 
 
 def _tags(name: str, tags) -> tuple[str, ...]:

@@ -1,6 +1,7 @@
 """The JSON API under /api: one blueprint that owns the API's error answers, with a child per feature.
 
-search.py: every search mode, documents, tags, projects, status and health; mindmaps.py: /api/mindmaps;
+search.py: every search and listing (each route reads one request value: SearchRequest or a sibling), documents,
+notes, tags, properties, projects, context, memory search, status and health; mindmaps.py: /api/mindmaps;
 graph.py: Cluster View's /api/graph. Every error under /api is answered here as {"error": kind, "detail": sentence}.
 """
 from __future__ import annotations

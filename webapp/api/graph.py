@@ -3,10 +3,9 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify, request
 
-from indexer.errors import InvalidQuery
+from indexer import LightRequest
 from indexer.limits import check_scope
 
-from ..args import int_arg
 from ..current import get_engine
 
 bp = Blueprint("graph", __name__, url_prefix="/graph")
@@ -25,8 +24,4 @@ def graph():
 @bp.get("/search")
 def search():
     """The documents to light up for ?q= (semantic search; keyword, labelled so, without embeddings)."""
-    query = (request.args.get("q") or "").strip()
-    if not query:
-        raise InvalidQuery("Type something to search for (the query is empty).")
-    return jsonify(get_engine().graphs.search(query, request.args.get("project") or None, _scope(),
-                                             int_arg("limit", 50)))
+    return jsonify(get_engine().graphs.search(LightRequest.from_params(request.args)))

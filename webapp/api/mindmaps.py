@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify, request
 
+from indexer import NodeSearchRequest
 from indexer.errors import InvalidQuery
 
-from ..args import body_field, int_arg, json_body
+from ..args import body_field, json_body
 from ..current import get_engine
 
 bp = Blueprint("mindmaps", __name__, url_prefix="/mindmaps")
@@ -52,8 +53,7 @@ def save():
 @bp.get("/search_nodes")
 def search_nodes():
     """Search a map's nodes: ?q=...&limit=10, and &path= (with &project=) for a map other than the active one."""
-    return jsonify(get_engine().mindmaps.search_nodes(request.args.get("q", ""), int_arg("limit", 10),
-                                                      _arg("project"), _arg("path")))
+    return jsonify(get_engine().mindmaps.search_nodes(NodeSearchRequest.from_params(request.args)))
 
 
 @bp.get("/context")

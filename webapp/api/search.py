@@ -5,9 +5,7 @@ import os
 
 from flask import Blueprint, current_app, jsonify, request
 
-from indexer import SearchRequest
-from indexer.errors import InvalidQuery
-from indexer.limits import MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET
+from indexer import ContextRequest, ListingRequest, MemoryRequest, RelatedRequest, SearchRequest
 
 from ..args import arg, body_field, int_arg, json_body
 from ..current import get_engine
@@ -87,7 +85,7 @@ def document(document_id: str):
 
 @bp.get("/documents/<document_id>/related")
 def related(document_id: str):
-    return jsonify(get_engine().related(document_id, request.args.get("project") or None, int_arg("limit", 8, high=50)))
+    return jsonify(get_engine().related(RelatedRequest.from_params(document_id, request.args)))
 
 
 @bp.get("/notes/info")
@@ -130,58 +128,32 @@ def vault_search():
 
 @bp.post("/vault_search/by_tag")
 def vault_by_tag():
-    body = json_body()
-    return jsonify(get_engine().search_by_tag(
-        body_field(body, "tags", (list, str), required=True), match=body_field(body, "match", str, "all"),
-        filters=body_field(body, "filters", dict), limit=body_field(body, "limit", int, 20),
-        project=body_field(body, "project", str),
-    ))
+    return jsonify(get_engine().list_notes(ListingRequest.from_body("tag", json_body())))
 
 
 @bp.post("/vault_search/by_folder")
 def vault_by_folder():
-    body = json_body()
-    return jsonify(get_engine().search_by_folder(
-        body_field(body, "folder", str, required=True), filters=body_field(body, "filters", dict),
-        limit=body_field(body, "limit", int, 50), project=body_field(body, "project", str),
-    ))
+    return jsonify(get_engine().list_notes(ListingRequest.from_body("folder", json_body())))
 
 
 @bp.post("/vault_search/by_property")
 def vault_by_property():
-    body = json_body()
-    return jsonify(get_engine().search_by_property(
-        body_field(body, "properties", dict, required=True), filters=body_field(body, "filters", dict),
-        limit=body_field(body, "limit", int, 20), project=body_field(body, "project", str),
-    ))
+    return jsonify(get_engine().list_notes(ListingRequest.from_body("property", json_body())))
 
 
 @bp.post("/vault_search/recent")
 def vault_recent():
-    body = json_body()
-    return jsonify(get_engine().recent_notes(
-        filters=body_field(body, "filters", dict), limit=body_field(body, "limit", int, 20),
-        project=body_field(body, "project", str),
-    ))
+    return jsonify(get_engine().list_notes(ListingRequest.from_body("recent", json_body())))
 
 
 @bp.post("/memory_search")
 def memory_search():
-    body = json_body()
-    query = body.get("query")
-    if query is None:
-        raise InvalidQuery("The request body needs a 'query' field.")
-    return jsonify(get_engine().memory_search(body_field(body, "mode", str, required=True), query,
-                                              project=body_field(body, "project", str)))
+    return jsonify(get_engine().memory_search(MemoryRequest.from_body(json_body())))
 
 
 @bp.get("/context")
 def context():
-    return jsonify(get_engine().context(
-        request.args.get("q", ""), project=request.args.get("project") or None,
-        token_budget=int_arg("budget", 2000, low=MIN_TOKEN_BUDGET,
-                             high=MAX_TOKEN_BUDGET), scope=request.args.get("scope", "project"),
-    ))
+    return jsonify(get_engine().context(ContextRequest.from_params(request.args)))
 
 
 @bp.get("/status")

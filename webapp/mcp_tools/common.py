@@ -1,0 +1,111 @@
+"""What every SK Memory MCP tool shares: the argument types an AI client reads in each schema, the metadata
+filters, how an answer is sent, and how a tool reaches the SK Memory server.
+
+A tool is a module-level function whose first parameter is the `link` (mcp_server.ServerLink: `call` for a route,
+`search` for a SearchRequest); `bound` hands it its link and shows the client the other parameters only.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field
+
+from indexer import MODES
+from indexer.errors import SKMemoryError
+from indexer.limits import MAX_LIMIT, MAX_QUERY_CHARS
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS,
+                             description="What to search for, in natural language or keywords.")]
+Project = Annotated[str | None, Field(description="Project name; default: the first project. An unknown name "
+                                                  "answers with the list of known projects.")]
+Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Most results to return.")]
+Detail = Annotated[Literal["notes", "chunks"], Field(
+    description="notes (default): one compact row per note, about 60 tokens each; chunks: every matching passage "
+                "with its full text and fields, about 600 tokens each.")]
+Note = Annotated[str, Field(min_length=1, max_length=1000, description="The note: its path as results give it "
+                                                                        "(such as 'Projects/Garden plan.md'), its "
+                                                                        "title, or its id.")]
+MapPath = Annotated[str | None, Field(description="A mind map's path, such as 'Maps/Garden.mmdata'; default: the "
+                                                  "map open in SK Memory, else the project's only map.")]
+Explain = Annotated[bool, Field(description="Add to each result why it ranked: each leg's rank and score, the "
+                                           "fused score's terms, the matched words.")]
+Correct = Annotated[bool, Field(description="Correct a word that matches nothing against the notes' own words (the "
+                                            "answer's `corrected` says so); false searches the words as typed.")]
+ExplainDocument = Annotated[str | None, Field(description="A document_id: say where it ranked in each leg, or which "
+                                                          "filter, threshold or limit kept it out.")]
+TagList = Annotated[list[str], Field(description="Tags without '#'; a parent tag matches its sub-tags "
+                                                 "('project' matches 'project/garden').")]
+
+
+class DateBounds(BaseModel):
+    """Calendar-day bounds in YYYY-MM-DD (server-local); before and after are exclusive, on is that day."""
+
+    model_config = ConfigDict(extra="forbid")
+    before: str | None = Field(None, description="YYYY-MM-DD, exclusive.")
+    on: str | None = Field(None, description="YYYY-MM-DD, that calendar day.")
+    after: str | None = Field(None, description="YYYY-MM-DD, exclusive.")
+
+
+class VaultFilters(BaseModel):
+    """Metadata filters; every condition AND-combines with the others and with the text query."""
+
+    model_config = ConfigDict(extra="forbid")
+    folder: str | None = Field(None, description="Path prefix, such as 'Projects'.")
+    tags: list[str] | None = Field(None, description="Require all of these tags.")
+    type: str | None = Field(None, description="Exact frontmatter type, such as 'meeting' or 'person'.")
+    related: list[str] | None = Field(None, description="Require links to all of these notes (related_to or links).")
+    properties: dict[str, str | int | float | bool] | None = Field(
+        None, description='Frontmatter key-value pairs that must all match, such as {"status": "active"}.')
+    created: DateBounds | None = Field(None, description="Bounds on the frontmatter created date; notes without "
+                                                         "one never match.")
+    modified: DateBounds | None = Field(None, description="Bounds on the file's modified time.")
+
+
+Filters = Annotated[VaultFilters | None, Field(description="Optional metadata filters, AND-combined.")]
+
+
+def answer(body: dict) -> CallToolResult:
+    """An answer as structured content (the SDK checks it against the tool's schema) and as compact JSON text."""
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False,
+                                                                            separators=(",", ":")))],
+                          structured_content=body)
+
+
+def filters_of(filters: VaultFilters | None) -> dict | None:
+    return filters.model_dump(exclude_none=True) if filters is not None else None
+
+
+
+
+def refused(exc: SKMemoryError) -> ToolError:
+    """A refusal as the client reads it: the engine's sentence, nothing else."""
+    return ToolError(str(exc))
+
+
+def bound(tool, link):
+    """The tool with its link given: a function of the client's arguments, its schema read from the tool's."""
+    signature = inspect.signature(tool, eval_str=True)
+
+    @functools.wraps(tool)
+    def call(*args, **kwargs):
+        return tool(link, *args, **kwargs)
+
+    call.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])
+    return call
+
+
+# spec 000's modes that search_all_projects offers (tag has its own tool; vault looks inside one project)
+ALL_PROJECT_MODES = tuple(m for m in MODES if m not in ("tag", "vault"))
+AllProjectMode = Literal[ALL_PROJECT_MODES]
+
+
+def get(link, route: str, **params) -> dict:
+    """A GET of one SK Memory route, leaving out the parameters not given."""
+    return link.call("GET", route, {k: v for k, v in params.items() if v is not None})

@@ -1,0 +1,35 @@
+"""The MCP tool of spec 002: memory_search, which locates memory files without loading them."""
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from mcp_types import CallToolResult
+from pydantic import Field
+
+from .common import Project, answer
+from .models import MemoryResponse
+
+
+def memory_search(link, mode: Annotated[Literal["frontmatter", "content", "xref"], Field(
+                            description="frontmatter: field-value pairs; content: 1-3 keywords; xref: one note's id, "
+                                        "title or path.")],
+                        query: Annotated[str | dict[str, Any], Field(
+                            description='frontmatter: an object such as {"tags": ["database"], "status": "active"}; '
+                                        'content: 1-3 keywords, a "quoted phrase" counting as one; xref: an id as '
+                                        'this tool returns it, such as DEC-42.')],
+                        project: Project = None) -> Annotated[CallToolResult, MemoryResponse]:
+    """Locate memory files without loading them: a ranked list of paths, ids, titles and short excerpts.
+
+    frontmatter: notes whose frontmatter matches every field (exact tag > domain > level), top 10.
+    content: notes containing 1-3 keywords, with the matching line +-1 as excerpt, top 10.
+    xref: notes that reference a note (any `id` this tool returned), related_to both ways and direct mentions.
+    The answer stays under about 2,000 tokens. Then read a hit with read_note(file_path).
+    Prefer hybrid_search or vault_search for open questions in natural language.
+    Example: memory_search(mode="xref", query="DEC-42")
+    """
+    return answer(link.call("POST", "/api/memory_search", {"mode": mode, "query": query, "project": project}))
+
+
+TOOLS = (
+    memory_search,
+)
