@@ -139,7 +139,7 @@ def test_the_mcp_table_matches_the_tools_and_the_routes_they_call():
 
     from indexer import FILTER_KEYS
 
-    assert [t.__name__ for t in tools()] == list(ROUTES)
+    assert [t.__name__ for t in tools()] == list(ROUTES), "each tool needs its row of ROUTES, and each row a tool"
     mcp_doc = (DOCS / "mcp.md").read_text(encoding="utf-8")
     routes = set(api_routes())
     for tool, (route, method, row) in ROUTES.items():

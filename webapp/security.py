@@ -46,8 +46,9 @@ def check_request():
     origin = request.headers.get("Origin")
     if origin is not None and origin.startswith("chrome-extension://") and origin in allowed_origins(app):
         if request.method not in SAFE_METHODS or request.path not in EXTENSION_PATHS:
-            return _refuse(403, "bad_origin", "The extension may only check the server (/api/health) and search "
-                                              "(/api/search); use SK Memory's own window for the rest.")
+            return _refuse(403, "bad_origin", "The extension may only check the server and search (GET "
+                                              f"{', '.join(sorted(EXTENSION_PATHS))}); use SK Memory's own window "
+                                              "for the rest.")
         return None
     if request.method not in SAFE_METHODS:
         if origin is not None and origin not in allowed_origins(app):

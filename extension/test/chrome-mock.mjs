@@ -145,13 +145,16 @@ export const HEALTHY = { status: "ok", app: "sk-memory", port: 8765, embeddings:
 export const RESULTS = {
   results: [
     {
-      document_title: "Sourdough bread", relative_path: "Projects/Sourdough.md", project: "notes",
-      document_id: "doc-sourdough", search_type: "hybrid", similarity: 1.6,
+      // as the API answers: title, path and score, and spec 000's names for them beside them
+      title: "Sourdough bread", path: "Projects/Sourdough.md", score: 1.6, project: "notes",
+      document_title: "Sourdough bread", relative_path: "Projects/Sourdough.md", similarity: 1.6,
+      document_id: "doc-sourdough", search_type: "hybrid",
       snippet: "Feed the starter & wait <12h> <b>then</b> bake", highlights: [[9, 16]],
     },
     {
-      document_title: "Garden plan", relative_path: "Projects/Garden plan.md", project: "notes",
-      document_id: "doc-garden", search_type: "semantic", similarity: 0.4, snippet: "Beds & bread", highlights: [[7, 12]],
+      title: "Garden plan", path: "Projects/Garden plan.md", score: 0.4, project: "notes",
+      document_title: "Garden plan", relative_path: "Projects/Garden plan.md", similarity: 0.4,
+      document_id: "doc-garden", search_type: "semantic", snippet: "Beds & bread", highlights: [[7, 12]],
     },
   ],
   semantic_available: true,

@@ -66,7 +66,7 @@ test("checkHealth names the exact problem", async () => {
 test("searchNotes asks the API and reports failures as sentences", async () => {
   const fetched = installFetch({ "/api/search": { body: RESULTS } });
   const response = await server.searchNotes("bread", { limit: 5 });
-  assert.equal(response.results[0].document_title, "Sourdough bread");
+  assert.equal(response.results[0].title, "Sourdough bread");
   assert.equal(fetched[0], "http://127.0.0.1:8765/api/search?q=bread&mode=hybrid&limit=5&group=document");  // one row per document
 
   installFetch({ "/api/search": { status: 400, body: { error: "invalid_request", detail: "limit must be ..." } } });

@@ -115,6 +115,7 @@ def _clock_free(answer: dict) -> dict:
     """A recency answer without its scores (they move with the clock)."""
     for r in answer.get("results", []):
         r.pop("similarity", None)
+        r.pop("score", None)
         r.pop("cosine", None)
         if "explain" in r:
             r.pop("explain")
@@ -167,26 +168,30 @@ def dump(home_dir: Path, out: Path, corpora: Path, per_project: int) -> None:
     print(f"{len(answers)} answers written to {out} in {time.perf_counter() - started:.0f} s")
 
 
-def _walk(a, b, path: str, out: list[str]) -> None:
+def _walk(a, b, path: str, out: list[str], renamed: dict[str, str] | None = None) -> None:
     if isinstance(a, dict) and isinstance(b, dict):
+        for old_name, new_name in (renamed or {}).items():  # a field the new code names otherwise
+            if old_name in a and old_name not in b and new_name in b and new_name not in a:
+                a = {**{k: v for k, v in a.items() if k != old_name}, new_name: a[old_name]}
         for k in sorted(set(a) | set(b)):
             if k not in a:
                 out.append(f"{path}.{k}: only new")
             elif k not in b:
                 out.append(f"{path}.{k}: only old")
             else:
-                _walk(a[k], b[k], f"{path}.{k}", out)
+                _walk(a[k], b[k], f"{path}.{k}", out, renamed)
     elif isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
             out.append(f"{path}: {len(a)} items old, {len(b)} new")
         for i, (x, y) in enumerate(zip(a, b)):
-            _walk(x, y, f"{path}[{i}]", out)
+            _walk(x, y, f"{path}[{i}]", out, renamed)
     elif a != b:
         out.append(f"{path}: {json.dumps(a)[:120]} -> {json.dumps(b)[:120]}")
 
 
-def diff(old: Path, new: Path, ignore: list[str]) -> int:
-    """Print where two dumps differ (fields named by --ignore left out); return how many answers differ."""
+def diff(old: Path, new: Path, ignore: list[str], renamed: dict[str, str] | None = None) -> int:
+    """Print where two dumps differ (fields named by --ignore left out, fields --renamed compared under their new
+    name); return how many answers differ."""
     a, b = json.loads(old.read_text()), json.loads(new.read_text())
     pattern = re.compile("|".join(ignore)) if ignore else None
     differing, lines_out = 0, []
@@ -196,7 +201,7 @@ def diff(old: Path, new: Path, ignore: list[str]) -> int:
             lines_out.append(f"{key}: only in {'new' if key not in a else 'old'}")
             continue
         found: list[str] = []
-        _walk(a[key], b[key], "", found)
+        _walk(a[key], b[key], "", found, renamed)
         if pattern:
             found = [f for f in found if not pattern.search(f)]
         if found:
@@ -226,13 +231,16 @@ def main() -> None:
     c.add_argument("new", type=Path)
     c.add_argument("--ignore", action="append", default=[],
                    help="a regular expression: differences whose path matches it are not counted (repeatable)")
+    c.add_argument("--renamed", action="append", default=[], metavar="OLD=NEW",
+                   help="a field the new code names otherwise: compare the old one's value under the new name")
     args = parser.parse_args()
     if args.command == "build":
         build(args.home, args.corpora, args.scifact)
     elif args.command == "dump":
         dump(args.home, args.out, args.corpora, args.queries)
     else:
-        sys.exit(1 if diff(args.old, args.new, args.ignore) else 0)
+        renamed = dict(pair.split("=", 1) for pair in args.renamed)
+        sys.exit(1 if diff(args.old, args.new, args.ignore, renamed) else 0)
 
 
 if __name__ == "__main__":
