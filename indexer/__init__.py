@@ -26,6 +26,7 @@ _EXPORTS = {
     "ListingRequest": ".search.sibling_requests",  # notes listed by tag, folder, property or recency
     "ContextRequest": ".search.sibling_requests",  # passages packed into a token budget for an agent
     "RelatedRequest": ".search.sibling_requests",  # the notes like one note
+    "RelatedTextRequest": ".search.sibling_requests",  # the notes related to a text (a web page, a note)
     "MemoryRequest": ".search.sibling_requests",  # spec 002's memory search
     "NodeSearchRequest": ".search.sibling_requests",  # a mind map's node search
     "LightRequest": ".search.sibling_requests",  # the documents Cluster View lights up for a query

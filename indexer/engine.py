@@ -22,8 +22,11 @@ from .search.hnsw import HnswVectors
 from .search.index import ProjectIndex
 from .search.memory import memory_search
 from .search.request import SearchRequest
-from .search.sibling_requests import ContextRequest, ListingRequest, MemoryRequest, RelatedRequest
+from .search.related import related as related_to_text
+from .search.sibling_requests import (ContextRequest, ListingRequest, MemoryRequest, RelatedRequest,
+                                      RelatedTextRequest)
 from .search.rerank import Reranker
+from .search.suggestions import link_suggestions, note_text
 from .search.tags import tag_counts
 from .search.vault import vault_search
 from .store.project import Project
@@ -307,6 +310,11 @@ class Engine:
         """A note's outgoing links and backlinks, each list bounded by limit."""
         return notes.note_links(self.index(project), note, direction, limit)
 
+    def link_suggestions(self, note: str, project: str | None = None, limit: int = 8) -> dict:
+        """The links a note could have: other notes it names without linking them (with the line), and notes close
+        in meaning that no link joins to it; each with the [[wikilink]] and [text](path) to copy."""
+        return link_suggestions(self.index(project), note, self.home.settings.max_file_bytes, limit)
+
     def properties(self, project: str | None = None, prefix: str = "", limit: int = 50) -> dict:
         """The frontmatter keys in use, most used first, with sample values."""
         return notes.properties(self.index(project), prefix, limit)
@@ -316,12 +324,34 @@ class Engine:
         names no indexed document."""
         return documents.resolve_link(self.index(project), target, from_path)
 
-    def related(self, request: RelatedRequest | str, project: str | None = None, limit: int = 8) -> dict:
-        """Documents like this one: hybrid search on its own content (title as keywords, mean vector for meaning);
-        a RelatedRequest, or its fields."""
+    def related(self, request: RelatedRequest | RelatedTextRequest | str, project: str | None = None,
+                limit: int = 8) -> dict:
+        """What relates to a note or a text. A RelatedRequest (or a document id): documents like that one, hybrid
+        search on its own content. A RelatedTextRequest: the notes related to a text (a web page, a note, an agent's
+        text), by the meaning of its passages and its rarest words, notes that saved its address first."""
+        if isinstance(request, RelatedTextRequest):
+            indexes = self._scope_indexes(request.project, request.scope)
+            exclude = self._excluded(indexes, request.exclude)
+            title, text = request.title, request.text
+            if request.note:  # a note's own text, itself left out
+                index = self.index(request.project)
+                row = notes.resolve_note(index, request.note)
+                exclude.add(row["document_id"])
+                title = title or row["title"]
+                text = f"{text}\n\n{note_text(index, row, self.home.settings.max_file_bytes)}".strip()
+            answer = related_to_text(indexes, title, text, request.url, request.limit, exclude)
+            return {**answer, "truncated": request.truncated}
         if not isinstance(request, RelatedRequest):
             request = RelatedRequest(request, project, limit)
         return documents.related(self.index(request.project), request.document_id, request.limit)
+
+    @staticmethod
+    def _excluded(indexes: list, names: tuple[str, ...]) -> set[str]:
+        """The document ids of the notes named to leave out (by id or by path) in these projects."""
+        if not names:
+            return set()
+        wanted = set(names)
+        return wanted | {doc for index in indexes for doc, rel_path in note_reads.paths(index) if rel_path in wanted}
 
     # --- status ---------------------------------------------------------------------------------------------
 

@@ -242,5 +242,8 @@ class WordEmbedder:
             out[i] = out[i] / norm if norm else self._word("")  # a text without words still gets a unit vector
         return out
 
+    def embed_queries(self, texts: list[str]):
+        return self.embed(texts)
+
     def embed_query(self, text: str):
         return self.embed([text])[0]

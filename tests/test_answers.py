@@ -34,6 +34,8 @@ def answer(client, route: str) -> dict:
         "/api/vault_search/by_property": {"properties": {"id": "DEC-1"}},
         "/api/vault_search/recent": {},
         "/api/memory_search": {"mode": "xref", "query": "DEC-1"},
+        "/api/related": {"text": "A sourdough starter needs flour and water.", "title": "Baking",
+                         "url": "https://example.com/bread"},
     }
     queries = {"/api/search": "?q=sourdough+starter&explain=true", "/api/context": "?q=sourdough+starter&budget=400",
                "/api/search?group=document": "&q=sourdough+starter"}

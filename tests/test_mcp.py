@@ -25,7 +25,7 @@ from support import DEMO_NOTES, REPO, SKMEMORY, corpus, free_port, running_serve
 TOOLS = {"hybrid_search", "semantic_search", "tag_search", "search_all_projects", "vault_search",
          "vault_search_by_tag", "vault_search_by_folder", "vault_search_by_property", "vault_recent_notes",
          "memory_search", "list_projects", "list_tags", "list_properties", "get_document", "read_note", "links",
-         "get_context", "mindmap_search_nodes", "mindmap_get_context"}
+         "get_context", "mindmap_search_nodes", "mindmap_get_context", "related_notes", "suggest_links"}
 pytestmark = pytest.mark.slow
 
 
@@ -204,6 +204,18 @@ def test_every_tool_answers_in_rows_an_agent_can_afford(live, tmp_path):
             back = (await s.call_tool("links", {"note": "Compost log", "direction": "backlinks"})).structured_content
             assert "Projects/Garden plan.md" in [b["path"] for b in back["backlinks"]]
 
+            page = ("Composting at home: layer green kitchen scraps with brown leaves, keep the pile moist, turn it "
+                    "every week. The garden beds get the finished compost in spring.")
+            related = await s.call_tool("related_notes", {"text": page, "title": "Home composting", "limit": 3})
+            found = related.structured_content
+            assert found["results"][0]["path"] == "Projects/Compost log.md" and found["results"][0]["why"]
+            assert approx_tokens(related) <= 3 * 100, approx_tokens(related)
+            of_note = (await s.call_tool("related_notes", {"note": "Garden plan"})).structured_content
+            assert "Projects/Garden plan.md" not in [r["path"] for r in of_note["results"]]  # itself left out
+            suggested = (await s.call_tool("suggest_links", {"note": "Projects/Garden plan.md"})).structured_content
+            assert suggested["style"] == "wikilink" and all(c["link"].startswith("[[")
+                                                            for c in suggested["close_in_meaning"])
+            assert "Projects/Compost log.md" not in [c["path"] for c in suggested["close_in_meaning"]]  # linked
             context = (await s.call_tool("get_context", {"query": "garden", "token_budget": 100})).structured_content
             assert context == api(port, "/api/context", q="garden", budget=100)
             assert context["items"] and context["tokens_used"] <= 100
@@ -356,7 +368,8 @@ def test_when_the_server_cannot_start_every_tool_says_how_to_start_it(vault, dat
             "memory_search": {"mode": "content", "query": "x"}, "get_document": {"note": "x"},
             "get_context": {"query": "x"}, "mindmap_search_nodes": {"query": "x"},
             "mindmap_get_context": {"node_id": "x"}, "list_projects": {}, "list_tags": {}, "list_properties": {},
-            "read_note": {"note": "x"}, "links": {"note": "x"}}
+            "read_note": {"note": "x"}, "links": {"note": "x"}, "related_notes": {"text": "x"},
+            "suggest_links": {"note": "x"}}
     assert set(args) == TOOLS
 
     async def scenario():

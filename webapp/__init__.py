@@ -12,7 +12,7 @@ def create_app(test_config: dict | None = None):
     app.config.from_mapping(
         SKMEMORY_PORT=int(os.environ.get("SKMEMORY_PORT", 8765)),
         ENGINE=None,  # an indexer.engine.Engine; created lazily (without an indexer thread) when not given
-        MAX_CONTENT_LENGTH=1024 * 1024,
+        MAX_CONTENT_LENGTH=4 * 1024 * 1024,  # a page asked about (/api/related) reads its first 1,000,000 characters
         JSON_SORT_KEYS=False,
     )
     if test_config:

@@ -9,9 +9,11 @@ from .client import CLIENT_HEADER
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 # Programs (the CLI, the MCP server, scripts) say who they are with CLIENT_HEADER. A web page cannot send it to
 # another origin without a CORS preflight, which the server never grants, so it stands in for a browser's Origin.
-# All the extension uses: is the server there, and search. Anything else from its origin is refused, since its
-# id comes from a public key that anyone can copy into an unpacked extension of their own.
+# All the extension uses: is the server there, search, and what relates to the page (a POST, since a page's text
+# does not fit an address; it reads and changes nothing). Anything else from its origin is refused, since its id
+# comes from a public key that anyone can copy into an unpacked extension of their own.
 EXTENSION_PATHS = {"/api/health", "/api/search"}
+EXTENSION_READS = {"/api/related"}  # POSTs that only read
 # The id of the extension in extension/, fixed by the public "key" in its manifest (tests/test_extension.py
 # recomputes it); app.config["EXTENSION_ID"] overrides it.
 EXTENSION_ID = "fphfhnaleelndngdmghiokeflbahepef"
@@ -45,9 +47,12 @@ def check_request():
                                         "open it by that address.")
     origin = request.headers.get("Origin")
     if origin is not None and origin.startswith("chrome-extension://") and origin in allowed_origins(app):
-        if request.method not in SAFE_METHODS or request.path not in EXTENSION_PATHS:
+        allowed = (request.path in EXTENSION_PATHS and request.method in SAFE_METHODS or
+                   request.path in EXTENSION_READS and request.method in SAFE_METHODS | {"POST"})
+        if not allowed:
             return _refuse(403, "bad_origin", "The extension may only check the server and search (GET "
-                                              f"{', '.join(sorted(EXTENSION_PATHS))}); use SK Memory's own window "
+                                              f"{', '.join(sorted(EXTENSION_PATHS))}, POST "
+                                              f"{', '.join(sorted(EXTENSION_READS))}); use SK Memory's own window "
                                               "for the rest.")
         return None
     if request.method not in SAFE_METHODS:
@@ -67,10 +72,10 @@ def add_cors(response):
     """Let exactly the extension's origin read API responses; never a wildcard."""
     origin = request.headers.get("Origin")
     if (origin and origin.startswith("chrome-extension://") and origin in allowed_origins(current_app)
-            and request.path in EXTENSION_PATHS):
+            and request.path in EXTENSION_PATHS | EXTENSION_READS):
         response.headers["Access-Control-Allow-Origin"] = origin
         response.headers["Access-Control-Allow-Headers"] = "Content-Type"
-        response.headers["Access-Control-Allow-Methods"] = "GET"
+        response.headers["Access-Control-Allow-Methods"] = "GET, POST" if request.path in EXTENSION_READS else "GET"
         response.vary.add("Origin")
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     response.headers.setdefault("Referrer-Policy", "no-referrer")

@@ -133,6 +133,13 @@ class Embedder:
             return self._query_encoder.embed([text])[0]
         return self.embed([text])[0]
 
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Embed a few texts asked about at once (a page's passages) on the query path, as embed_query does one."""
+        self._require()
+        if self._query_encoder is not None:
+            return self._query_encoder.embed(texts)
+        return self.embed(texts)
+
     def _prepare_query_encoder(self) -> None:
         # Called with the lock held, right after the torch model loaded: export (once) and check the ONNX copy.
         try:

@@ -109,18 +109,24 @@ class Passage(Row):
 
 
 @dataclass
-class ChunkHit(Row):
-    """One matching passage with its note (spec 000's result): score is the mode's score (a semantic hit's cosine,
-    keyword and tag 1.0, hybrid found by both at least 1.0), cosine the similarity in meaning whatever the mode."""
+class PassageRef(Row):
+    """Which passage of which note, and where the note is: what every passage-bearing row starts with."""
 
-    ALIASES: ClassVar[dict[str, str]] = SPEC_000
-    EXTRA: ClassVar[dict[str, Any]] = {"explain": dict}
     chunk_id: str
     document_id: str
     project: str
     title: str
     path: str
     absolute_path: str
+
+
+@dataclass
+class ChunkHit(PassageRef):
+    """One matching passage with its note (spec 000's result): score is the mode's score (a semantic hit's cosine,
+    keyword and tag 1.0, hybrid found by both at least 1.0), cosine the similarity in meaning whatever the mode."""
+
+    ALIASES: ClassVar[dict[str, str]] = SPEC_000
+    EXTRA: ClassVar[dict[str, Any]] = {"explain": dict}
     file_type: str
     score: float
     cosine: float | None
@@ -184,21 +190,34 @@ class DocumentRow(Row):
 
 
 @dataclass
-class ContextItem(Row):
+class ContextItem(PassageRef):
     """One passage packed into an agent's context, with where it comes from."""
 
-    chunk_id: str
-    document_id: str
-    project: str
-    title: str
-    path: str
-    absolute_path: str
     heading_path: list[str]
     lines: Lines
     score: float
     search_type: str
     tokens: int
     content: str
+
+
+@dataclass
+class RelatedNote(PassageRef):
+    """A note related to a text (a web page, a note, an agent's text): by its passage that matched best, with why.
+
+    score: saved pages 1 and more, then the fused legs; similarity: its best cosine to a passage of the text (None
+    when only words found it); why: the text's passages it matched ({passage, text, similarity}), best first."""
+
+    score: float
+    similarity: float | None
+    saved: bool  # it names the page's address (a link, source: or url:)
+    reason: str
+    heading_path: list[str]
+    lines: Lines
+    snippet: str
+    highlights: list[list[int]]
+    matched_words: list[str]  # the text's rare words it holds
+    why: list[dict]
 
 
 @dataclass
@@ -227,6 +246,7 @@ ROUTE_ANSWERS: dict[str, tuple[str, type[Row]]] = {
     "GET /api/documents": ("documents", DocumentRow),
     "GET /api/context": ("items", ContextItem),
     "POST /api/memory_search": ("results", MemoryHit),
+    "POST /api/related": ("results", RelatedNote),
 }
 
 

@@ -321,6 +321,12 @@ def owners_of_rowids(index: ProjectIndex, rowids: Iterable[int]) -> dict[int, st
     return {r[0]: r[1] for r in index.sql(f"SELECT rowid, document_id FROM chunks WHERE rowid {IN}", [ids(rowids)])}
 
 
+def texts_of_documents(index: ProjectIndex, document_ids: Iterable[str]) -> list[tuple[str, str]]:
+    """(document_id, content) of every chunk of these documents."""
+    return [tuple(r) for r in index.sql(f"SELECT document_id, content FROM chunks WHERE document_id {IN}",
+                                        [ids(sorted(document_ids))])]
+
+
 def documents_of_rowids(index: ProjectIndex, rowids: Iterable[int]) -> set[str]:
     """The documents these chunks belong to."""
     return {r[0] for r in index.sql(f"SELECT DISTINCT document_id FROM chunks WHERE rowid {IN}",

@@ -97,6 +97,17 @@ def catalogue(index: ProjectIndex) -> list:
     return index.sql("SELECT document_id, rel_path, title FROM documents")
 
 
+def link_kinds(index: ProjectIndex) -> dict[str, int]:
+    """How many links of each kind (wikilink, file: a markdown link to a file) the project holds."""
+    return dict(index.sql("SELECT kind, count(*) FROM links GROUP BY kind"))
+
+
+def frontmatter_naming(index: ProjectIndex, text: str) -> list:
+    """(document_id, frontmatter JSON) of the documents whose frontmatter holds the text (any case)."""
+    return index.sql("SELECT document_id, frontmatter FROM documents WHERE instr(lower(frontmatter), ?) > 0",
+                     (text.lower(),))
+
+
 def paths(index: ProjectIndex) -> list:
     """(document_id, rel_path) of every document."""
     return index.sql("SELECT document_id, rel_path FROM documents")

@@ -1,6 +1,6 @@
 """The requests beside SearchRequest (request.py), one per search-like route that is not a search of spec 000/001:
-the four listings of notes by metadata, agent context, documents related to one, memory search (spec 002), a mind
-map's node search and Cluster View's lit documents.
+the four listings of notes by metadata, agent context, documents related to one note or to a text, memory search
+(spec 002), a mind map's node search and Cluster View's lit documents.
 
 Like SearchRequest, each is valid once made: a route, the CLI or an MCP tool builds one at its door (`from_params`
 for a query string, `from_body` for a JSON body), a bad value is refused there with a sentence that says what to
@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from ..errors import InvalidQuery
-from ..limits import (EMPTY_QUERY, MAX_LIMIT, MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, check_number, check_query,
-                      check_scope, parse_number, typed_field)
+from ..limits import (EMPTY_QUERY, MAX_LIMIT, MAX_QUERY_CHARS, MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, check_number,
+                      check_query, check_scope, check_text, parse_number, typed_field)
 from .request import check_filters
 
 LISTINGS = ("tag", "folder", "property", "recent")  # vault_search_by_tag / _by_folder / _by_property / recent_notes
@@ -226,6 +226,65 @@ class LightRequest:
                    parse_number("limit", args.get("limit"), 50))
 
 
+MAX_RELATED_CHARS = 1_000_000  # of a text asked about: a longer one is read to here (its first part)
+RELATED_TEXT_LIMIT = 10
+
+
+@dataclass(frozen=True)
+class RelatedTextRequest:
+    """What in the notes relates to a text: a web page's title, address and main text, a note's text, or an agent's.
+    A text longer than MAX_RELATED_CHARS is read to there (`truncated`); `exclude` names notes to leave out (their
+    document ids or paths: the note the text comes from).
+
+    Example: RelatedTextRequest("Sourdough needs a lively starter ...", title="Baking bread", limit=5)
+    """
+
+    text: str = ""
+    title: str = ""
+    url: str | None = None
+    note: str | None = None  # a note (path, title or id) whose own text is asked about, itself left out
+    project: str | None = None
+    scope: str = "project"
+    limit: int = RELATED_TEXT_LIMIT
+    exclude: tuple[str, ...] = ()
+    truncated: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        for name in ("text", "title"):
+            if not isinstance(getattr(self, name), str):
+                raise InvalidQuery(f"'{name}' must be a string: the page's (or note's) {name}.")
+        check_text("The text", self.text)
+        check_text("The title", self.title)
+        if self.note is not None and (not isinstance(self.note, str) or not self.note.strip()):
+            raise InvalidQuery("'note' names a note by its path, title or id, such as \"Projects/Garden plan.md\".")
+        if not (self.text.strip() or self.title.strip() or self.note):
+            raise InvalidQuery("Give the text to relate to your notes: a page's main text, a note's, or a passage "
+                               "('text'), with its 'title' if it has one; or name a note ('note').")
+        if len(self.title) > MAX_QUERY_CHARS:
+            object.__setattr__(self, "title", self.title[:MAX_QUERY_CHARS])
+        if len(self.text) > MAX_RELATED_CHARS:
+            object.__setattr__(self, "text", self.text[:MAX_RELATED_CHARS])
+            object.__setattr__(self, "truncated", True)
+        if self.url is not None and (not isinstance(self.url, str) or len(self.url) > 4096):
+            raise InvalidQuery("'url' must be the page's address, such as \"https://example.com/page\".")
+        check_scope(self.scope)
+        check_number("limit", self.limit, high=RELATED_LIMIT)
+        exclude = (self.exclude,) if isinstance(self.exclude, str) else self.exclude
+        if not isinstance(exclude, (list, tuple)) or not all(isinstance(e, str) for e in exclude):
+            raise InvalidQuery("'exclude' must be a list of notes to leave out (their ids or paths).")
+        object.__setattr__(self, "exclude", tuple(exclude))
+        object.__setattr__(self, "project", _project(self.project))
+        object.__setattr__(self, "url", _project(self.url))
+
+    @classmethod
+    def from_body(cls, body: Mapping) -> "RelatedTextRequest":
+        """Read one from a JSON body: text, title, url, note, project, scope, limit, exclude."""
+        return cls(typed_field(body, "text", str, ""), typed_field(body, "title", str, ""),
+                   typed_field(body, "url", str), typed_field(body, "note", str), typed_field(body, "project", str),
+                   typed_field(body, "scope", str, "project"), typed_field(body, "limit", int, RELATED_TEXT_LIMIT),
+                   tuple(typed_field(body, "exclude", list, [])))
+
+
 # Every request value, by the route that builds it (docs/api.md and tests/test_docs.py read this table).
 ROUTE_REQUESTS = {
     "GET /api/search": "SearchRequest.from_params",
@@ -236,6 +295,7 @@ ROUTE_REQUESTS = {
     "POST /api/vault_search/recent": "ListingRequest.from_body",
     "GET /api/context": "ContextRequest.from_params",
     "GET /api/documents/<id>/related": "RelatedRequest.from_params",
+    "POST /api/related": "RelatedTextRequest.from_body",
     "POST /api/memory_search": "MemoryRequest.from_body",
     "GET /api/mindmaps/search_nodes": "NodeSearchRequest.from_params",
     "GET /api/graph/search": "LightRequest.from_params",

@@ -5,7 +5,8 @@ import os
 
 from flask import Blueprint, current_app, jsonify, request
 
-from indexer import ContextRequest, ListingRequest, MemoryRequest, RelatedRequest, SearchRequest
+from indexer import (ContextRequest, ListingRequest, MemoryRequest, RelatedRequest, RelatedTextRequest,
+                     SearchRequest)
 
 from ..args import arg, body_field, int_arg, json_body
 from ..current import get_engine
@@ -88,6 +89,13 @@ def related(document_id: str):
     return jsonify(get_engine().related(RelatedRequest.from_params(document_id, request.args)))
 
 
+@bp.post("/related")
+def related_to_text():
+    """The notes related to a text: {"text", "title", "url", "project", "scope", "limit", "exclude"} (a web page's
+    main text, a note's, an agent's), by meaning and rarest words; notes that saved the page's address first."""
+    return jsonify(get_engine().related(RelatedTextRequest.from_body(json_body())))
+
+
 @bp.get("/notes/info")
 def note_info():
     """A note named by ?note= (id, path or title): metadata, frontmatter, outline and link counts; no text."""
@@ -112,6 +120,14 @@ def note_links():
     """A note's outgoing links and backlinks: ?note=&direction=both|outgoing|backlinks&limit=50."""
     return jsonify(get_engine().note_links(request.args.get("note", ""), request.args.get("project") or None,
                                            request.args.get("direction", "both"), int_arg("limit", 50, high=500)))
+
+
+@bp.get("/notes/suggestions")
+def note_suggestions():
+    """The links a note could have: ?note=&project=&limit=8: unlinked mentions (with their lines) and notes close in
+    meaning that no link joins to it, each with the [[wikilink]] and [text](path) to copy."""
+    return jsonify(get_engine().link_suggestions(request.args.get("note", ""), request.args.get("project") or None,
+                                                 int_arg("limit", 8, high=20)))
 
 
 @bp.get("/properties")

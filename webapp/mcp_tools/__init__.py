@@ -38,6 +38,8 @@ ROUTES = {
     "read_note": ("GET /api/notes/read", "Engine.read_note", None),
     "links": ("GET /api/notes/links", "Engine.note_links", None),
     "get_context": ("GET /api/context", "Engine.context", "ContextItem"),
+    "related_notes": ("POST /api/related", "Engine.related", "RelatedNote"),
+    "suggest_links": ("GET /api/notes/suggestions", "Engine.link_suggestions", None),
     "mindmap_search_nodes": ("GET /api/mindmaps/search_nodes", "MindMaps.search_nodes", None),
     "mindmap_get_context": ("GET /api/mindmaps/context", "MindMaps.node_context", None),
 }

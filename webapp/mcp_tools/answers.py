@@ -58,6 +58,44 @@ def search_answer(api: dict, limit: int) -> dict:
     return out
 
 
+def related_answer(api: dict, limit: int) -> dict:
+    """Notes related to a text (asked for limit + 1) as compact rows: path, title, score, why, lines, snippet."""
+    out = {"semantic_available": api["semantic_available"]}
+    if api.get("semantic_reason"):
+        out["semantic_reason"] = api["semantic_reason"]
+    rows = []
+    for hit in api["results"][:limit]:
+        row = {"path": hit["path"], "title": hit["title"], "score": round(hit["score"], 3), "why": clip(hit["reason"],
+                                                                                                         120)}
+        if hit.get("saved"):
+            row["saved"] = True
+        if hit.get("lines"):
+            row["lines"] = hit["lines"]
+        row["snippet"] = clip(hit.get("snippet"), 120)
+        if api.get("scope") == "all" or hit.get("project") != api["results"][0].get("project"):
+            row["project"] = hit["project"]
+        rows.append(row)
+    out["results"] = rows
+    out["more"] = len(api["results"]) > limit
+    if api.get("truncated"):
+        out["truncated"] = True
+    return out
+
+
+def suggestions_answer(api: dict) -> dict:
+    """A note's link suggestions, each with the one link to paste in this vault's style and why."""
+    key = "markdown_link" if api["style"] == "markdown" else "wikilink"
+    return {
+        "path": api["path"], "style": api["style"],
+        "unlinked_mentions": [{"path": m["path"], "link": m[key], "line": m["line"], "text": clip(m["text"], 120)}
+                              for m in api["unlinked_mentions"]],
+        "mentions_total": api["mentions_total"],
+        "close_in_meaning": [{"path": c["path"], "link": c[key], "why": clip(c["reason"], 120)}
+                             for c in api["close_in_meaning"]],
+        "semantic_available": api["semantic_available"],
+    }
+
+
 def vault_row(note: dict) -> dict:
     """A vault_search or listing row as a compact one (same vocabulary as the search rows)."""
     row = {"path": note["path"], "title": note["title"]}

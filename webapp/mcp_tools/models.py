@@ -36,6 +36,26 @@ class NotesAnswer(Shape):
     more: bool | None = Field(None, description="True when the limit cut the list.")
 
 
+class RelatedAnswer(Shape):
+    """Notes related to a text or a note, best first."""
+
+    semantic_available: bool = Field(description="False: found by the text's words alone (semantic_reason says why).")
+    results: list[dict[str, Any]] = Field(description="path, title, score, why, lines, snippet; saved: true when the "
+                                                      "note names the page's address.")
+    more: bool = Field(description="True when the limit cut the list.")
+
+
+class SuggestionsAnswer(Shape):
+    """The links a note could have, each with the link to paste in the vault's style."""
+
+    path: str
+    style: str = Field(description="wikilink or markdown: how this vault writes its links.")
+    unlinked_mentions: list[dict[str, Any]] = Field(description="Notes this one names without a link: path, link, "
+                                                                "line, text of the line.")
+    close_in_meaning: list[dict[str, Any]] = Field(description="Notes close in meaning that no link joins to it: "
+                                                               "path, link, why.")
+
+
 class ListAnswer(Shape):
     results: list[dict[str, Any]]
     more: bool = Field(description="True when the limit cut the list.")

@@ -7,7 +7,8 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from .common import Note, Project, answer, get
-from .models import LinksAnswer, NoteInfo, NotePage
+from . import answers as shape
+from .models import LinksAnswer, NoteInfo, NotePage, SuggestionsAnswer
 
 
 def get_document(link, note: Note, project: Project = None) -> Annotated[CallToolResult, NoteInfo]:
@@ -58,6 +59,20 @@ def links(link, note: Note, project: Project = None,
     return answer(get(link, "/api/notes/links", note=note, project=project, direction=direction, limit=limit))
 
 
+
+def suggest_links(link, note: Note, project: Project = None,
+                  limit: Annotated[int, Field(ge=1, le=20, description="Most notes close in meaning.")] = 8,
+                  ) -> Annotated[CallToolResult, SuggestionsAnswer]:
+    """List the links a note could have: notes it names without a link (with the line) and notes close in meaning
+    that no link joins to it, each with the link to paste in the vault's style ([[wikilink]] or [text](path)).
+
+    SK Memory never writes to notes: show the links to the user, or write them with your own tools.
+    Prefer links for the links it has.
+    Example: suggest_links(note="Projects/Garden plan.md")
+    """
+    return answer(shape.suggestions_answer(get(link, "/api/notes/suggestions", note=note, project=project,
+                                               limit=limit)))
+
 TOOLS = (
-    get_document, read_note, links,
+    get_document, read_note, links, suggest_links,
 )

@@ -14,7 +14,7 @@ from indexer.limits import MAX_LIMIT, MAX_SNIPPET_TOKENS, MAX_TOKEN_BUDGET, MIN_
 from . import answers as shape
 from .common import (AllProjectMode, Correct, Detail, Explain, ExplainDocument, Filters, Limit, Project, Query,
                      TagList, answer, filters_of, get, refused)
-from .models import ContextResponse, ListAnswer, NotesAnswer
+from .models import ContextResponse, ListAnswer, NotesAnswer, RelatedAnswer
 
 
 def _search(link, query: str, mode: str, detail: str = "notes", **fields: Any) -> CallToolResult:
@@ -137,6 +137,25 @@ def get_context(link, query: Query, token_budget: Annotated[int, Field(
     return answer(get(link, "/api/context", q=query, budget=token_budget, project=project, scope=scope))
 
 
+
+def related_notes(link, text: Annotated[str, Field(max_length=1_000_000, description="The text to relate: a page, "
+                                                   "a draft, a passage you hold (up to 1,000,000 characters).")] = "",
+                  note: Annotated[str | None, Field(max_length=1000, description="Or a note (path, title or id): "
+                                                    "its own text, itself left out.")] = None,
+                  title: Annotated[str, Field(max_length=1000, description="The text's title, if any.")] = "",
+                  project: Project = None, limit: Limit = 10) -> Annotated[CallToolResult, RelatedAnswer]:
+    """Find the notes related to a text you hold (or to one note): by the meaning of its passages, the note names it
+    mentions and its rarest words; each row says why.
+
+    Give `text` (a page, a draft, a long passage) or `note`. 10 rows are about 800 tokens. Then read a row with
+    read_note(path, start_line=lines[0]). Prefer hybrid_search for a short question, suggest_links for the links a
+    note could have.
+    Example: related_notes(text="Kanban boards for personal tasks: lanes, WIP limits ...", limit=5)
+    """
+    body = {"text": text, "title": title, "note": note, "project": project, "limit": min(limit + 1, MAX_LIMIT)}
+    found = link.call("POST", "/api/related", {k: v for k, v in body.items() if v not in (None, "")})
+    return answer(shape.related_answer(found, limit))
+
 TOOLS = (
-    hybrid_search, semantic_search, tag_search, search_all_projects, vault_search, get_context,
+    hybrid_search, semantic_search, tag_search, search_all_projects, vault_search, get_context, related_notes,
 )
