@@ -21,6 +21,7 @@ def server(tmp_path_factory):
     vault = root / "vault"
     shutil.copytree(DEMO_NOTES, vault)
     (vault / "Kanban plugin.md").write_text(PLUGIN_NOTE)
+    (vault / "Journal" / "Weekend.md").write_text(WEEKEND_NOTE)
     with running_server(root, vault, projects={"notes", "User Docs"}) as live:
         yield live.url
 
@@ -53,6 +54,10 @@ PLUGIN_NOTE = """# Kanban plugin
 <summary>More</summary>Hidden text</details><iframe src="https://example.com"></iframe>
 <svg onload="document.title='pwned'"><circle r="4"/></svg><div style="position:fixed;inset:0" onclick="x()">Styled</div>
 """
+
+
+WEEKEND_NOTE = ("# Weekend\n\nBaked with the Sourdough bread recipe again.\n\nChecked the [[Compost log]] and the "
+                "tmux cheatsheet.\n")
 
 
 def search(page, text: str) -> None:
@@ -165,11 +170,32 @@ def test_document_panel_shows_related_documents(page):
     related = panel.locator("#related .related-link")
     expect(related.first).to_be_visible()
     assert "Compost log" in related.all_inner_texts() and "Garden plan" not in related.all_inner_texts()
-    panel.locator("button.copy").click()
-    expect(panel.locator("button.copy")).to_have_text("Copied")
+    panel.get_by_label("Copy the path").click()
+    expect(panel.get_by_label("Copy the path")).to_have_text("Copied")
     related.filter(has_text="Compost log").click()
     expect(panel.locator("#doc-title")).to_have_text("Compost log")
     shot(page, "document-panel")
+
+
+@pytest.mark.parametrize("width", [1280, 400])
+def test_the_panel_suggests_links_a_note_could_have_with_the_link_to_copy(page, width):
+    page.set_viewport_size({"width": width, "height": 900})
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.goto("/search?q=weekend")
+    page.locator("#results .result-link", has_text="Weekend").first.click()
+    panel = page.locator("#doc-panel")
+    expect(panel.locator("#doc-title")).to_have_text("Weekend")
+    suggestions = panel.locator("#suggestions .suggestion")
+    expect(suggestions.first).to_be_visible()
+    sourdough = suggestions.filter(has_text="Sourdough bread")
+    expect(sourdough).to_contain_text("Named on line 3 without a link")
+    expect(sourdough.locator("code")).to_have_text("[[Sourdough|Sourdough bread]]")
+    assert "Compost log" not in panel.locator("#suggestions .suggestion > a").all_inner_texts()  # already linked
+    sourdough.locator("button.copy").click()
+    expect(sourdough.locator("button.copy")).to_have_text("Copied")
+    assert page.evaluate("navigator.clipboard.readText()") == "[[Sourdough|Sourdough bread]]"
+    panel.locator("#suggestions").scroll_into_view_if_needed()
+    shot(page, f"link-suggestions-{width}")
 
 
 def test_a_notes_raw_html_is_rendered_safely_as_its_reading_view(page):

@@ -1,4 +1,4 @@
-"""The Document Info Panel: metadata, outline, preview, links both ways, and related documents."""
+"""The Document Info Panel: metadata, outline, preview, links both ways, related documents and link suggestions."""
 from __future__ import annotations
 
 from flask import Blueprint, current_app, url_for
@@ -43,6 +43,15 @@ def open_file(document_id: str):
     doc = get_engine().document(document_id, arg("project", max_chars=64) or None)
     opened_with = open_with_system(inside_project(doc))
     return f"Opened with {escape(opened_with)}."
+
+
+@bp.get("/documents/<document_id>/suggestions")
+def suggestions(document_id: str):
+    """Link suggestions: notes this one names without a link, and notes close in meaning that no link joins."""
+    project = arg("project", max_chars=64) or None
+    found = get_engine().link_suggestions(document_id, project)
+    return render("documents/related.html", "documents/_suggestions.html", found=found, document_id=document_id,
+                  related=found)
 
 
 @bp.get("/documents/<document_id>/related")
