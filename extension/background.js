@@ -45,7 +45,7 @@ async function onOmniboxEnter(text) {
 /** Requests from the toolbar popup, which closes as soon as a window opens and so cannot do it itself. */
 async function onPopupRequest(message) {
   if (message?.type === "search") return searchFor(message.query ?? "");
-  if (message?.type === "open-document") return openDocument(message.documentId, message.project);
+  if (message?.type === "open-document") return openDocument(message.documentId, message.project, message.lines);
   return { opened: false, problem: "unknown_request", message: `Unknown request ${JSON.stringify(message?.type)}.` };
 }
 

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ EXTENSION = REPO / "extension"
 CHROMIUM = next((Path(p) for p in ("/usr/lib/chromium/chromium", shutil.which("chromium")) if p and Path(p).exists()),
                 None)
 SCREENSHOT = REPO / "docs" / "screenshots" / "extension-popup.png"
+SHOTS = REPO / "test-output" / "screenshots"
 WAIT_MS = 30_000
 
 
@@ -61,6 +63,17 @@ def skmemory_port(tmp_path_factory) -> int:
         yield live.port
 
 
+# A real-looking article page: navigation and footer around the text the popup reads (its <article>).
+ARTICLE = """<!doctype html><html><head><meta charset="utf-8"><title>Keeping a sourdough starter alive</title></head>
+<body><nav>Home · Recipes · About · Subscribe to our newsletter</nav>
+<article><h1>Keeping a sourdough starter alive</h1>
+<p>A starter is flour and water that wild yeast and bacteria ferment. Feed it equal weights of flour and water every
+day at room temperature, or weekly from the fridge.</p>
+<p>When it doubles within hours of a feed and smells pleasantly sour, it is ready to leaven a loaf. Shape the dough
+after the bulk rise, proof it overnight, and bake it in a hot covered pot.</p></article>
+<footer>© 2026 A baking site · Privacy · Cookies</footer></body></html>"""
+
+
 @pytest.fixture(scope="module")
 def web_page(tmp_path_factory) -> str:
     """An ordinary web page on 127.0.0.1 (the only host the extension may read a selection from)."""
@@ -68,6 +81,7 @@ def web_page(tmp_path_factory) -> str:
     (root / "page.html").write_text(
         "<!doctype html><title>A page</title><p>Something about <span id='pick'>sourdough starter</span> here."
         "<p id='other'>compost heap</p>")
+    (root / "article.html").write_text(ARTICLE, encoding="utf-8")
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
     handler.log_message = lambda *args: None
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -249,6 +263,47 @@ def test_a_popup_result_opens_its_document(chromium):
     window.wait_for_load_state()
     assert f"127.0.0.1:{chromium.port}/documents/" in window.url and "project=notes" in window.url
     window.get_by_text("Garden plan").first.wait_for()
+
+
+@pytest.mark.slow
+def test_the_popup_shows_the_notes_related_to_the_page_and_never_reads_a_site_marked_never(chromium, web_page):
+    article = web_page.replace("page.html", "article.html")
+    tab = chromium.context.new_page()
+    tab.goto(article)
+    tab_id = chromium.tab_id(article)
+    asked: list[str] = []
+    chromium.context.on("request", lambda request: asked.append(request.url) if "/api/related" in request.url
+                        else None)
+    started = time.monotonic()
+    popup = chromium.extension_page(f"popup.html?tab={tab_id}")
+    popup.set_viewport_size({"width": 400, "height": 600})
+    related = popup.locator("#related-results .result")
+    related.first.wait_for()
+    print(f"\nthe popup listed related notes {time.monotonic() - started:.2f} s after it opened")
+    assert related.first.locator(".result-title").inner_text() == "Sourdough bread"
+    assert "close in meaning" in related.first.locator(".why").inner_text()
+    assert popup.locator("#page").inner_text() == "Keeping a sourdough starter alive"
+    assert asked == [f"http://127.0.0.1:{chromium.port}/api/related"]  # to SK Memory and nowhere else
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    popup.screenshot(path=str(SHOTS / "extension-related.png"), full_page=True)
+
+    with chromium.context.expect_page() as opened:  # a result opens the search window at its passage
+        related.first.click()
+    window = opened.value
+    window.wait_for_load_state()
+    assert "/documents/" in window.url and "lines=" in window.url
+    window.get_by_text("Sourdough bread").first.wait_for()
+
+    popup = chromium.extension_page(f"popup.html?tab={tab_id}")
+    popup.locator("#related-results .result").first.wait_for()
+    popup.click("#never")
+    assert popup.locator("#related-status").inner_text() == "Pages of 127.0.0.1 will not be read."
+    asked.clear()
+    popup = chromium.extension_page(f"popup.html?tab={tab_id}")
+    popup.get_by_text("You asked never to read pages of 127.0.0.1.").wait_for()
+    assert popup.locator("#related-results .result").count() == 0 and asked == []
+    popup.click("#never")  # "Read pages of 127.0.0.1 again"
+    popup.locator("#related-results .result").first.wait_for()
 
 
 @pytest.mark.slow

@@ -25,9 +25,9 @@ export function searchFor(text) {
   return showInSearchWindow(() => searchPageUrl(query));
 }
 
-/** Open one document's page in the search window. */
-export function openDocument(documentId, project) {
-  return showInSearchWindow(() => documentPageUrl(documentId, project));
+/** Open one document's page in the search window (at its passage when lines are given). */
+export function openDocument(documentId, project, lines) {
+  return showInSearchWindow(() => documentPageUrl(documentId, project, lines));
 }
 
 /** The text selected in a tab; empty where the extension may not look (chrome:// pages, the web store). */

@@ -5,6 +5,7 @@ export const HOST = "127.0.0.1";
 export const DEFAULT_PORT = 8765;
 const HEALTH_TIMEOUT_MS = 3000;
 const SEARCH_TIMEOUT_MS = 10000;
+const RELATED_TIMEOUT_MS = 15000;
 
 /** Turn what the user typed into a port number, or throw an Error whose message says what to change. */
 export function parsePort(value) {
@@ -52,9 +53,10 @@ export function searchPageUrl(query) {
   return appUrl("/search", { q: query });
 }
 
-/** The search window's page of one document. */
-export function documentPageUrl(documentId, project) {
-  return appUrl(`/documents/${encodeURIComponent(documentId)}`, { project });
+/** The search window's page of one document, at its passage when lines ([first, last]) are given. */
+export function documentPageUrl(documentId, project, lines) {
+  return appUrl(`/documents/${encodeURIComponent(documentId)}`,
+    { project, lines: Array.isArray(lines) ? lines.join("-") : undefined });
 }
 
 /** The command that starts the app on this port, to tell a user who has not started it. */
@@ -122,6 +124,32 @@ export class ServerProblem extends Error {
     this.name = "ServerProblem";
     this.problem = problem;
   }
+}
+
+/** The notes related to a page: POST /api/related with its text, title and address (to 127.0.0.1 only);
+ * resolves to the API's response, rejects with a ServerProblem. */
+export async function relatedNotes({ text, title, url, limit = 6 }) {
+  const port = await getPort();
+  let response;
+  try {
+    response = await fetch(await appUrl("/api/related", {}, port), {
+      method: "POST", signal: AbortSignal.timeout(RELATED_TIMEOUT_MS),
+      headers: { Accept: "application/json", "Content-Type": "application/json" },
+      body: JSON.stringify({ text, title, url, limit }),
+    });
+  } catch (error) {
+    if (error?.name === "TimeoutError") {
+      throw new ServerProblem(`SK Memory did not answer within ${RELATED_TIMEOUT_MS / 1000} seconds.`, "timeout");
+    }
+    const down = notRunning(port);
+    throw new ServerProblem(down.message, down.problem);
+  }
+  const body = await readJson(response);
+  if (!response.ok || !body || !Array.isArray(body.results)) {
+    const detail = body?.detail ?? `HTTP ${response.status}`;
+    throw new ServerProblem(`Finding related notes failed: ${detail}`, body?.error ?? "bad_response");
+  }
+  return body;
 }
 
 /** Search the notes through /api/search, one result per document by default; resolves to the API's response,

@@ -45,6 +45,7 @@ NAME_WORD = re.compile(r"\w+")
 MAX_NAME_WORDS = 5
 NAMES_WEIGHT = 1.0  # a mention of a note's name, as a leg beside meaning and words
 NEIGHBOURS = 8  # the notes most like the text whose links vote
+MIN_SCORE = 0.4  # a note whose best leg is weaker than this (its best over the leg's best) is not listed
 NEIGHBOURS_WEIGHT = 0.9  # the most a note gets from the votes alone: less than a close match in meaning
 WORD = re.compile(r"[^\W\d_][\w'’-]*[^\W_]|[^\W\d_]{3,}")
 URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
@@ -239,7 +240,7 @@ def related_notes(index: ProjectIndex, title: str, text: str, url: str | None, l
     for doc in saved_notes(index, url) - exclude:
         found.setdefault(doc, Evidence()).saved = True
     _neighbours(index, found, exclude)
-    ranked = _fused(found)[:limit]
+    ranked = [d for d in _fused(found) if found[d].saved or found[d].score >= MIN_SCORE][:limit]
     return _rows(index, ranked, found, passages, words), words
 
 
