@@ -31,8 +31,8 @@ from .index import ProjectIndex
 from .semantic import HYBRID_THRESHOLD
 from .vault import bm25_leg
 
-PASSAGE_WORDS = 180  # about a chunk of the index (256 word pieces)
-MEANING_PASSAGES = 6  # the most passages of a text embedded for the meaning leg
+PASSAGE_WORDS = 120  # about 160 word pieces: a passage the query encoder embeds in ~60 ms on one thread
+MEANING_PASSAGES = 3  # the most passages of a text embedded for the meaning leg (a 5,000-word page: ~200 ms)
 RARE_WORDS = 16
 CANDIDATE_WORDS = 60  # the most frequent words of the text whose rarity in the notes is read
 OTHER_LEG = 0.3  # a note's other leg counts this much beside its better one (vault_search's fusion)
@@ -60,9 +60,10 @@ class TextPassage:
     text: str
 
 
-def passages_of(title: str, text: str, words: int = PASSAGE_WORDS) -> list[TextPassage]:
+def passages_of(title: str, text: str, words: int | None = None) -> list[TextPassage]:
     """The text cut into passages of about `words` words at paragraph breaks (a longer paragraph is cut by words),
     the title leading the first."""
+    words = words or PASSAGE_WORDS
     out: list[str] = []
     current: list[str] = []
     for paragraph in re.split(r"\n\s*\n", text):
@@ -89,9 +90,10 @@ def passages_of(title: str, text: str, words: int = PASSAGE_WORDS) -> list[TextP
     return [TextPassage(i, p) for i, p in enumerate(out, start=1)]
 
 
-def chosen(passages: list[TextPassage], most: int = MEANING_PASSAGES) -> list[TextPassage]:
+def chosen(passages: list[TextPassage], most: int | None = None) -> list[TextPassage]:
     """The passages the meaning leg embeds: all of a short text; of a long one the first and then evenly through
     the rest."""
+    most = most or MEANING_PASSAGES
     if len(passages) <= most:
         return passages
     step = (len(passages) - 1) / (most - 1)
@@ -124,12 +126,26 @@ def named_notes(index: ProjectIndex, text: str) -> dict[str, int]:
     for n in range(1, MAX_NAME_WORDS + 1):
         grams.update(" ".join(words[i:i + n]) for i in range(len(words) - n + 1))
     found: dict[str, int] = {}
-    common = _common_words(index)
-    for doc, rel_path, title in note_reads.catalogue(index):
-        for name in {_name(title), _name(rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0])}:
-            if name and grams.get(name) and name not in common and name not in STOPWORDS:
-                found[doc] = max(found.get(doc, 0), grams[name])
+    for name, docs in note_names(index).items():
+        times = grams.get(name)
+        if times:
+            for doc in docs:
+                found[doc] = max(found.get(doc, 0), times)
     return found
+
+
+def note_names(index: ProjectIndex) -> dict[str, list[str]]:
+    """Each name a note goes by (its title, its file name; lowercase words), with the notes of that name, leaving out
+    names too common to name one note; built once per change of the index."""
+    def build():
+        common = _common_words(index)
+        names: dict[str, list[str]] = {}
+        for doc, rel_path, title in note_reads.catalogue(index):
+            for name in {_name(title), _name(rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0])}:
+                if name and name not in common and name not in STOPWORDS:
+                    names.setdefault(name, []).append(doc)
+        return names
+    return index.kept("related: note names", build)
 
 
 def _name(title: str) -> str:

@@ -46,6 +46,7 @@ def calls(note: str, query: str) -> list[tuple[str, dict]]:
         ("list_projects", {}), ("list_tags", {}), ("list_properties", {}),
         ("get_document", {"note": note}), ("read_note", {"note": note}), ("links", {"note": stem}),
         ("get_context", {"query": query}),
+        ("related_notes", {"note": note}), ("suggest_links", {"note": note}),
     ]
 
 
