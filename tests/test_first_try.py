@@ -238,7 +238,7 @@ def test_small_things_a_first_try_notices(page, server, tmp_path):
     garden = page.evaluate("async () => (await (await fetch('/api/documents?project=Demo')).json())"
                            ".documents.find(d => d.title === 'Garden plan').document_id")
     page.evaluate("id => htmx.ajax('GET', '/documents/' + id + '?project=Demo', {target: '#doc-panel'})", garden)
-    copy = page.locator("#doc-panel button.copy")
+    copy = page.locator("#doc-panel button.copy[aria-label='Copy the path']")
     expect(copy).to_be_visible()
     assert copy.evaluate("b => b.getClientRects().length === 1 && b.scrollHeight <= b.clientHeight + 1")
     height = copy.bounding_box()["height"]

@@ -65,12 +65,13 @@ def test_the_keyboard_keeps_its_place(page):
     page.keyboard.press("Escape")
     expect(page.locator("#q")).to_be_focused()
 
-    page.locator("#doc-panel button.copy").focus()  # in the panel: / and Shift+Tab come back
+    path_copy = page.locator("#doc-panel button.copy[aria-label='Copy the path']")
+    path_copy.focus()  # in the panel: / and Shift+Tab come back
     page.keyboard.press("Shift+Tab")
     assert page.evaluate("() => !!document.activeElement.closest('#results li.result')")
     assert page.evaluate("() => document.activeElement.closest('li').querySelector('.result-title').textContent") \
         == titles[2]
-    page.locator("#doc-panel button.copy").focus()
+    path_copy.focus()
     page.keyboard.press("/")
     expect(page.locator("#q")).to_be_focused()
     assert page.locator("#q").input_value() == "garden"  # the / was not typed into the box
