@@ -43,7 +43,7 @@ MEANING_FLOOR = 0.55  # a meaning leg whose best is weaker does not count in ful
 SCAN_CHUNKS = 200  # chunks read per passage's meaning scan
 NAME_WORD = re.compile(r"\w+")
 MAX_NAME_WORDS = 5
-NAMES_WEIGHT = 1.0  # a mention of a note's name, as a leg beside meaning and words
+NAMES_WEIGHT = 0.7  # a mention of a note's name: less than the closest match in meaning (naming X is not being X)
 NEIGHBOURS = 8  # the notes most like the text whose links vote
 MIN_SCORE = 0.4  # a note whose best leg is weaker than this (its best over the leg's best) is not listed
 NEIGHBOURS_WEIGHT = 0.9  # the most a note gets from the votes alone: less than a close match in meaning
@@ -121,16 +121,17 @@ def rare_words(index: ProjectIndex, text: str, most: int | None = None) -> list[
 def named_notes(index: ProjectIndex, text: str) -> dict[str, int]:
     """The notes whose title the text mentions as words (an unlinked mention: "the Kanban plugin" names the note
     Kanban), with how many times; a title that is one common word, a number or a date is no name."""
-    grams = Counter()
+    names = note_names(index)
+    firsts = index.kept("related: first words of names", lambda: frozenset(n.split(" ", 1)[0] for n in names))
     words = [w.lower() for w in NAME_WORD.findall(text)]
-    for n in range(1, MAX_NAME_WORDS + 1):
-        grams.update(" ".join(words[i:i + n]) for i in range(len(words) - n + 1))
+    grams: Counter = Counter()
+    for i, word in enumerate(words):
+        if word in firsts:  # only where a name could start
+            grams.update(g for g in (" ".join(words[i:i + n]) for n in range(1, MAX_NAME_WORDS + 1)) if g in names)
     found: dict[str, int] = {}
-    for name, docs in note_names(index).items():
-        times = grams.get(name)
-        if times:
-            for doc in docs:
-                found[doc] = max(found.get(doc, 0), times)
+    for name, times in grams.items():
+        for doc in names[name]:
+            found[doc] = max(found.get(doc, 0), times)
     return found
 
 
