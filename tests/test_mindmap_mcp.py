@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+import urllib.error
 
 import pytest
 
@@ -97,6 +98,16 @@ def test_the_mindmap_tools_through_a_real_mcp_client(live, tmp_path):
                 answer = await s.call_tool("mindmap_search_nodes", {"query": word})
                 assert not answer.is_error
                 assert word.lower() not in json.dumps(answer.structured_content["results"]).lower()
+            read = (await s.call_tool("read_note", {"note": MAP})).structured_content  # the map through read_note
+            assert "Irrigation" in read["text"] and "zebrastripe" not in read["text"].lower()
+            assert "kowalczyk" not in read["text"].lower() and "private_notes" not in read["text"]
+            by_lines = await s.call_tool("read_note", {"note": MAP, "start_line": 1, "end_line": 40})
+            assert by_lines.is_error and "without text lines" in by_lines.content[0].text
+            doc_id = refreshed["map"]["document_id"]
+            with pytest.raises(urllib.error.HTTPError) as refused:  # the raw file by lines, through the API
+                api(port, f"/api/documents/{doc_id}", project="notes", start_line=1, end_line=40)
+            assert refused.value.code == 400
+            assert "private notes are never returned" in json.loads(refused.value.read())["detail"]
             gone = await s.call_tool("mindmap_get_context", {"node_id": "ghost"})
             assert gone.is_error and "no node 'ghost'" in gone.content[0].text
 

@@ -53,6 +53,9 @@ def document_lines(index: ProjectIndex, document_id: str, start: int, end: int, 
     """A document with `content` exactly lines start..end of its file as it is now (1-based, inclusive)."""
     info = summaries(index, [document_row(index, document_id)])[0]
     rel = info["path"]
+    if rel.lower().endswith(".mmdata"):  # the file holds private notes and attachments the index never does
+        raise InvalidQuery(f"'{rel}' is a mind map; read its nodes without start_line and end_line (private notes "
+                           "are never returned).")
     if end < start:
         raise InvalidQuery(f"end_line ({end}) comes before start_line ({start}); give a range such as 10 to 40.")
     try:

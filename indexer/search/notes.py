@@ -159,8 +159,8 @@ def _file_lines(index: ProjectIndex, rel: str, max_bytes: int) -> list[str] | No
     except OSError as exc:
         raise DocumentNotFound(f"'{rel}' cannot be read now ({exc.strerror}); it may have been moved or deleted "
                                "since it was indexed.") from None
-    if rel.lower().endswith((".pdf", ".docx", ".pptx", ".xlsx")):
-        return None
+    if rel.lower().endswith((".pdf", ".docx", ".pptx", ".xlsx", ".mmdata")):
+        return None  # documents without text lines, and mind maps: the file holds private notes the index never does
     try:
         return data.decode("utf-8").splitlines()
     except UnicodeDecodeError:
