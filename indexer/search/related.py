@@ -341,12 +341,12 @@ def _reason(e: Evidence, shared: list[str]) -> str:
     if e.saved:
         parts.append("you saved this page")
     if e.meaning:
-        close = f"; {e.close} passages of the page match it" if e.close > 1 else ""
+        close = f"; {e.close} passages of the text match it" if e.close > 1 else ""
         parts.append(f"close in meaning to passage {e.passage} ({round(e.meaning * 100)}% similar{close})")
     if e.votes and not (e.meaning or e.named):
-        parts.append("the notes most like the page link to it")
+        parts.append("the notes most like the text link to it")
     if e.named:
-        parts.append("the page names it" + (f" {e.named} times" if e.named > 1 else ""))
+        parts.append("the text names it" + (f" {e.named} times" if e.named > 1 else ""))
     if shared:
         parts.append("shares rare words: " + ", ".join(shared[:5]))
     return "; ".join(parts) or "shares words with the page"

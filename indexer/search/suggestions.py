@@ -14,12 +14,13 @@ import posixpath
 import re
 from urllib.parse import quote
 
+from ..ingest.extract.inline import CODE_SPAN
 from ..ingest.files import TooLarge, UnsafeFile, read_inside
 from . import chunk_reads, note_reads
 from .documents import backlinks, project_links
 from .index import ProjectIndex
 from .notes import resolve_note
-from .related import MAX_NAME_WORDS, NAME_WORD, _common_words, _name, related
+from .related import MAX_NAME_WORDS, NAME_WORD, note_names, related
 
 MENTIONS_CAP = 20
 CLOSE_CAP = 8
@@ -63,15 +64,10 @@ def note_text(index: ProjectIndex, row, max_bytes: int) -> str:
 
 
 def _mentions(index: ProjectIndex, text: str, me: str, linked: set[str]) -> list[dict]:
-    """The notes the text names on a line that does not link to them: the first such line of each."""
-    names: dict[str, list[tuple[str, str, str]]] = {}
-    common = _common_words(index)
-    for doc, rel_path, title in note_reads.catalogue(index):
-        if doc == me or doc in linked:
-            continue
-        for name in {_name(title), _name(posixpath.splitext(posixpath.basename(rel_path))[0])}:
-            if name and name not in common:
-                names.setdefault(name, []).append((doc, rel_path, title))
+    """The notes the text names outside links and code on a line that does not link to them: the first such line of
+    each (the names are related.py's, built once per change of the index)."""
+    names = note_names(index)
+    catalogue = {doc: (rel_path, title) for doc, rel_path, title in note_reads.catalogue(index)}
     found: dict[str, dict] = {}
     in_code = False
     for number, line in enumerate(text.split("\n"), start=1):
@@ -80,12 +76,13 @@ def _mentions(index: ProjectIndex, text: str, me: str, linked: set[str]) -> list
             continue
         if in_code or not line.strip():
             continue
-        bare = LINK_ON_LINE.sub(" ", line)
+        bare = CODE_SPAN.sub(" ", LINK_ON_LINE.sub(" ", line))
         words = [w.lower() for w in NAME_WORD.findall(bare)]
         grams = {" ".join(words[i:i + n]) for n in range(1, MAX_NAME_WORDS + 1) for i in range(len(words) - n + 1)}
         for name in grams & names.keys():
-            for doc, rel_path, title in names[name]:
-                if doc not in found:
+            for doc in names[name]:
+                if doc not in found and doc != me and doc not in linked and doc in catalogue:
+                    rel_path, title = catalogue[doc]
                     found[doc] = {"document_id": doc, "title": title, "path": rel_path, "line": number,
                                   "text": " ".join(line.split())[:200], "reason": f"names “{title}” without a link"}
     return sorted(found.values(), key=lambda m: (m["line"], m["path"]))
