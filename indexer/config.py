@@ -35,7 +35,8 @@ class Settings:
     reranker_path: str | None = None  # a local sentence-transformers cross-encoder folder; None: no reranking
     model_cache: Path | None = None  # where the model's ONNX copies live; None: the user's cache, shared by homes
     query_backend: str = "onnx"  # 'onnx' (one-thread ONNX Runtime copy of the model) or 'torch'
-    embed_backend: str = "auto"  # 'auto' (torch on CUDA, else onnx), 'torch', 'onnx' (fp32) or 'onnx-int8'
+    embed_backend: str = "auto"  # 'auto' (torch on CUDA, else onnx-int8), 'torch', 'onnx' (fp32) or 'onnx-int8'
+    index_cpu: int = 0  # cores the bulk embedder may use at once; 0: every core of the machine (at low priority)
     vector_search: str = "exact"  # 'exact' (every vector compared, the default) or 'hnsw' (Chroma's approximate index)
 
     @property
@@ -63,7 +64,21 @@ class Settings:
             query_backend=_choice_env("SKMEMORY_QUERY_BACKEND", ("onnx", "torch"), "onnx"),
             embed_backend=_choice_env("SKMEMORY_EMBED_BACKEND", ("auto", "torch", "onnx", "onnx-int8"), "auto"),
             vector_search=_choice_env("SKMEMORY_VECTOR_SEARCH", ("exact", "hnsw"), "exact"),
+            index_cpu=_int_env("SKMEMORY_INDEX_CPU", 0, minimum=0),
         )
+
+    @property
+    def embed_workers(self) -> int:
+        """How many threads embed at once: SKMEMORY_INDEX_CPU, never more than the cores this process may use."""
+        cores = available_cores()
+        return min(self.index_cpu, cores) if self.index_cpu else cores
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its affinity where the system says, else every core)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def _choice_env(name: str, choices: tuple[str, ...], default: str) -> str:
@@ -75,13 +90,18 @@ def _choice_env(name: str, choices: tuple[str, ...], default: str) -> str:
     return raw
 
 
-def _int_env(name: str, default: int) -> int:
+def _int_env(name: str, default: int, minimum: int | None = None) -> int:
     raw = os.environ.get(name)
     if not raw:
         return default
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
         from .errors import SKMemoryError
 
         raise SKMemoryError(f"{name} must be a whole number, not {raw!r}.") from None
+    if minimum is not None and value < minimum:
+        from .errors import SKMemoryError
+
+        raise SKMemoryError(f"{name} must be {minimum} or more, not {value}.")
+    return value

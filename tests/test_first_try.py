@@ -106,10 +106,12 @@ def test_the_welcome_notes_other_claims_hold(page):
     page.goto("/search?q=sourdough&m=1&kw=1")
     expect(page.locator("#results .result-title").first).to_have_text("Sourdough bread")
     question = urllib.parse.quote_plus(WELCOME_QUESTION)
-    page.goto(f"/search?q={question}")  # hybrid, the default: both notes lead
+    page.goto(f"/search?q={question}")  # hybrid, the default: tmux leads, systemd is on the first screen
     titles = page.locator("#results .result-title")
-    expect(titles.first).to_be_visible()
-    assert {"tmux cheatsheet", "Running a service with systemd"} <= set(titles.all_inner_texts()[:3])
+    expect(titles.first).to_have_text("tmux cheatsheet")
+    # systemd's passage sits on hybrid's 0.3 floor (fp32 0.304, int8 passages 0.300): found by meaning or by its
+    # words, it is among the first five either way.
+    assert "Running a service with systemd" in titles.all_inner_texts()[:5]
     page.goto("/search?m=1&tag=1&tags=project/garden")
     expect(page.locator("#results .result-title").first).to_have_text("Garden plan")
 
