@@ -362,6 +362,19 @@ class Engine:
         return {"projects": [self.home.status(i.name) for i in self.home.projects()],
                 "embeddings": self.home.embedder.state, "vector_search": self.home.settings.vector_search}
 
+    def set_embedding_paused(self, paused: bool) -> dict:
+        """Pause embedding after the passages in hand, or go on; it stays so across restarts until changed. Without a
+        server running, the next `skmemory serve` starts paused (or not)."""
+        if self.background is not None:
+            (self.background.pause_embedding if paused else self.background.resume_embedding)()
+        else:
+            self.home.mark_embedding_paused(paused)
+        return {"embedding_paused": paused, "server": self.background is not None}
+
+    @property
+    def embedding_paused(self) -> bool:
+        return self.background.embedding_paused if self.background is not None else self.home.embedding_paused
+
     # --- managing projects ----------------------------------------------------------------------------------
 
     def _user_project(self, name: str):

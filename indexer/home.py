@@ -16,6 +16,7 @@ from .store.database import SQLITE_NAME, Store
 
 SERVER_LOCK = "server.lock"  # held by the one `skmemory serve` of a data home, for its whole run
 ENGINE_STATE = "engine.json"  # what a running indexer says of its model, in each project's index folder
+PAUSED_FILE = "embedding-paused"  # in the data home: embedding stays paused, across restarts, until resumed
 
 logger = logging.getLogger(__name__)
 
@@ -35,8 +36,23 @@ class Home:
         if self._embedder is None:
             self._embedder = Embedder(self.settings.model_path, self.settings.device,
                                       self.settings.model_cache_dir, self.settings.query_backend,
-                                      self.settings.embed_backend)
+                                      self.settings.embed_backend, workers=self.settings.embed_workers)
         return self._embedder
+
+    @property
+    def embedding_paused(self) -> bool:
+        """Whether embedding was paused (the status page, POST /api/embedding, `skmemory pause`) and not resumed."""
+        return (self.settings.home / PAUSED_FILE).exists()
+
+    def mark_embedding_paused(self, paused: bool) -> None:
+        """Keep embedding paused, or not, for this server and the next start."""
+        mark = self.settings.home / PAUSED_FILE
+        if paused:
+            self.settings.home.mkdir(parents=True, exist_ok=True)
+            mark.write_text("Embedding is paused (the status page, POST /api/embedding or `skmemory pause`); "
+                            "`skmemory resume` goes on.\n")
+        else:
+            mark.unlink(missing_ok=True)
 
     @property
     def counter(self) -> TokenCounter:
@@ -133,6 +149,9 @@ class Home:
             result["embeddings_available"] = problem is None
             result["embeddings_unavailable_reason"] = problem
             result["model"] = self.embedder.name
+        result["bulk_backend"] = self.embedder.backend  # what this machine embeds with (never loads the model)
+        result["embed_threads"] = self.embedder.workers
+        result["embedding_paused"] = self.embedding_paused
         return result
 
     def status(self, name: str) -> dict:

@@ -300,3 +300,56 @@ def test_a_server_started_while_index_holds_a_project_takes_it_once_index_ends(t
     finally:
         serve.send_signal(signal.SIGTERM)
         serve.wait(30)
+
+
+def _wait_for(port: int, ready, timeout: float = 180) -> dict:
+    """The server's status once ready(status) holds (fails after timeout seconds)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            state = fetch(port, "/api/status")
+            if ready(state):
+                return state
+        except OSError:
+            pass
+        assert time.monotonic() < deadline, "the server never got there"
+        time.sleep(0.3)
+
+
+def test_embedding_paused_stays_paused_across_a_start_and_resume_embeds_the_rest(tmp_path, data_home):
+    _, env = _words_project(tmp_path, data_home, 60)
+    said = run("pause", env=env)
+    assert said.returncode == 0 and "next `skmemory serve` starts with embedding paused" in said.stdout
+    proc = subprocess.Popen(SKMEMORY + ["serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    port = int(env["SKMEMORY_PORT"])
+    try:
+        state = _wait_for(port, lambda s: s["embeddings"] == "ready" and any(
+            p.get("documents") == 60 for p in s["projects"]))
+        time.sleep(3)  # the embedder would have taken passages by now
+        state = fetch(port, "/api/status")
+        words = next(p for p in state["projects"] if p["project"] == "words")
+        assert state["embedding_paused"] is True and words["embedded"] == 0 and words["pending"] > 0
+        shown = run("status", "words", env=env).stdout
+        assert "embedding: paused (`skmemory resume` goes on)" in shown
+        assert "int8 ONNX on" in shown and "at low priority" in shown
+        found = fetch(port, "/api/search?q=heron&mode=keyword&project=words")
+        assert found["results"], "keyword search works while embedding is paused"
+
+        said = run("resume", env=env)
+        assert said.returncode == 0 and said.stdout.strip() == "Embedding goes on."
+        state = _wait_for(port, lambda s: next(p for p in s["projects"] if p["project"] == "words")["pending"] == 0)
+        assert state["embedding_paused"] is False
+        assert not (data_home / "embedding-paused").exists()
+
+        # Paused through the API while it works: the count holds still.
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/api/embedding", data=b'{"paused": true}',
+                                         headers={"Content-Type": "application/json", "X-SKMemory-Client": "test"},
+                                         method="POST")
+        with urllib.request.urlopen(request, timeout=30) as resp:
+            assert json.loads(resp.read()) == {"embedding_paused": True, "server": True}
+        assert fetch(port, "/api/status")["embedding_paused"] is True
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+    assert (data_home / "embedding-paused").exists()
+    assert run("resume", env=env).stdout.strip() == "Embedding is not paused: the next `skmemory serve` embeds as usual."

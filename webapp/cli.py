@@ -195,6 +195,33 @@ def remove(ctx: click.Context, name: str) -> None:
 
 
 @cli.command()
+@click.pass_context
+def pause(ctx: click.Context) -> None:
+    """Pause embedding (the model's work), until `skmemory resume`, across restarts too.
+
+    Files are still read, so keyword search stays current; meaning search answers with what is embedded so far.
+
+    Example: skmemory pause
+    """
+    answer = _engine(ctx).set_embedding_paused(True)
+    click.echo("Embedding paused after the passages in hand; `skmemory resume` goes on." if answer["server"] else
+               "No server is running: the next `skmemory serve` starts with embedding paused; `skmemory resume` "
+               "undoes it.")
+
+
+@cli.command()
+@click.pass_context
+def resume(ctx: click.Context) -> None:
+    """Go on embedding where `skmemory pause` stopped it.
+
+    Example: skmemory resume
+    """
+    answer = _engine(ctx).set_embedding_paused(False)
+    click.echo("Embedding goes on." if answer["server"] else
+               "Embedding is not paused: the next `skmemory serve` embeds as usual.")
+
+
+@cli.command()
 @click.argument("name", required=False)
 @click.option("--no-embed", is_flag=True, help="Index for keyword search only; embeddings wait for later.")
 @click.pass_context
@@ -286,10 +313,13 @@ def status(ctx: click.Context, name: str | None, as_json: bool) -> None:
             click.echo(f"  reading files: {running['files_done']:,} of {running['files_total']:,}"
                        + (f" ({running['files_per_second']:.0f} files/s, about {running['eta_seconds']} s left)"
                           if running.get("files_per_second") else ""))
-        if s.get("eta_seconds"):
+        if s.get("embedding_paused"):
+            click.echo("  embedding: paused (`skmemory resume` goes on)")
+        elif s.get("eta_seconds"):
             click.echo(f"  embedding: about {s['eta_seconds']} s left")
         if s.get("embeddings_available"):
-            click.echo(f"  embeddings: available ({s.get('model')})")
+            how = _embedding_how(s)
+            click.echo(f"  embeddings: available ({s.get('model')}{'; ' + how if how else ''})")
         else:
             click.echo(f"  embeddings: unavailable: {s.get('embeddings_unavailable_reason')}")
         if s.get("hnsw"):
@@ -304,6 +334,17 @@ def status(ctx: click.Context, name: str | None, as_json: bool) -> None:
             click.echo(f"  {'warning' if err['indexed'] else 'error'}: {err['path']}: {err['error']}")
 
 
+def _embedding_how(s: dict) -> str:
+    """What embeds on this machine, in words: 'int8 ONNX on 2 threads at low priority'."""
+    backend = {"onnx-int8": "int8 ONNX", "onnx": "fp32 ONNX", "torch": "torch"}.get(s.get("bulk_backend") or "")
+    if not backend:
+        return ""
+    threads = s.get("embed_threads")
+    if backend == "torch" or not threads:
+        return backend
+    return f"{backend} on {threads} thread{'s' if threads != 1 else ''} at low priority (SKMEMORY_INDEX_CPU)"
+
+
 def _server_status(server, state: dict, name: str) -> dict:
     """A project's status as the running server reports it, in the shape the command prints."""
     from webapp.indexing import project_state
@@ -315,6 +356,9 @@ def _server_status(server, state: dict, name: str) -> dict:
         "embeddings_available": state.get("embeddings") == "ready",
         "embeddings_unavailable_reason": state.get("embeddings_unavailable_reason"),
         "model": state.get("model"),
+        "bulk_backend": state.get("bulk_backend"),
+        "embed_threads": state.get("embed_threads"),
+        "embedding_paused": state.get("embedding_paused", False),
     })
     return result
 

@@ -130,6 +130,10 @@ class ServerClient:
         """The server's status: embeddings, rate, and every project's counts, sync and errors."""
         return self.get("/api/status")
 
+    def set_embedding_paused(self, paused: bool) -> dict:
+        """Pause embedding after the passages in hand, or go on (kept across restarts)."""
+        return self.post("/api/embedding", {"paused": paused})
+
     def search(self, request: SearchRequest) -> dict:
         """Run a search on the server: spec 000's modes through GET /api/search, vault through POST
         /api/vault_search (the request's own to_params is what crosses)."""

@@ -175,3 +175,11 @@ def context():
 @bp.get("/status")
 def status():
     return jsonify(get_engine().status())
+
+
+@bp.post("/embedding")
+def embedding():
+    """Pause embedding after the passages in hand ({"paused": true}) or go on ({"paused": false}); it stays so across
+    restarts until changed. Files are still read, so keyword search stays current."""
+    paused = body_field(json_body(), "paused", bool, required=True)
+    return jsonify(get_engine().set_embedding_paused(paused))

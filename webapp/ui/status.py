@@ -1,10 +1,10 @@
 """Indexer status: the self-polling widget and the page that lists every file that failed and why."""
 from __future__ import annotations
 
-from flask import Blueprint
+from flask import Blueprint, redirect, request, url_for
 
 from ..current import get_engine
-from .render import handle_errors, render
+from .render import handle_errors, render, wants_partial
 
 bp = Blueprint("status", __name__)
 handle_errors(bp)
@@ -30,7 +30,8 @@ def summary(status: dict) -> dict:
         "eta_seconds": max(etas) if etas else None, "embeddings": status.get("embeddings"), "reading": reading,
         "progress": round(100 * totals["embedded"] / totals["chunks"]) if totals["chunks"] else 100,
         # Poll only while there is work the indexer will finish; a missing model never drains the queue.
-        "busy": bool(status.get("indexing")) or bool(pending),
+        "busy": bool(status.get("indexing")) or (bool(pending) and not status.get("embedding_paused")),
+        "paused": bool(status.get("embedding_paused")),
     }
 
 
@@ -44,3 +45,12 @@ def page():
 def widget():
     status = get_engine().status()
     return render("status/page.html", "status/_widget.html", status=status, summary=summary(status))
+
+
+@bp.post("/status/embedding")
+def embedding():
+    """Pause embedding or go on (the form's `paused` is 1 or 0); answers the page's detail, or the page itself."""
+    get_engine().set_embedding_paused(request.form.get("paused") == "1")
+    if not wants_partial():
+        return redirect(url_for("status.page"), 303)
+    return page()
