@@ -93,6 +93,10 @@ class BackgroundIndexer:
         self.rate = EmbedRate()
         self._work: queue.Queue = queue.Queue()
         self._stop = threading.Event()
+        # Set by a stop or a pause: the embedder ends the batch in hand (a second or two) and waits.
+        self._halt = threading.Event()
+        if home.embedding_paused:  # paused before this start: stays so until resumed
+            self._halt.set()
         self._embed_wakeup = threading.Event()
         self._threads: list[threading.Thread] = []
         self._watcher: Watcher | None = None
@@ -106,6 +110,7 @@ class BackgroundIndexer:
         self._synced: dict[str, int] = {}
         self._progress: dict[str, dict] = {}
         self._tune_after: dict[str, float] = {}  # project: when to try measuring its HNSW recall again
+        self._substrings_behind: set[str] = set()  # projects whose substring index a big sync left to catch up
 
     # --- lifecycle -----------------------------------------------------------------------------------------
 
@@ -131,6 +136,7 @@ class BackgroundIndexer:
     def stop(self) -> None:
         """Stop the threads and release every project's lock."""
         self._stop.set()
+        self._halt.set()
         self._embed_wakeup.set()
         self._work.put(None)
         if self._watcher:
@@ -146,6 +152,8 @@ class BackgroundIndexer:
     def _open(self, name: str) -> None:
         try:
             self.projects[name] = self.home.open_project(name, role=self.role)
+            if self.projects[name].store.substring_backlog():  # a big sync stopped before it caught up
+                self._substrings_behind.add(name)
             self.open_errors.pop(name, None)
             self._locked.discard(name)
         except ProjectLocked as exc:
@@ -234,6 +242,27 @@ class BackgroundIndexer:
         parent = rel.rpartition("/")[0]
         return bool(parent) and project.rules.ignores_dir(parent)
 
+    # --- pausing embedding -----------------------------------------------------------------------------------
+
+    @property
+    def embedding_paused(self) -> bool:
+        return self._halt.is_set() and not self._stop.is_set()
+
+    def pause_embedding(self) -> None:
+        """Stop embedding after the passages in hand, until resumed (across restarts too). Files are still read,
+        so keyword search stays current; meaning search answers with what is embedded."""
+        self.home.mark_embedding_paused(True)
+        self._halt.set()
+        logger.info("Embedding paused")
+
+    def resume_embedding(self) -> None:
+        """Go on embedding where it paused."""
+        self.home.mark_embedding_paused(False)
+        if not self._stop.is_set():
+            self._halt.clear()
+            self._embed_wakeup.set()
+            logger.info("Embedding resumed")
+
     # --- work ----------------------------------------------------------------------------------------------
 
     def request_sync(self, name: str, rel_paths: set[str] | None) -> int:
@@ -253,23 +282,28 @@ class BackgroundIndexer:
         """Block until the queue is drained (and, if asked, nothing waits for embeddings); for tests and the CLI."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self._work.unfinished_tasks == 0 and not self._busy.is_set():
+            if self._work.unfinished_tasks == 0 and not self._busy.is_set() and not self.substrings_behind:
                 if not embeddings or not self.embeddings_pending():
                     return True
             time.sleep(0.05)
         return False
 
     def embeddings_pending(self) -> bool:
-        if not self.home.embedder.available:
+        """Whether passages wait for an embedder that will take them (not while embedding is paused)."""
+        if self.embedding_paused or not self.home.embedder.available:
             return False
         return any(p.store.counts()["pending"] for p in list(self.projects.values()))
 
     def _index_loop(self) -> None:
         while not self._stop.is_set():
+            behind = [p for p in list(self.projects.values()) if p.name in self._substrings_behind]
             try:
-                item = self._work.get(timeout=RETRY_LOCKED_SECONDS if self._locked else None)
+                item = self._work.get(timeout=0 if behind else RETRY_LOCKED_SECONDS if self._locked else None)
             except queue.Empty:
-                self._retry_locked()
+                if behind:  # nothing else asked for: a batch of the substring index a big sync left behind
+                    self._catch_up_substrings(behind[0])
+                if self._locked:
+                    self._retry_locked()
                 continue
             try:
                 if item is None:
@@ -327,7 +361,7 @@ class BackgroundIndexer:
 
         started = time.monotonic()
         try:
-            report = project.sync(rels, progress=progress, stop=self._stop)
+            report = project.sync(rels, progress=progress, stop=self._stop, defer_substrings=True)
         except SKMemoryError as exc:
             logger.error("%s", exc)
             self.last_sync[name] = {"error": str(exc), "at": time.time()}
@@ -340,19 +374,37 @@ class BackgroundIndexer:
         self.last_sync[name] = {**report.to_dict(), "seconds": round(time.monotonic() - started, 3), "at": time.time()}
         if report.chunks_added:
             self._embed_wakeup.set()
+        if project.store.substring_backlog():
+            self._substrings_behind.add(name)
+
+    @property
+    def substrings_behind(self) -> set[str]:
+        """The open projects whose substring index is still catching up after a big sync."""
+        return self._substrings_behind & set(self.projects)
+
+    def _catch_up_substrings(self, project: Project) -> None:
+        """One batch of a project's substring index (about a second), between syncs: a note edited meanwhile is
+        read first."""
+        try:
+            if not project.catch_up_substrings(stop=self._stop, batches=1):
+                self._substrings_behind.discard(project.name)
+                logger.info("The substring index of %s is whole again", project.name)
+        except Exception:  # search finds what the index holds; the next start tries again
+            logger.exception("Building the substring index of %s failed", project.name)
+            self._substrings_behind.discard(project.name)
 
     def _embed_loop(self) -> None:
         embedder = self.home.embedder
         _lower_priority()
         while not self._stop.is_set():
             worked = 0
-            if embedder.available:
+            if not self._halt.is_set() and embedder.available:
                 for project in list(self.projects.values()):
-                    if self._stop.is_set():
+                    if self._halt.is_set():
                         break
                     started = time.monotonic()
                     try:
-                        n = project.embed_pending(stop=self._stop, max_batches=1)
+                        n = project.embed_pending(stop=self._halt, max_batches=1)
                     except EmbeddingsUnavailable:
                         break
                     except Exception:
@@ -365,7 +417,8 @@ class BackgroundIndexer:
                 break
             self._write_engine_state()
             if not worked:
-                self._tune_hnsw()
+                if not self._halt.is_set():
+                    self._tune_hnsw()
                 self._embed_wakeup.wait(2.0)
                 self._embed_wakeup.clear()
 
@@ -414,8 +467,11 @@ class BackgroundIndexer:
             "embeddings_unavailable_reason": embedder.error,
             "model": embedder.name,
             "device": embedder.device,
+            "bulk_backend": embedder.backend if embedder.state == "ready" else None,
+            "embed_threads": embedder.workers,
+            "embedding_paused": self.embedding_paused,
             "embed_rate_per_second": round(rate, 2),
-            "indexing": self._busy.is_set() or self._work.unfinished_tasks > 0,
+            "indexing": self._busy.is_set() or self._work.unfinished_tasks > 0 or bool(self.substrings_behind),
             "watcher": self._watcher.state if self._watcher else None,
             "vector_search": self.home.settings.vector_search,
             "projects": projects,

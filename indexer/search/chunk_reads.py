@@ -8,8 +8,10 @@ takes the project's read side (`ProjectIndex`) first.
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Iterable
 
+from ..store.migrations import SUBSTRINGS_LIVE
 from .grammar import BM25_RANK
 from .index import ProjectIndex
 
@@ -34,10 +36,38 @@ def phrase(term: str) -> str:
 
 # --- keyword search: substrings through the trigram index ------------------------------------------------------
 
+def substring_tail(index: ProjectIndex) -> int | None:
+    """The last chunk rowid the substring index holds while it catches up after a big sync (migration m015): chunks
+    after it are searched by a scan instead, slower but whole. None when the index is whole."""
+    def read() -> int | None:
+        try:
+            upto = index.sql("SELECT upto FROM trigram_state WHERE id = 1")[0][0]
+        except sqlite3.OperationalError:  # an index from before m015
+            return None
+        return None if upto >= SUBSTRINGS_LIVE else upto
+    return index.kept("substring tail", read)
+
+
+def substring_backlog(index: ProjectIndex) -> tuple[int, int]:
+    """(chunks the substring index does not hold yet, chunks in all); (0, n) when it is whole."""
+    tail = substring_tail(index)
+    left = 0 if tail is None else index.sql("SELECT count(*) FROM chunks WHERE rowid > ?", (tail,))[0][0]
+    return left, chunk_count(index)
+
+
+def _scan_tail(index: ProjectIndex, term: str, tail: int | None, select: str = "c.rowid") -> list:
+    """The chunks after the substring index's tail whose text holds the term (none when the index is whole)."""
+    if tail is None:
+        return []
+    return index.sql(f"SELECT {select} FROM chunks c WHERE c.rowid > ? AND instr(lower(c.content), ?) > 0",
+                     (tail, term.lower()))
+
+
 def chunks_with_term(index: ProjectIndex, term: str) -> set[int]:
     """The rowids of the chunks whose text holds the term (case-insensitive substring)."""
     if len(term) >= 3:  # the trigram index answers substring queries of three characters or more
         rows = index.sql("SELECT rowid FROM chunks_trigram WHERE chunks_trigram MATCH ?", (phrase(term),))
+        rows += _scan_tail(index, term, substring_tail(index))
     else:
         rows = index.sql("SELECT rowid FROM chunks WHERE instr(lower(content), ?) > 0", (term,))
     return {r[0] for r in rows}
@@ -66,7 +96,8 @@ def any_chunk_holds(index: ProjectIndex, term: str) -> bool:
     """Whether any chunk's text holds the term (the first match found is enough)."""
     contains, params = _contains(term)
     if len(term) >= 3:
-        return bool(index.sql("SELECT 1 FROM chunks_trigram WHERE chunks_trigram MATCH ? LIMIT 1", params))
+        return bool(index.sql("SELECT 1 FROM chunks_trigram WHERE chunks_trigram MATCH ? LIMIT 1", params)
+                    or _scan_tail(index, term, substring_tail(index)))
     return bool(index.sql(f"SELECT 1 FROM chunks c WHERE {contains} LIMIT 1", params))
 
 
@@ -76,6 +107,7 @@ def documents_holding(index: ProjectIndex, term: str) -> set[str]:
     if len(term) >= 3:
         rows = index.sql("SELECT DISTINCT c.document_id FROM chunks_trigram f JOIN chunks c ON c.rowid = f.rowid "
                          "WHERE chunks_trigram MATCH ?", params)
+        rows += _scan_tail(index, term, substring_tail(index), "DISTINCT c.document_id")
     else:
         rows = index.sql(f"SELECT DISTINCT c.document_id FROM chunks c WHERE {contains}", params)
     return {r[0] for r in rows} | documents_titled(index, term)
@@ -108,14 +140,18 @@ def lowered_texts(index: ProjectIndex, rowids: Iterable[int]) -> dict[int, str]:
 
 def chunks_holding(index: ProjectIndex, term: str, rowids: Iterable[int]) -> set[int]:
     """Which of these chunks hold the term in their text."""
-    contains, params = _contains(term)
+    contains, params = _contains(term, substring_tail(index))
     return {r[0] for r in index.sql(f"SELECT c.rowid FROM chunks c WHERE c.rowid {IN} AND {contains}",
                                     [ids(rowids), *params])}
 
 
-def _contains(term: str) -> tuple[str, list]:
-    """SQL that is true when chunk c's text holds the term (the trigram index for three characters or more)."""
+def _contains(term: str, tail: int | None = None) -> tuple[str, list]:
+    """SQL that is true when chunk c's text holds the term (the trigram index for three characters or more, and a
+    scan of the chunks after its tail while it catches up)."""
     if len(term) >= 3:
+        if tail is not None:
+            return ("(c.rowid IN (SELECT rowid FROM chunks_trigram WHERE chunks_trigram MATCH ?) OR "
+                    "(c.rowid > ? AND instr(lower(c.content), ?) > 0))", [phrase(term), tail, term.lower()])
         return "c.rowid IN (SELECT rowid FROM chunks_trigram WHERE chunks_trigram MATCH ?)", [phrase(term)]
     return "instr(lower(c.content), ?) > 0", [term]
 
@@ -137,7 +173,8 @@ def untitled_matches(index: ProjectIndex, terms: list[str], named, titled: set[s
     note's path. When every match ranks alike and a word is common (over DENSE matches), the notes are walked
     newest first (index documents_newest) and the walk stops at the `need`-th match, rather than sort every match.
     """
-    plain = [t for t, (_, pathed) in zip(terms, named) if len(t) >= 3 and not pathed]
+    tail = substring_tail(index)
+    plain = [t for t, (_, pathed) in zip(terms, named) if len(t) >= 3 and not pathed and tail is None]
     if plain:
         source = "(SELECT rowid AS r FROM chunks_trigram WHERE chunks_trigram MATCH ?) m JOIN chunks c ON c.rowid = m.r"
         params: list = [" AND ".join(phrase(t) for t in plain)]
@@ -147,7 +184,7 @@ def untitled_matches(index: ProjectIndex, terms: list[str], named, titled: set[s
     for term, (_, pathed) in zip(terms, named):
         if term in plain:
             continue
-        contains, cparams = _contains(term)
+        contains, cparams = _contains(term, tail)
         counted.append((f"({contains})", cparams))
         if pathed is EVERYTHING:
             continue

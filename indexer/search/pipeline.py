@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..errors import EmbeddingsUnavailable, InvalidQuery
 from ..limits import EMPTY_QUERY
+from . import chunk_reads
 from .explain import annotate, explain_document, ordinal, tag_reason
 from .hits import chunk_hits, envelope, note_hits
 from .hybrid import KEYWORD_POOL, hybrid
@@ -78,6 +79,15 @@ def search(indexes: list[ProjectIndex], request) -> dict:
             r["explain"]["rank"] = place
     if not merged and request.mode in ("semantic", "recency") and (request.scope == "all" or available):
         extra.update(_weaker(indexes, query, request))
+    if request.mode in ("keyword", "hybrid"):
+        behind = [(index.name, *chunk_reads.substring_backlog(index)) for index in indexes]
+        behind = [(name, left, total) for name, left, total in behind if left]
+        if behind:
+            name, left, total = behind[0]
+            extra["substring_notice"] = (
+                f"Matches inside words are still being indexed in {name} ({total - left:,} of {total:,} passages "
+                "so far, a few minutes after a big folder is added): whole words, titles and meaning are searched "
+                "in full already, and this search found what the index holds.")
     if request.mode not in ("keyword", "tag") and (unavailable_in or not available):
         extra["semantic_reason"] = indexes[0].embedder.why_unavailable  # one model serves every project
     if request.scope == "all":

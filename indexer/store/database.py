@@ -14,7 +14,7 @@ import numpy as np
 
 from ..ingest.boilerplate import paragraph_keys
 from ..ingest.rows import ChunkRow, DocumentRow
-from .migrations import PROPERTY_TEXT, migrate
+from .migrations import PROPERTY_TEXT, SUBSTRINGS_LIVE, migrate
 
 SQLITE_NAME = "index.sqlite"
 
@@ -150,6 +150,39 @@ class Store:
             self.conn.executemany(
                 "INSERT INTO graph_positions (document_id, x, y, placed) VALUES (?, ?, ?, ?) ON CONFLICT(document_id) "
                 "DO UPDATE SET x = excluded.x, y = excluded.y, placed = excluded.placed", changed)
+
+    # --- the substring index, which a big sync leaves to catch up (migration m015) ------------------------------
+
+    def substring_backlog(self) -> int:
+        """How many chunks the substring (trigram) index does not hold yet; 0 when it is whole."""
+        upto = self.query("SELECT upto FROM trigram_state WHERE id = 1")[0][0]
+        if upto == SUBSTRINGS_LIVE:
+            return 0
+        return self.query("SELECT count(*) FROM chunks WHERE rowid > ?", (upto,))[0][0]
+
+    def defer_substrings(self) -> None:
+        """Leave chunks written from now on out of the substring index until catch_up_substrings adds them: a big
+        sync writes each chunk into the keyword indexes it needs first, and the trigram index (60 % of the writes)
+        after, in batches."""
+        with self.lock, self.conn:
+            self.conn.execute(f"UPDATE trigram_state SET upto = (SELECT coalesce(max(rowid), 0) FROM chunks) "
+                              f"WHERE id = 1 AND upto = {SUBSTRINGS_LIVE}")
+
+    def catch_up_substrings(self, batch: int = 2000) -> int:
+        """Add up to `batch` chunks the substring index lacks, in one commit; return how many are still left.
+        When none are left the index follows every write again."""
+        with self.lock, self.conn:
+            upto = self.conn.execute("SELECT upto FROM trigram_state WHERE id = 1").fetchone()[0]
+            if upto == SUBSTRINGS_LIVE:
+                return 0
+            last = self.conn.execute("SELECT coalesce(max(rowid), 0) FROM chunks").fetchone()[0]
+            until = self.conn.execute("SELECT max(rowid) FROM (SELECT rowid FROM chunks WHERE rowid > ? "
+                                      "ORDER BY rowid LIMIT ?)", (upto, batch)).fetchone()[0] or upto
+            self.conn.execute("INSERT INTO chunks_trigram(rowid, content) SELECT rowid, content FROM chunks "
+                              "WHERE rowid > ? AND rowid <= ?", (upto, until))
+            whole = until >= last
+            self.conn.execute("UPDATE trigram_state SET upto = ? WHERE id = 1", (SUBSTRINGS_LIVE if whole else until,))
+        return 0 if whole else self.substring_backlog()
 
     # --- how the index was built ----------------------------------------------------------------------------
 

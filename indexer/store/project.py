@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,11 @@ from ..registry import ProjectInfo
 from .database import Store
 from .vectors import VectorStore
 from ..ingest.walk import Containment, IgnoreRules, iter_documents, printable, refusal
+
+# A sync of this many files or more may leave the substring index to catch up after it (Project.sync): below that,
+# writing it with each chunk costs less than a second.
+DEFER_SUBSTRINGS_FILES = 500
+SUBSTRING_BATCH = 2000  # chunks added to the substring index per commit while it catches up (about a second)
 
 logger = logging.getLogger(__name__)
 
@@ -163,11 +169,13 @@ class Project:
         return self.vectors.count() == embedded[0][0]
 
     def sync(self, rel_paths: Iterable[str] | None = None, progress: Progress | None = None,
-             stop: threading.Event | None = None) -> SyncReport:
+             stop: threading.Event | None = None, defer_substrings: bool = False) -> SyncReport:
         """Bring the index in line with the disk for these paths (files or folders), or the whole root if None.
 
         With `stop` set, it ends after the file in hand: what was indexed is kept, and nothing is deleted on the
-        strength of a walk it did not finish (the next sync goes on from there)."""
+        strength of a walk it did not finish (the next sync goes on from there). With `defer_substrings`, a sync of
+        DEFER_SUBSTRINGS_FILES files or more leaves the substring index to catch_up_substrings (the caller's to
+        run): titles, words and BM25 are whole when it returns. Otherwise the substring index is whole too."""
         if not self.root.is_dir():
             raise SKMemoryError(f"The folder of project '{self.name}' ({self.root}) is missing; reconnect the drive or "
                                 f"remove the project.")
@@ -199,6 +207,8 @@ class Project:
             progress(report.unchanged, total)
         tasks = [Task(self.root, rel, self.settings.max_file_bytes, known[3] if known and not rechunk else None,
                       self._embed_budget) for rel, known in work]
+        if defer_substrings and len(tasks) >= DEFER_SUBSTRINGS_FILES:
+            self.store.defer_substrings()
         workers = parse_workers(len(tasks))
         prepared_files = (prepare_in_pool(tasks, self.counter, self._model_dir, workers) if workers
                           else (prepare_serially(task, self.counter) for task in tasks))
@@ -236,7 +246,19 @@ class Project:
         if rechunk:
             self.store.set_meta("chunker_version", str(CHUNKER_VERSION))
             self.rechunk_needed = False
+        if not defer_substrings:
+            self.catch_up_substrings(stop=stop)
         return report
+
+    def catch_up_substrings(self, stop: threading.Event | None = None, batches: int | None = None) -> int:
+        """Add the chunks a deferred sync left out to the substring index, a batch per commit, until it is whole
+        (or `batches` are done, or `stop` is set); return how many are still left."""
+        left = self.store.substring_backlog()
+        done = 0
+        while left and not (stop is not None and stop.is_set()) and (batches is None or done < batches):
+            left = self.store.catch_up_substrings(SUBSTRING_BATCH)
+            done += 1
+        return left
 
     @property
     def _embed_budget(self) -> EmbedBudget:
@@ -421,6 +443,10 @@ def project_status(info: ProjectInfo, store: Store, embedder: Embedder | None) -
     """Describe a project's index in the shape the CLI and the API print."""
     counts = store.counts()
     status = {"project": info.name, "root": str(info.root), **counts, "errors": store.errors()}
+    try:
+        status["substring_backlog"] = store.substring_backlog()  # chunks the substring index catches up on
+    except sqlite3.OperationalError:  # an index of an older version, read before the server migrated it
+        status["substring_backlog"] = 0
     calibration = store.meta("hnsw_calibration")
     if calibration:
         status["hnsw"] = json.loads(calibration)
