@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .errors import InvalidProjectRoot, InvalidQuery, ProjectNotFound, SKMemoryError
 from .home import Home
+from .ingest.embeddings import FOREGROUND
 from .limits import check_scope
 from .search import browse, chunk_reads, documents, note_reads, notes, pipeline
 from .search.cache import VectorCache
@@ -214,10 +215,11 @@ class Engine:
         """
         if not isinstance(request, SearchRequest):
             request = SearchRequest(request, **options)
-        indexes = self._scope_indexes(request.project, request.scope)
-        if request.mode == "vault":
-            return vault_search(indexes[0], request, self.reranker)
-        return pipeline.search(indexes, request)
+        with FOREGROUND:  # bulk embedding steps aside while a search runs
+            indexes = self._scope_indexes(request.project, request.scope)
+            if request.mode == "vault":
+                return vault_search(indexes[0], request, self.reranker)
+            return pipeline.search(indexes, request)
 
     def memory_search(self, request: MemoryRequest | str, query=None, project: str | None = None) -> dict:
         """Locate documents by frontmatter fields, 1-3 keywords or cross-reference (spec 002): a MemoryRequest, or
@@ -360,7 +362,8 @@ class Engine:
         if self.background is not None:
             return self.background.status()
         return {"projects": [self.home.status(i.name) for i in self.home.projects()],
-                "embeddings": self.home.embedder.state, "vector_search": self.home.settings.vector_search}
+                "embeddings": self.home.embedder.state, "vector_search": self.home.settings.vector_search,
+                "embedding_paused": self.home.embedding_paused}
 
     def set_embedding_paused(self, paused: bool) -> dict:
         """Pause embedding after the passages in hand, or go on; it stays so across restarts until changed. Without a

@@ -146,3 +146,40 @@ def test_a_change_of_backend_embeds_the_project_again_and_never_mixes_vectors(ho
         assert found[0]["path"] == "Projects/Sourdough.md"
     finally:
         switched.close()
+
+
+def test_bulk_embedding_steps_aside_while_a_search_runs(real_embedder, make_engine, monkeypatch):
+    import threading
+
+    from indexer.ingest.embeddings import FOREGROUND, Foreground
+    from indexer.search import pipeline
+
+    gate = Foreground(patience=30)
+    events: list[str] = []
+    with gate:  # a search in progress: a worker asking before its next text waits for it to end
+        worker = threading.Thread(target=lambda: (gate.wait_clear(), events.append("embedded")))
+        worker.start()
+        worker.join(0.5)
+        events.append("search answered")
+    worker.join(5)
+    assert events == ["search answered", "embedded"]
+    patient = Foreground(patience=0.05)
+    with patient:
+        patient.wait_clear()  # a stream of searches slows embedding, never stops it
+
+    # The model's bulk encoder asks before every text, and a search marks itself in progress.
+    asked = []
+    real_embedder._model.before_each = lambda: asked.append(FOREGROUND.busy)
+    try:
+        real_embedder.embed(real_passages(6))
+    finally:
+        from indexer.ingest.embeddings import FOREGROUND as shared
+
+        real_embedder._model.before_each = shared.wait_clear
+    assert len(asked) == 6 and not any(asked)
+    engine = make_engine(embedder="words")
+    seen = []
+    real = pipeline.search
+    monkeypatch.setattr(pipeline, "search", lambda *a, **k: (seen.append(FOREGROUND.busy), real(*a, **k))[1])
+    engine.search("sourdough", mode="hybrid")
+    assert seen == [True] and not FOREGROUND.busy

@@ -220,6 +220,28 @@ def test_status_says_how_fast_files_are_read_and_what_long_notes_have_left(clien
     assert "reading 3200/10000 files · 118/s · ~57s left" in widget and "every 2s" in widget
 
 
+def test_the_status_page_pauses_and_resumes_embedding(client, engine, monkeypatch):
+    real = engine.status
+
+    def waiting() -> dict:  # passages wait for the model, as while a big folder embeds
+        status = real()
+        next(p for p in status["projects"] if p.get("project") == "notes").update(pending=900)
+        return status
+
+    monkeypatch.setattr(engine, "status", waiting)
+    page = " ".join(html.unescape(client.get("/status", base_url=BASE).get_data(as_text=True)).split())
+    assert "Pause embedding</button>" in page and "Embedding is paused" not in page
+    paused = client.post("/status/embedding", base_url=BASE, data={"paused": "1"}, headers=HX)
+    text = " ".join(html.unescape(paused.get_data(as_text=True)).split())
+    assert paused.status_code == 200 and "Embedding is paused: notes are still read and found by keyword" in text
+    assert "Resume embedding</button>" in text and engine.embedding_paused
+    widget = " ".join(results_of(client, "/status/widget").split())
+    assert "embedding paused" in widget and "every 15s" in widget  # nothing to follow closely while paused
+    plain = client.post("/status/embedding", base_url=BASE, data={"paused": "0"})  # without htmx: back to the page
+    assert plain.status_code == 303 and plain.headers["Location"].endswith("/status") and not engine.embedding_paused
+    assert "Pause embedding</button>" in client.get("/status", base_url=BASE).get_data(as_text=True)
+
+
 def test_projects_page_adds_renames_reindexes_and_removes(client, tmp_path, engine):
     def post(url, **form):
         response = client.post(url, base_url=BASE, data=form, headers=HX)

@@ -24,7 +24,26 @@ def create_app(test_config: dict | None = None):
     from .errors import plain_answer
 
     security.init_app(app)
+    _foreground(app)
     app.register_error_handler(SKMemoryError, plain_answer)  # blueprints with pages or JSON answer in their own way
     app.register_blueprint(api.bp)  # /api, with its children: searches, mind maps, the Forge Graph
     ui.init_app(app)  # the search window's pages, the Mind Map page and the Cluster View page
     return app
+
+
+def _foreground(app) -> None:
+    """Every request is work a person or an agent waits for: bulk embedding steps aside while one is answered
+    (indexer.ingest.embeddings.Foreground)."""
+    from flask import g
+
+    from indexer.ingest.embeddings import FOREGROUND
+
+    @app.before_request
+    def enter() -> None:
+        FOREGROUND.__enter__()
+        g.skm_foreground = True
+
+    @app.teardown_request
+    def leave(_exc) -> None:
+        if g.pop("skm_foreground", False):
+            FOREGROUND.__exit__(None, None, None)

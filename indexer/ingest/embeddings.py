@@ -24,6 +24,45 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 _VECTORS = {"torch": "torch fp32", "onnx": "torch fp32", "onnx-int8": "onnx int8, fp32 feed-forward out"}
 
 
+class Foreground:
+    """Work a person waits for (a search, a page of the window): bulk embedding steps aside while any is in progress.
+
+    The embedding workers run at a lower priority already, but on two cores a search still shared them with the
+    model (and with its Python, for the GIL): hybrid p95 on britannica-10k's graded questions went from 54 to 131 ms
+    while it embedded. Each worker asks `wait_clear` before each text it embeds: while something is in progress it
+    waits, at most `patience` seconds, so that a steady stream of searches slows embedding without stopping it.
+    """
+
+    def __init__(self, patience: float = 0.25):
+        self.patience = patience
+        self._active = 0
+        self._changed = threading.Condition()
+
+    def __enter__(self) -> "Foreground":
+        with self._changed:
+            self._active += 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        with self._changed:
+            self._active -= 1
+            if not self._active:
+                self._changed.notify_all()
+
+    @property
+    def busy(self) -> bool:
+        return self._active > 0
+
+    def wait_clear(self) -> None:
+        """Return once nothing is in progress, or after `patience` seconds."""
+        if self._active:
+            with self._changed:
+                self._changed.wait_for(lambda: not self._active, self.patience)
+
+
+FOREGROUND = Foreground()  # one per process: the server's requests and in-process searches enter it
+
+
 def go_offline() -> None:
     """Make Hugging Face libraries fail instead of reaching the network."""
     for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
@@ -123,6 +162,7 @@ class Embedder:
 
             bulk = OnnxEncoder.for_model(path, self.cache_dir or Settings.from_env().model_cache_dir, threads=None,
                                          quantized=self.backend == "onnx-int8", workers=self.workers)
+            bulk.before_each = FOREGROUND.wait_clear  # a search in progress goes first
             # Queries always run the fp32 weights: a question is short, and int8's error on it moved the demo's
             # "keep a program alive after I disconnect" to systemd from 0.284 to 0.262, under hybrid's 0.3 floor;
             # an fp32 question against int8 passages stays within ~0.003 of fp32 on both (bench_scale.py).

@@ -145,6 +145,7 @@ class OnnxEncoder:
         # batch 1 against 81 at 32 (no padding either).
         self.quantized = quantized
         self.workers = max(1, workers)
+        self.before_each = None  # called before each run of the bulk embedder (Foreground.wait_clear)
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
 
@@ -213,6 +214,8 @@ class OnnxEncoder:
         picked_all: list[int] = []
         pooled_all: list[np.ndarray] = []
         for picked in batches:
+            if self.before_each is not None:
+                self.before_each()
             width = max(len(encodings[i].ids) for i in picked)
             ids = np.zeros((len(picked), width), dtype=np.int64)
             mask = np.zeros((len(picked), width), dtype=np.int64)
