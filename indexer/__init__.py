@@ -34,6 +34,7 @@ _EXPORTS = {
     "Project": ".store.project",  # the writer of one project, as Home.open_project returns it
     "BackgroundIndexer": ".background",  # what `serve` and `watch` start: sync, watch and embed
     "ReadRate": ".background",  # files read per second and seconds left in a sync, for progress
+    "FOREGROUND": ".ingest.embeddings",  # work a person waits for: bulk embedding steps aside while it runs
     "ensure_demo_project": ".content.demo",
     "USER_DOCS_NAME": ".content.docs",
     "ensure_user_docs": ".content.docs",

@@ -36,7 +36,7 @@ def _foreground(app) -> None:
     (indexer.ingest.embeddings.Foreground)."""
     from flask import g
 
-    from indexer.ingest.embeddings import FOREGROUND
+    from indexer import FOREGROUND
 
     @app.before_request
     def enter() -> None:
