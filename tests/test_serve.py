@@ -352,4 +352,5 @@ def test_embedding_paused_stays_paused_across_a_start_and_resume_embeds_the_rest
         proc.send_signal(signal.SIGTERM)
         proc.wait(60)
     assert (data_home / "embedding-paused").exists()
-    assert run("resume", env=env).stdout.strip() == "Embedding is not paused: the next `skmemory serve` embeds as usual."
+    said = run("resume", env=env).stdout.strip()
+    assert said == "Embedding is not paused: the next `skmemory serve` embeds as usual."

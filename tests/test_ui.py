@@ -234,6 +234,7 @@ def test_the_status_page_pauses_and_resumes_embedding(client, engine, monkeypatc
     paused = client.post("/status/embedding", base_url=BASE, data={"paused": "1"}, headers=HX)
     text = " ".join(html.unescape(paused.get_data(as_text=True)).split())
     assert paused.status_code == 200 and "Embedding is paused: notes are still read and found by keyword" in text
+    assert paused.headers["HX-Trigger"] == "skm-status-changed"  # the top bar's widget refreshes at once
     assert "Resume embedding</button>" in text and engine.embedding_paused
     widget = " ".join(results_of(client, "/status/widget").split())
     assert "embedding paused" in widget and "every 15s" in widget  # nothing to follow closely while paused

@@ -6,12 +6,13 @@ Run by hand (not part of the test suite):
     .venv/bin/python tests/bench/bench_index.py ../shared/corpora/tldr-en --max-chunks 3000
     .venv/bin/python tests/bench/bench_index.py ../shared/corpora/kepano-obsidian --backends torch,onnx
 
-Prints documents, chunks, chunks per document, words per chunk (p10/p50/p90) and the share of chunks of five
-words or fewer; seconds until every file is keyword-searchable (titles, words and BM25 whole; matches inside words
-by the substring index where it has caught up, by a scan after it), until the substring index is whole, until every
-document has a vector (note-first embedding makes that early) and until every chunk has one; and the pipeline's chunks/s beside the raw model's on
-the same chunk texts, measured in the same run, for each backend asked for. With --max-chunks the pipeline stops
-after that many chunks and the times to "every document" and "fully embedded" are projected from its rate.
+Prints documents, chunks, chunks per document, words per chunk (p10/p50/p90) and the share of chunks of five words
+or fewer; seconds until every file is keyword-searchable (titles, words and BM25 whole; matches inside words by the
+substring index where it has caught up, by a scan after it), until the substring index is whole, until every
+document has a vector (note-first embedding makes that early) and until every chunk has one; and the pipeline's
+chunks/s beside the raw model's on the same chunk texts, measured in the same run, for each backend asked for. With
+--max-chunks the pipeline stops after that many chunks and the times to "every document" and "fully embedded" are
+projected from its rate.
 """
 from __future__ import annotations
 

@@ -7,9 +7,10 @@ Run by hand (not part of the test suite), on data homes an earlier bench indexed
 
 Queries: every graded question of tests/bench/questions and every note title of the sampled projects; chunks: a
 seeded sample of the passages each project embeds. Each is embedded by ONNX fp32 (torch's vectors) and by the
-dynamic int8 copy, and the pairing the engine uses (fp32 queries against int8 passages). Printed per floor (0.3 hybrid, 0.5 semantic): the share of all pairs on the same side, and of
-the pairs near it (fp32 within 0.05 of the floor, the ones that can flip), raw and calibrated. The calibration is
-the one the engine fits and stores (indexer/ingest/scale.py), fitted here on the even chunks and judged on the odd.
+dynamic int8 copy, and the pairing the engine uses (fp32 queries against int8 passages). Printed per floor (0.3
+hybrid, 0.5 semantic): the share of all pairs on the same side, and of the pairs near it (fp32 within 0.05 of the
+floor, the ones that can flip), raw and calibrated. The calibration is the one the engine fits and stores
+(indexer/ingest/scale.py), fitted here on the even chunks and judged on the odd.
 """
 from __future__ import annotations
 
@@ -112,8 +113,9 @@ def main() -> None:
         after, after_near, _ = agreement(ref[:, judge], mapped, floor)
         print(f"floor {floor}: same side, all pairs raw {before:.4%} calibrated {after:.4%}; "
               f"the {near} pairs within 0.05 of it raw {before_near:.2%} calibrated {after_near:.2%}")
-    print(f"fp32 queries x int8 passages (the engine's pairing): mean |mixed - fp32| "
-          f"{np.abs(mixed[:, judge] - ref[:, judge]).mean():.4f}, max {np.abs(mixed[:, judge] - ref[:, judge]).max():.4f}")
+    moved = np.abs(mixed[:, judge] - ref[:, judge])
+    print(f"fp32 queries x int8 passages (the engine's pairing): mean |mixed - fp32| {moved.mean():.4f}, "
+          f"max {moved.max():.4f}")
     for floor in FLOORS:
         same, same_near, near = agreement(ref[:, judge], mixed[:, judge], floor)
         print(f"floor {floor}: same side, all pairs {same:.4%}; the {near} pairs within 0.05 of it {same_near:.2%}")

@@ -29,8 +29,8 @@ beside meaning alone and keyword alone on the same questions, p50 and p95 over -
 
 --while-embedding measures something else, on a real folder and the real model: hybrid search p50/p95 (query
 embedding included) while the background indexer embeds that folder, as `skmemory serve` does, beside the same
-queries when nothing else runs, with queries encoded by the one-thread ONNX copy of the model. The goal is at most 1.5x idle. `--graded tests/bench/questions/britannica-10k.json` asks the graded
-questions of that corpus.
+queries when nothing else runs, with queries encoded by the one-thread ONNX copy of the model. The goal is at most
+1.5x idle. `--graded tests/bench/questions/britannica-10k.json` asks the graded questions of that corpus.
 """
 from __future__ import annotations
 

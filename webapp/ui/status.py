@@ -27,7 +27,8 @@ def summary(status: dict) -> dict:
     pending = totals["pending"] if embeddable else 0
     return {
         **totals, "errors": errors, "warnings": warnings, "rate": status.get("embed_rate_per_second") or 0.0,
-        "eta_seconds": max(etas) if etas else None, "embeddings": status.get("embeddings"), "reading": reading,
+        "eta_seconds": max(etas) if etas and not status.get("embedding_paused") else None,
+        "embeddings": status.get("embeddings"), "reading": reading,
         "progress": round(100 * totals["embedded"] / totals["chunks"]) if totals["chunks"] else 100,
         # Poll only while there is work the indexer will finish; a missing model never drains the queue.
         "busy": bool(status.get("indexing")) or (bool(pending) and not status.get("embedding_paused")),
@@ -53,4 +54,6 @@ def embedding():
     get_engine().set_embedding_paused(request.form.get("paused") == "1")
     if not wants_partial():
         return redirect(url_for("status.page"), 303)
-    return page()
+    response = page()
+    response.headers["HX-Trigger"] = "skm-status-changed"  # the top bar's widget says so at once
+    return response
