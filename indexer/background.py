@@ -296,12 +296,12 @@ class BackgroundIndexer:
 
     def _index_loop(self) -> None:
         while not self._stop.is_set():
-            behind = [p for p in list(self.projects.values()) if p.name in self._substrings_behind]
+            behind = sorted(self.substrings_behind)
             try:
                 item = self._work.get(timeout=0 if behind else RETRY_LOCKED_SECONDS if self._locked else None)
             except queue.Empty:
-                if behind:  # nothing else asked for: a batch of the substring index a big sync left behind
-                    self._catch_up_substrings(behind[0])
+                if behind and (project := self.projects.get(behind[0])):  # a batch of what a big sync left behind
+                    self._catch_up_substrings(project)
                 if self._locked:
                     self._retry_locked()
                 continue

@@ -202,13 +202,6 @@ class OnnxEncoder:
                                                 initializer=_niceness_at_least, initargs=(_own_niceness(),))
             return self._pool
 
-    def close(self) -> None:
-        """Stop the bulk workers (a later embed starts them again)."""
-        with self._pool_lock:
-            if self._pool is not None:
-                self._pool.shutdown(wait=False, cancel_futures=True)
-                self._pool = None
-
     def _run(self, encodings, batches: list[list[int]]) -> tuple[list[int], np.ndarray]:
         """Run the session over these batches of text positions: (the positions in order, their unit vectors)."""
         picked_all: list[int] = []
