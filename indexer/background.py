@@ -10,10 +10,11 @@ import threading
 import time
 from collections import deque
 
-from .errors import EmbeddingsUnavailable, ProjectLocked, SKMemoryError
+from .errors import EmbeddingsUnavailable, IndexDamaged, ProjectLocked, SKMemoryError
 from .home import ENGINE_STATE, Home
 from .ingest.watcher import Watcher
 from .search.calibration import calibrate, calibration_due
+from .store.database import is_damage
 from .store.project import Project
 
 logger = logging.getLogger(__name__)
@@ -111,6 +112,7 @@ class BackgroundIndexer:
         self._progress: dict[str, dict] = {}
         self._tune_after: dict[str, float] = {}  # project: when to try measuring its HNSW recall again
         self._substrings_behind: set[str] = set()  # projects whose substring index a big sync left to catch up
+        self._damaged: dict[str, str] = {}  # project: why its index is damaged; the index thread rebuilds it
 
     # --- lifecycle -----------------------------------------------------------------------------------------
 
@@ -282,7 +284,8 @@ class BackgroundIndexer:
         """Block until the queue is drained (and, if asked, nothing waits for embeddings); for tests and the CLI."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self._work.unfinished_tasks == 0 and not self._busy.is_set() and not self.substrings_behind:
+            if (self._work.unfinished_tasks == 0 and not self._busy.is_set() and not self.substrings_behind
+                    and not self._damaged):
                 if not embeddings or not self.embeddings_pending():
                     return True
             time.sleep(0.05)
@@ -294,8 +297,37 @@ class BackgroundIndexer:
             return False
         return any(p.store.counts()["pending"] for p in list(self.projects.values()))
 
+    def report_damage(self, name: str, reason: str) -> None:
+        """A search (or the embedder) found a project's index damaged: the index thread sets it aside and rebuilds
+        it from the notes, while every other project goes on being served."""
+        if name in self.projects and name not in self._damaged:
+            logger.error("The index of project %s is damaged (%s); rebuilding it", name, reason)
+            self._damaged[name] = reason
+            self._work.put(None)
+
+    def _rebuild_damaged(self) -> None:
+        while self._damaged and not self._stop.is_set():
+            name, reason = next(iter(self._damaged.items()))
+            with self._projects_lock:
+                project = self.projects.pop(name, None)
+                if project is not None:
+                    self._substrings_behind.discard(name)
+                    try:
+                        self.projects[name] = self.home.reopen_damaged(project, reason, role=self.role)
+                    except SKMemoryError as exc:
+                        logger.error("Cannot rebuild project %s: %s", name, exc)
+                        self.open_errors[name] = str(exc)
+                    except Exception as exc:
+                        logger.exception("Cannot rebuild project %s", name)
+                        self.open_errors[name] = f"Its index is damaged and could not be rebuilt: {exc}"
+            self._damaged.pop(name, None)
+            if name in self.projects:
+                self.request_sync(name, None)
+
     def _index_loop(self) -> None:
         while not self._stop.is_set():
+            if self._damaged:
+                self._rebuild_damaged()
             behind = sorted(self.substrings_behind)
             try:
                 item = self._work.get(timeout=0 if behind else RETRY_LOCKED_SECONDS if self._locked else None)
@@ -362,11 +394,17 @@ class BackgroundIndexer:
         started = time.monotonic()
         try:
             report = project.sync(rels, progress=progress, stop=self._stop, defer_substrings=True)
+        except IndexDamaged as exc:
+            self.report_damage(name, str(exc))
+            return
         except SKMemoryError as exc:
             logger.error("%s", exc)
             self.last_sync[name] = {"error": str(exc), "at": time.time()}
             return
         except Exception as exc:
+            if is_damage(exc):
+                self.report_damage(name, f"SQLite says: {exc}")
+                return
             logger.exception("Sync of %s failed", name)
             self.last_sync[name] = {"error": f"unexpected {type(exc).__name__}: {exc} (see the server's log)",
                                     "at": time.time()}
@@ -389,7 +427,10 @@ class BackgroundIndexer:
             if not project.catch_up_substrings(stop=self._stop, batches=1):
                 self._substrings_behind.discard(project.name)
                 logger.info("The substring index of %s is whole again", project.name)
-        except Exception:  # search finds what the index holds; the next start tries again
+        except Exception as exc:  # search finds what the index holds; the next start tries again
+            if is_damage(exc):
+                self.report_damage(project.name, f"SQLite says: {exc}")
+                return
             logger.exception("Building the substring index of %s failed", project.name)
             self._substrings_behind.discard(project.name)
 
@@ -407,8 +448,11 @@ class BackgroundIndexer:
                         n = project.embed_pending(stop=self._halt, max_batches=1)
                     except EmbeddingsUnavailable:
                         break
-                    except Exception:
-                        logger.exception("Embedding for %s failed", project.name)
+                    except Exception as exc:
+                        if is_damage(exc):
+                            self.report_damage(project.name, f"SQLite says: {exc}")
+                        else:
+                            logger.exception("Embedding for %s failed", project.name)
                         n = 0
                     if n:
                         self.rate.add(n, time.monotonic() - started)
@@ -455,7 +499,17 @@ class BackgroundIndexer:
         rate = self.rate.per_second
         projects = []
         for name, project in list(self.projects.items()):
-            s = project.status()
+            try:
+                s = project.status()
+            except Exception as exc:
+                if not is_damage(exc):
+                    raise
+                self.report_damage(name, f"SQLite says: {exc}")
+                projects.append({"project": name, "root": str(project.root), "documents": 0, "chunks": 0,
+                                 "embedded": 0, "pending": 0, "failed": 0, "errors": [],
+                                 "repair": f"The index of project '{name}' is damaged ({exc}); it is being rebuilt "
+                                           "from the notes."})
+                continue
             s["eta_seconds"] = round(s["pending"] / rate) if rate and s["pending"] else None
             s["last_sync"] = self.last_sync.get(name)
             s["sync"] = self.sync_state(name)
@@ -471,7 +525,8 @@ class BackgroundIndexer:
             "embed_threads": embedder.workers,
             "embedding_paused": self.embedding_paused,
             "embed_rate_per_second": round(rate, 2),
-            "indexing": self._busy.is_set() or self._work.unfinished_tasks > 0 or bool(self.substrings_behind),
+            "indexing": (self._busy.is_set() or self._work.unfinished_tasks > 0 or bool(self.substrings_behind)
+                         or bool(self._damaged)),
             "watcher": self._watcher.state if self._watcher else None,
             "vector_search": self.home.settings.vector_search,
             "projects": projects,

@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from .errors import InvalidProjectRoot, InvalidQuery, ProjectNotFound, SKMemoryError
+from .errors import IndexDamaged, InvalidProjectRoot, InvalidQuery, ProjectNotFound, SKMemoryError
 from .home import Home
 from .ingest.embeddings import FOREGROUND
 from .limits import check_scope
@@ -49,7 +49,7 @@ class Engine:
         self.read_only = read_only
         self._own: dict[str, Project | ProjectReader] = {}
         self._indexes: dict[str, tuple[Project | ProjectReader, ProjectIndex]] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entered when opening a project finds it damaged (_damaged)
         self._reranker: Reranker | None = None
         self._mindmaps = None
         self._graphs = None
@@ -76,7 +76,10 @@ class Engine:
                 raise ProjectNotFound(f"Project '{info.name}' cannot be searched: {reason}")
             return project
         if info.name not in self._own:  # searching reads the index as it was written, beside any writer
-            self._own[info.name] = ProjectReader(info, self.home.settings, self.home.embedder, self.home.counter)
+            try:
+                self._own[info.name] = ProjectReader(info, self.home.settings, self.home.embedder, self.home.counter)
+            except IndexDamaged as exc:
+                raise IndexDamaged(self._damaged(info.name, str(exc))) from None
         return self._own[info.name]
 
     def _writer(self, name: str, sync: bool = True) -> Project:
@@ -94,7 +97,12 @@ class Engine:
         project = self.home.open_project(info.name, role="skmemory")
         self._own[info.name] = project
         if sync:
-            project.sync()
+            try:
+                project.sync()
+            except IndexDamaged as exc:  # the file opened, but SQLite's check found it damaged: rebuilt here
+                project = self.home.reopen_damaged(project, str(exc), role="skmemory")
+                self._own[info.name] = project
+                project.sync()
         return project
 
     def index(self, name: str | None = None) -> ProjectIndex:
@@ -108,8 +116,7 @@ class Engine:
                 self._indexes[name] = known
             return known[1]
 
-    @staticmethod
-    def _read_side(project: Project | ProjectReader) -> ProjectIndex:
+    def _read_side(self, project: Project | ProjectReader) -> ProjectIndex:
         """What search may touch of a project: its database file, folder, model, counter and a vector cache that
         the writer keeps current (or, with SKMEMORY_VECTOR_SEARCH=hnsw, Chroma's approximate index)."""
         if isinstance(project, Project) and project.settings.vector_search == "hnsw":
@@ -120,7 +127,24 @@ class Engine:
         else:
             cache = VectorCache(project.load_vectors)
         project.vector_listeners.append(cache.apply)
-        return ProjectIndex(project.name, project.root, project.store.path, project.embedder, project.counter, cache)
+        return ProjectIndex(project.name, project.root, project.store.path, project.embedder, project.counter, cache,
+                            on_damage=self._damaged)
+
+    def _damaged(self, name: str, reason: str) -> str:
+        """A search found a project's index damaged: have it rebuilt, and say so in the sentence the search raises."""
+        if self.background is not None:
+            self.background.report_damage(name, reason)
+            return (f"The index of project '{name}' is damaged ({reason}); SK Memory is rebuilding it from the notes, "
+                    "so search it again in a minute. Other projects are searched as usual.")
+        info = self.home.project(name)
+        self.home.mark_damaged(info, reason)
+        with self._lock:  # read again once rebuilt
+            self._indexes.pop(name, None)
+            own = self._own.pop(name, None)
+        if own is not None:
+            own.close()
+        return (f"The index of project '{name}' is damaged ({reason}); `skmemory index {name}` (or the next "
+                "`skmemory serve`) sets it aside and rebuilds it from the notes.")
 
     def _scope_indexes(self, project: str | None, scope: str) -> list[ProjectIndex]:
         """The read side of one project, or with scope='all' of every project."""

@@ -37,6 +37,12 @@ class HomeInUse(ProjectLocked):
     """Another server has the data home."""
 
 
+class IndexDamaged(SKMemoryError):
+    """A project's index file is damaged (SQLite reports it corrupt); it is set aside and rebuilt from the notes."""
+
+    kind = "index_damaged"
+
+
 class ExtractionError(SKMemoryError):
     """A file could not be read or parsed at all; recorded on that file, indexing goes on."""
 

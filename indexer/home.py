@@ -3,20 +3,26 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
+import time
 from pathlib import Path
 
 from .ingest.chunking import TokenCounter
 from .config import Settings
 from .ingest.embeddings import Embedder
-from .errors import HomeInUse, ProjectLocked, SKMemoryError
+from .errors import HomeInUse, IndexDamaged, ProjectLocked, SKMemoryError
 from .store.lock import LOCK_NAME, WriterLock, read_holder
 from .store.project import Project, project_status
 from .registry import ProjectInfo, Registry
-from .store.database import SQLITE_NAME, Store
+from .store.database import SQLITE_NAME, Store, is_damage
 
 SERVER_LOCK = "server.lock"  # held by the one `skmemory serve` of a data home, for its whole run
 ENGINE_STATE = "engine.json"  # what a running indexer says of its model, in each project's index folder
 PAUSED_FILE = "embedding-paused"  # in the data home: embedding stays paused, across restarts, until resumed
+# In a project's index folder: a search found the file damaged while no writer had it open; the next writer (the
+# server, `skmemory index`) sets the index aside and rebuilds it.
+DAMAGED_MARK = "damaged"
+SET_ASIDE = "damaged"  # the data home's folder of damaged indexes, kept (the newest one per project) for a post-mortem
 
 logger = logging.getLogger(__name__)
 
@@ -121,8 +127,27 @@ class Home:
     def open_project(self, name: str, role: str = "skmemory") -> Project:
         """Open a project for writing, its two stores repaired if a crash left them apart; raises ProjectLocked if
         another process owns it. The one place a writer is opened (the engine, the background indexer and
-        `skmemory index` all come here)."""
+        `skmemory index` all come here).
+
+        A damaged index (SQLite finds the file corrupt, or a search marked it so) is set aside and a new one opened
+        in its place, which the first sync fills from the notes: the index is derived from them, so nothing of the
+        person's is lost. The project's `repair` says so.
+        """
         info = self.registry.get(name)
+        mark = info.index_dir / DAMAGED_MARK
+        if mark.exists():
+            reason = mark.read_text(errors="replace").strip() or "a search found it damaged"
+            return self._open_afresh(info, role, reason)
+        try:
+            return self._open_writer(info, role)
+        except IndexDamaged as exc:
+            return self._open_afresh(info, role, str(exc))
+        except Exception as exc:
+            if not is_damage(exc):
+                raise
+            return self._open_afresh(info, role, f"SQLite says: {exc}")
+
+    def _open_writer(self, info: ProjectInfo, role: str) -> Project:
         project = Project(info, self.settings, self.embedder, self.counter, role=role)
         try:
             project.reconcile()
@@ -130,6 +155,43 @@ class Home:
             project.close()
             raise
         return project
+
+    def _open_afresh(self, info: ProjectInfo, role: str, reason: str) -> Project:
+        WriterLock(info.index_dir, info.name, role).acquire().release()  # raises ProjectLocked if a writer has it
+        kept = self.set_aside(info)
+        project = self._open_writer(info, role)
+        project.repair = (f"The index of project '{info.name}' was damaged ({reason}); it was set aside at {kept}, "
+                          f"and a new one is built from the notes in {info.root}.")
+        logger.warning("%s", project.repair)
+        return project
+
+    def reopen_damaged(self, project: Project, reason: str, role: str = "skmemory") -> Project:
+        """Close a writer whose index turned out damaged, set the index aside, and open a new one to rebuild."""
+        try:
+            project.close()
+        except Exception:  # closing writes a mark into the damaged file, which may fail too
+            logger.debug("Closing the damaged index of %s failed", project.name, exc_info=True)
+        return self._open_afresh(project.info, role, reason)
+
+    def mark_damaged(self, info: ProjectInfo, reason: str) -> None:
+        """Note that a project's index is damaged, for the next writer to rebuild (a search has no lock to do it)."""
+        try:
+            (info.index_dir / DAMAGED_MARK).write_text(reason + "\n")
+        except OSError:
+            pass
+
+    def set_aside(self, info: ProjectInfo) -> Path:
+        """Move a project's index folder to the data home's `damaged/` folder (dropping that project's older copy)
+        and return where it went; the project's own folder is never touched."""
+        folder = self.settings.home / SET_ASIDE
+        folder.mkdir(parents=True, exist_ok=True)
+        for older in folder.glob(f"{info.id}-*"):
+            shutil.rmtree(older, ignore_errors=True)
+        kept = folder / f"{info.id}-{time.strftime('%Y%m%d-%H%M%S')}"
+        if info.index_dir.exists():
+            info.index_dir.rename(kept)
+        (kept / DAMAGED_MARK).unlink(missing_ok=True)
+        return kept
 
     def describe(self, name: str) -> dict:
         """A project's status with whether its chunks can be embedded: the running indexer's word when one owns
@@ -160,11 +222,20 @@ class Home:
         if not (info.index_dir / SQLITE_NAME).exists():
             return {"project": info.name, "root": str(info.root), "documents": 0, "chunks": 0, "embedded": 0,
                     "pending": 0, "failed": 0, "errors": [], "indexed": False}
-        store = Store(info.index_dir, readonly=True)
         try:
-            result = project_status(info, store, None)
-        finally:
-            store.close()
+            store = Store(info.index_dir, readonly=True)
+            try:
+                result = project_status(info, store, None)
+            finally:
+                store.close()
+        except Exception as exc:
+            if not is_damage(exc):
+                raise
+            self.mark_damaged(info, f"SQLite says: {exc}")
+            return {"project": info.name, "root": str(info.root), "documents": 0, "chunks": 0, "embedded": 0,
+                    "pending": 0, "failed": 0, "errors": [], "indexed": False,
+                    "repair": f"The index of project '{info.name}' is damaged ({exc}); `skmemory index {info.name}` "
+                              "or the next `skmemory serve` sets it aside and rebuilds it from the notes."}
         result["indexed"] = True
         result["owner"] = read_holder(info.index_dir / LOCK_NAME) or None
         return result

@@ -1,9 +1,12 @@
 """The data home's registry of projects: a unique name and a root folder each, and where each index lives."""
 from __future__ import annotations
 
+import json
+import logging
 import re
 import shutil
 import sqlite3
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +14,10 @@ from pathlib import Path
 from .errors import InvalidProjectRoot, ProjectExists, ProjectNotFound, SKMemoryError
 
 NAME_RE = re.compile(r"^[\w][\w .\-]{0,63}$")
+# In each project's index folder: the project's registry row, from which a damaged registry is rebuilt.
+PROJECT_FILE = "project.json"
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -35,31 +42,92 @@ class Registry:
         self.home = home
         home.mkdir(parents=True, exist_ok=True)
         self._db = home / "registry.sqlite"
-        with self._connect() as conn:
-            conn.execute(
-                """CREATE TABLE IF NOT EXISTS projects (
-                    id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE, root TEXT NOT NULL UNIQUE,
-                    builtin INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL DEFAULT (datetime('now')))"""
-            )
+        self._guarded(self._create)
+
+    @staticmethod
+    def _create(conn: sqlite3.Connection) -> None:
+        conn.execute(
+            """CREATE TABLE IF NOT EXISTS projects (
+                id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE, root TEXT NOT NULL UNIQUE,
+                builtin INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL DEFAULT (datetime('now')))"""
+        )
+        problems = [r[0] for r in conn.execute("PRAGMA quick_check(1)") if r[0] != "ok"]  # a few pages: instant
+        if problems:
+            raise sqlite3.DatabaseError(f"database disk image is malformed ({problems[0].splitlines()[-1]})")
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self._db, timeout=10)
         conn.row_factory = sqlite3.Row
         return conn
 
+    def _guarded(self, work):
+        """Run work(conn) in one transaction; a damaged registry file is rebuilt from the projects' own records
+        (PROJECT_FILE in each index folder) and the work run again."""
+        from .store.database import is_damage
+
+        try:
+            with self._connect() as conn:
+                return work(conn)
+        except sqlite3.DatabaseError as exc:
+            if not is_damage(exc):
+                raise
+            self._rebuild(str(exc))
+            with self._connect() as conn:
+                return work(conn)
+
+    def _rebuild(self, reason: str) -> None:
+        kept = self._db.with_name(f"registry.sqlite.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        for old in self.home.glob("registry.sqlite.damaged-*"):  # the newest damaged copy is enough
+            old.unlink(missing_ok=True)
+        self._db.rename(kept)
+        for suffix in ("-wal", "-shm", "-journal"):
+            self._db.with_name(self._db.name + suffix).unlink(missing_ok=True)
+        records, lost = [], []
+        for folder in sorted((self.home / "projects").glob("*")):
+            try:
+                records.append(json.loads((folder / PROJECT_FILE).read_text()))
+            except (OSError, ValueError):
+                if folder.is_dir():
+                    lost.append(folder.name)
+        with self._connect() as conn:
+            self._create(conn)
+            for r in records:
+                conn.execute("INSERT OR IGNORE INTO projects (id, name, root, builtin, created_at) VALUES (?, ?, ?, ?, "
+                             "coalesce(?, datetime('now')))",
+                             (r["id"], r["name"], r["root"], int(r.get("builtin", 0)), r.get("created_at")))
+        logger.warning("The list of projects (%s) was damaged (%s); it was set aside at %s and rebuilt with %d "
+                       "project(s) from their index folders%s.", self._db, reason, kept, len(records),
+                       f"; {len(lost)} index folder(s) had no record (add their folders again with `skmemory add`)"
+                       if lost else "")
+
     def _info(self, row: sqlite3.Row) -> ProjectInfo:
         return ProjectInfo(row["id"], row["name"], Path(row["root"]), self.home / "projects" / row["id"],
                            bool(row["builtin"]))
 
+    def _record(self, row: sqlite3.Row) -> None:
+        """Keep the project's row in its index folder too (rewritten on add and rename, written if missing)."""
+        folder = self.home / "projects" / row["id"]
+        record = {k: row[k] for k in ("id", "name", "root", "builtin", "created_at")}
+        try:
+            path = folder / PROJECT_FILE
+            if not path.exists() or json.loads(path.read_text()) != record:
+                folder.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps(record) + "\n")
+        except (OSError, ValueError):
+            pass  # a read-only data home: the registry itself is still the record
+
     def list(self) -> list[ProjectInfo]:
         """Return every project, by name."""
-        with self._connect() as conn:
-            return [self._info(r) for r in conn.execute("SELECT * FROM projects ORDER BY builtin, name COLLATE NOCASE")]
+        rows = self._guarded(lambda conn: conn.execute(
+            "SELECT * FROM projects ORDER BY builtin, name COLLATE NOCASE").fetchall())
+        for row in rows:
+            if not (self.home / "projects" / row["id"] / PROJECT_FILE).exists():
+                self._record(row)
+        return [self._info(r) for r in rows]
 
     def get(self, name: str) -> ProjectInfo:
         """Return the project called name (any case) or raise ProjectNotFound listing the known names."""
-        with self._connect() as conn:
-            row = conn.execute("SELECT * FROM projects WHERE name = ?", (name,)).fetchone()
+        row = self._guarded(lambda conn: conn.execute("SELECT * FROM projects WHERE name = ?", (name,)).fetchone())
         if row is None:
             known = ", ".join(p.name for p in self.list()) or "none yet; add one with `skmemory add PATH`"
             raise ProjectNotFound(f"No project named '{name}'. Known projects: {known}.")
@@ -85,6 +153,7 @@ class Registry:
             project_id = uuid.uuid4().hex[:12]
             conn.execute("INSERT INTO projects (id, name, root, builtin) VALUES (?, ?, ?, ?)",
                          (project_id, name, str(path), int(builtin)))
+            self._record(conn.execute("SELECT * FROM projects WHERE id = ?", (project_id,)).fetchone())
         return self.get(name)
 
     def rename(self, old: str, new: str) -> ProjectInfo:
@@ -97,6 +166,7 @@ class Registry:
             if clash is not None:
                 raise ProjectExists(f"A project named '{clash['name']}' already exists; choose another name.")
             conn.execute("UPDATE projects SET name = ? WHERE id = ?", (new, info.id))
+            self._record(conn.execute("SELECT * FROM projects WHERE id = ?", (info.id,)).fetchone())
         return self.get(new)
 
     def remove(self, name: str) -> ProjectInfo:

@@ -1,6 +1,8 @@
 """Projects in the data home: add, list, rename, remove, and the single-writer lock."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from indexer.config import Settings
@@ -18,12 +20,13 @@ def test_add_list_rename_remove_keeps_user_files(plain_home, vault):
     info = plain_home.add_project(vault, "notes")
     assert [p.name for p in plain_home.projects()] == ["notes"]
     assert info.index_dir.parent.parent == plain_home.settings.home
-    info.index_dir.mkdir(parents=True)
+    assert json.loads((info.index_dir / "project.json").read_text())["root"] == str(vault.resolve())  # its record
     (info.index_dir / "index.sqlite").write_text("x")
 
     renamed = plain_home.rename_project("notes", "work")
     assert renamed.index_dir == info.index_dir
     assert plain_home.project("WORK").name == "work"  # names are case-insensitive
+    assert json.loads((info.index_dir / "project.json").read_text())["name"] == "work"
 
     plain_home.remove_project("work")
     assert plain_home.projects() == []

@@ -302,6 +302,8 @@ def status(ctx: click.Context, name: str | None, as_json: bool) -> None:
         return
     for s in results:
         click.echo(f"{s['project']} ({s['root']})")
+        if s.get("repair"):
+            click.echo(f"  {s['repair']}")
         click.echo(f"  documents: {s['documents']}  chunks: {s['chunks']}  embedded: {s['embedded']}  "
                    f"pending: {s['pending']}  failed: {s['failed']}")
         click.echo(f"  notes searchable by meaning: {s.get('documents_embedded', 0)} of "

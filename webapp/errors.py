@@ -9,6 +9,7 @@ STATUS_FOR_KIND = {
     "conflict": 409,
     "embeddings_unavailable": 503,
     "project_locked": 503,
+    "index_damaged": 503,
 }
 UNEXPECTED = "Something went wrong on the server; the log has the details."
 

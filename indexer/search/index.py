@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..errors import IndexDamaged
 from ..ingest.chunking import TokenCounter
 from ..ingest.embeddings import Embedder
-from ..store.database import connect
+from ..store.database import connect, is_damage
 from .cache import VectorCache
 
 
@@ -32,6 +33,9 @@ class ProjectIndex:
     embedder: Embedder
     counter: TokenCounter
     cache: VectorCache
+    # Told when SQLite finds the file damaged (project name, SQLite's words); returns the sentence to raise, which
+    # says who rebuilds it: the Engine has the server's indexer rebuild it, or marks it for the next writer.
+    on_damage: Callable[[str, str], str] | None = field(default=None, repr=False, compare=False)
     _local: threading.local = field(default_factory=threading.local, repr=False, compare=False)
     _memo: dict = field(default_factory=dict, repr=False, compare=False)
     _memo_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -47,7 +51,14 @@ class ProjectIndex:
 
     def sql(self, query: str, params=()) -> list[sqlite3.Row]:
         """Run one SELECT (the reads modules, chunk_reads.py and note_reads.py, ask every question of the read side)."""
-        return self.db.execute(query, tuple(params)).fetchall()
+        try:
+            return self.db.execute(query, tuple(params)).fetchall()
+        except sqlite3.DatabaseError as exc:
+            if not is_damage(exc):
+                raise
+            reason = f"SQLite says: {exc}"
+            message = self.on_damage(self.name, reason) if self.on_damage else None
+            raise IndexDamaged(message or f"The index of project '{self.name}' is damaged ({reason}).") from exc
 
     def kept(self, key: str, build: Callable[[], object]):
         """A value built from the database, kept until the writer commits again (every commit touches the

@@ -30,6 +30,22 @@ IDS_PER_QUERY = 500  # SQLite's default limit on bound parameters is 999; stay w
 READER_MMAP_BYTES = 1 << 31
 
 
+# What SQLite says of a file that is not (or no longer) a database it can read: a crash of the disk, a tool that
+# wrote into it, a copy cut short. The index is derived from the notes, so such a file is set aside and rebuilt.
+DAMAGE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether an exception is SQLite reporting a damaged file (not a busy, full or read-only one)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in DAMAGE_CODES  # extended codes (SQLITE_CORRUPT_VTAB from FTS5) keep the primary low byte
+    text = str(exc)
+    return "malformed" in text or "not a database" in text
+
+
 def rows_in(run: Callable[[str, tuple], list], query: str, ids: Iterable, params: tuple = ()) -> list[sqlite3.Row]:
     """Run a query whose `{ids}` stands for a list of ids as many times as the ids need; the rows of all runs.
 

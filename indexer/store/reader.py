@@ -2,15 +2,16 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 
 import numpy as np
 
 from ..ingest.chunking import TokenCounter
 from ..config import Settings
 from ..ingest.embeddings import Embedder
-from ..errors import ProjectNotFound
+from ..errors import IndexDamaged, ProjectNotFound
 from ..registry import ProjectInfo
-from .database import SQLITE_NAME, Store
+from .database import SQLITE_NAME, Store, is_damage
 from .migrations import behind
 
 logger = logging.getLogger(__name__)
@@ -34,8 +35,17 @@ class ProjectReader:
         self.settings = settings
         self.embedder = embedder
         self.counter = counter
-        self.store = Store(info.index_dir, readonly=True)
-        if behind(self.store.conn):  # only the writer migrates; search reads the schema it was written for
+        store = None
+        try:
+            store = self.store = Store(info.index_dir, readonly=True)
+            outdated = behind(self.store.conn)
+        except sqlite3.DatabaseError as exc:
+            if store is not None:
+                store.close()
+            if is_damage(exc):
+                raise IndexDamaged(f"SQLite says: {exc}") from None
+            raise
+        if outdated:  # only the writer migrates; search reads the schema it was written for
             self.store.close()
             raise ProjectNotFound(f"Project '{info.name}' was indexed by an older SK Memory; run `skmemory index "
                                   f"{info.name}` (or `skmemory serve`) once to bring its index up to date.")

@@ -1,0 +1,149 @@
+"""A damaged index file (a disk fault, a tool that wrote into it, a copy cut short) is set aside and rebuilt from the
+notes, says so, and never stops another project (issue 40, row 23).
+
+Real parts: `skmemory serve` and `skmemory` commands as subprocesses, real SQLite files damaged on disk. No model is
+loaded (SKMEMORY_MODEL names a missing folder): what is tested is the SQLite side, which keyword search reads.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from support import SKMEMORY, running_server
+
+PROJECTS = {"alpha": "rivers", "beta": "glaciers", "gamma": "violins"}  # project: the word only its notes use
+
+
+def write_notes(folder: Path, word: str, count: int = 40) -> None:
+    folder.mkdir()
+    for i in range(count):
+        (folder / f"{word}-{i:02}.md").write_text(
+            f"# {word.title()} {i}\n\nNote {i} on {word}, how {word} change with the seasons.\n\n"
+            f"## Measures\n\nA remark on {word} number {i * 7}, and on what was measured.\n")
+
+
+def run(env: dict, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run(SKMEMORY + list(args), env=env, capture_output=True, text=True, timeout=300)
+    assert not check or done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def index_file(home: Path, name: str) -> Path:
+    conn = sqlite3.connect(home / "registry.sqlite")
+    try:
+        (project_id,) = conn.execute("SELECT id FROM projects WHERE name = ?", (name,)).fetchone()
+    finally:
+        conn.close()
+    return home / "projects" / project_id / "index.sqlite"
+
+
+def scribble(path: Path, start: int, length: int) -> None:
+    """Overwrite LENGTH bytes of PATH from START with noise, as a failing disk or a stray tool would."""
+    with open(path, "r+b") as f:
+        f.seek(start)
+        f.write(os.urandom(length))
+
+
+def get(url: str) -> tuple[int, dict]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"{}")
+
+
+def search(base: str, project: str, query: str) -> tuple[int, dict]:
+    return get(f"{base}/api/search?" + urllib.parse.urlencode({"q": query, "project": project, "mode": "keyword"}))
+
+
+def found(answer: dict, word: str) -> int:
+    return sum(1 for r in answer.get("results", []) if word in r["content"])
+
+
+def make_home(tmp_path: Path) -> tuple[Path, dict]:
+    home = tmp_path / "home"
+    env = {**os.environ, "SKMEMORY_HOME": str(home), "SKMEMORY_MODEL": str(tmp_path / "no-model")}
+    env.pop("SKMEMORY_CHROMA_URL", None)
+    for name, word in PROJECTS.items():
+        write_notes(tmp_path / name, word)
+        run(env, "add", str(tmp_path / name), "--name", name)
+        run(env, "index", name)
+    return home, env
+
+
+def test_damaged_indexes_are_rebuilt_at_start_and_while_serving_and_other_projects_go_on(tmp_path):
+    home, env = make_home(tmp_path)
+    alpha, beta = index_file(home, "alpha"), index_file(home, "beta")
+    os.truncate(alpha, 20_000)  # a copy cut short: SQLite cannot even read the schema
+    scribble(beta, beta.stat().st_size // 2, 16_384)  # 16 KB of noise mid-file: the file opens; its pages are bad
+
+    with running_server(tmp_path, None, home=home, env=env, projects=set(PROJECTS), timeout=120) as server:
+        state = get(f"{server.url}/api/status")[1]
+        by_name = {p["project"]: p for p in state["projects"]}
+        for name in ("alpha", "beta"):
+            assert "damaged" in by_name[name].get("repair", ""), by_name[name]
+            assert "set aside" in by_name[name]["repair"] and str(tmp_path / name) in by_name[name]["repair"]
+            assert by_name[name]["documents"] == 40
+        assert "repair" not in by_name["gamma"]
+        for name, word in PROJECTS.items():  # every project answers, the rebuilt ones whole
+            status, answer = search(server.url, name, word)
+            assert status == 200 and found(answer, word) >= 10, (name, status, answer)
+        kept = sorted(p.name for p in (home / "damaged").iterdir())
+        assert len(kept) == 2  # the damaged files are kept for a post-mortem, not deleted
+
+        # Damage while serving: the next search that reads a bad page says what happens, the index is rebuilt in
+        # the background, and the project answers again; the other projects are never interrupted.
+        gamma = index_file(home, "gamma")
+        scribble(gamma, 8192, gamma.stat().st_size - 8192)
+        status, answer = search(server.url, "gamma", "violins")
+        assert status == 503 and answer["error"] == "index_damaged", (status, answer)
+        assert "rebuilding it from the notes" in answer["detail"]
+        deadline = time.monotonic() + 60
+        while True:
+            assert search(server.url, "alpha", "rivers")[0] == 200
+            status, answer = search(server.url, "gamma", "violins")
+            if status == 200 and found(answer, "violins") >= 10:
+                break
+            assert time.monotonic() < deadline, f"gamma was never rebuilt: {status} {answer}"
+            time.sleep(0.5)
+        state = get(f"{server.url}/api/status")[1]
+        assert any("damaged" in p.get("repair", "") for p in state["projects"] if p["project"] == "gamma")
+    log = server.log.read_text()
+    assert "Traceback" not in log, log  # expected states are sentences in the log, not tracebacks
+    assert log.count("was damaged") == 3
+
+
+def test_without_a_server_a_damaged_index_is_named_and_index_rebuilds_it(tmp_path):
+    home, env = make_home(tmp_path)
+    os.truncate(index_file(home, "alpha"), 20_000)
+
+    done = run(env, "search", "rivers", "--project", "alpha", check=False)
+    assert done.returncode != 0
+    assert "index of project 'alpha' is damaged" in done.stderr and "skmemory index alpha" in done.stderr
+    assert "unexpected" not in done.stderr
+    status = run(env, "status")  # one damaged project never hides the others
+    assert "beta" in status.stdout and "gamma" in status.stdout and "damaged" in status.stdout
+
+    run(env, "index", "alpha")
+    done = run(env, "search", "rivers", "--project", "alpha")
+    assert "Rivers" in done.stdout
+    assert "damaged" not in run(env, "search", "glaciers", "--project", "beta").stderr
+
+
+def test_a_damaged_list_of_projects_is_rebuilt_from_the_projects_own_records(tmp_path):
+    home, env = make_home(tmp_path)
+    registry = home / "registry.sqlite"
+    scribble(registry, 4096, registry.stat().st_size - 4096)
+
+    done = run(env, "status")
+    assert all(name in done.stdout for name in PROJECTS), done.stdout + done.stderr
+    assert "rebuilt with 3 project(s)" in done.stderr
+    assert list(home.glob("registry.sqlite.damaged-*"))
+    assert "Violins 3" in run(env, "search", "violins", "--project", "gamma").stdout
