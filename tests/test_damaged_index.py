@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import time
@@ -16,7 +17,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from support import SKMEMORY, running_server
+from support import DEMO_NOTES, SKMEMORY, running_server
 
 PROJECTS = {"alpha": "rivers", "beta": "glaciers", "gamma": "violins"}  # project: the word only its notes use
 
@@ -147,3 +148,37 @@ def test_a_damaged_list_of_projects_is_rebuilt_from_the_projects_own_records(tmp
     assert "rebuilt with 3 project(s)" in done.stderr
     assert list(home.glob("registry.sqlite.damaged-*"))
     assert "Violins 3" in run(env, "search", "violins", "--project", "gamma").stdout
+
+
+QUESTIONS = ["keeping a terminal session alive after logging out", "growing vegetables in a small garden",
+             "turning kitchen scraps into soil", "starting a service when the machine boots", "a recipe for bread"]
+
+
+def semantic(base: str, query: str) -> list[tuple[str, float]]:
+    status, answer = get(f"{base}/api/search?" + urllib.parse.urlencode({"q": query, "mode": "semantic",
+                                                                          "limit": 8}))
+    assert status == 200, answer
+    return [(r["chunk_id"], round(r["score"], 4)) for r in answer["results"] + answer.get("weaker_matches", [])]
+
+
+def test_a_damaged_vector_cache_is_rebuilt_and_meaning_search_stays_right(tmp_path):
+    """Issue 40 row 24: vector files shuffled or scribbled while the server is stopped gave wrong meaning results,
+    silently, across restarts. Real model, real `serve`, the files changed on disk between two runs."""
+    vault = tmp_path / "vault"
+    shutil.copytree(DEMO_NOTES, vault)
+    with running_server(tmp_path, vault) as server:
+        before = {q: semantic(server.url, q) for q in QUESTIONS}
+        home = server.home
+    assert all(before.values())
+    folder = index_file(home, "notes").parent / "vectors"
+    state = json.loads((folder / "state.json").read_text())
+    assert state["generation"] and state["rows"] >= 8  # closed cleanly: the next start maps the files
+    names = (folder / "ids.bin").read_bytes()[:state["rows"] * 40]
+    rows = [names[i:i + 40] for i in range(0, len(names), 40)]
+    (folder / "ids.bin").write_bytes(b"".join(rows[1:] + rows[:1]) + (folder / "ids.bin").read_bytes()[len(names):])
+    scribble(folder / "scale.f32", 0, 64)
+
+    with running_server(tmp_path, None, home=home) as server:
+        after = {q: semantic(server.url, q) for q in QUESTIONS}
+    assert after == before
+    assert "not as SK Memory left them" in server.log.read_text()

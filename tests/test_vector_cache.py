@@ -119,14 +119,39 @@ def test_files_are_mapped_at_the_next_start_after_a_clean_close(tmp_path):
     reopened.close()
 
 
-@pytest.mark.parametrize("damage", ["generation", "crash", "truncated", "garbled state", "missing file"])
+def shuffle_ids(folder: Path, rows: int) -> None:
+    names = np.fromfile(folder / "ids.bin", dtype="S40", count=rows)
+    np.random.default_rng(3).shuffle(names)
+    with open(folder / "ids.bin", "r+b") as f:
+        f.write(names.tobytes())
+
+
+def scribble(path: Path, start: int, length: int) -> None:
+    with open(path, "r+b") as f:
+        f.seek(start)
+        f.write(np.random.default_rng(4).integers(0, 256, length, dtype=np.uint8).tobytes())
+
+
+@pytest.mark.parametrize("damage", ["generation", "crash", "truncated", "garbled state", "missing file",
+                                    "shuffled ids", "scribbled codes", "scribbled originals", "scribbled scales",
+                                    "ids shuffled behind a running writer"])
 def test_stale_or_broken_files_are_rebuilt_from_the_store(tmp_path, damage):
     ids, m = clustered(2000, seed=9)
     folder = tmp_path / "vectors"
     first = VectorCache(lambda: (ids, m), folder, lambda: "g1")
     first.ensure_loaded()
+    if damage == "ids shuffled behind a running writer":  # its close must not vouch for what it did not write
+        shuffle_ids(folder, 2000)
     if damage != "crash":
         first.close()
+    if damage == "shuffled ids":  # issue 40 row 24: every id in the wrong row, sizes and state as they were
+        shuffle_ids(folder, 2000)
+    if damage == "scribbled codes":
+        scribble(folder / "codes.u8", 4096, 8192)
+    if damage == "scribbled originals":
+        scribble(folder / "full.f32", 100_000, 8192)
+    if damage == "scribbled scales":
+        scribble(folder / "scale.f32", 400, 400)
     generation = "g2" if damage == "generation" else "g1"  # another writer changed the index meanwhile
     if damage == "truncated":
         with open(folder / "codes.u8", "r+b") as f:
@@ -188,3 +213,41 @@ def test_identical_top_20_on_a_real_vault(home, tmp_path):
             assert_same(index.cache.search(q, 0.3, None), float32_scan(ids, matrix, q, 0.3))
     finally:
         engine.close()
+
+
+def test_damaged_vector_copies_in_sqlite_are_never_searched(make_engine):
+    """A scribbled float32 copy in SQLite (NaN, huge, not unit length, cut short) is never scanned: Chroma's copy
+    takes its place, and a passage with no sound copy anywhere is embedded again."""
+    import sqlite3
+
+    from indexer.engine import Engine
+
+    engine = make_engine(embedder="words")
+    home = engine.home
+    project = engine.writer("notes")
+    db, folder = project.store.path, project.vector_folder
+    chunk_ids = sorted(project.store.embedded_ids())[:4]
+    original = dict(zip(*engine.index("notes").cache.vectors(chunk_ids)))
+    project.vectors.delete(chunk_ids[:1])  # this one has no copy in Chroma either
+    engine.close()
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.executemany("UPDATE chunks SET vector = randomblob(length(vector)) WHERE chunk_id = ?",
+                         [(c,) for c in chunk_ids[:3]])
+        conn.execute("UPDATE chunks SET vector = x'00ff' WHERE chunk_id = ?", (chunk_ids[3],))
+    conn.close()
+    shutil.rmtree(folder, ignore_errors=True)  # the cache is built again from SQLite's copies
+
+    again = Engine(home)
+    try:
+        writer = again.writer("notes")  # the server's case: the writer's cache, built from SQLite's copies
+        index = again.index("notes")
+        assert index.cache.with_vectors(chunk_ids) == set(chunk_ids[1:])
+        found, vectors = index.cache.vectors(chunk_ids[1:])
+        for cid, vector in zip(found, vectors):
+            assert np.allclose(vector, original[cid])  # Chroma's sound copy, not the scribble
+        assert writer.store.counts()["pending"] == 1  # no sound copy anywhere: queued to be embedded again
+        assert again.embed_pending("notes") == 1
+        assert np.allclose(index.cache.vectors(chunk_ids[:1])[1][0], original[chunk_ids[0]])
+    finally:
+        again.close()

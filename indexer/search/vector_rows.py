@@ -5,13 +5,16 @@ compact.py). MemoryRows holds everything in memory (a read-only view of a projec
 FileRows keeps the rows in files in the index folder: codes and columns memory-mapped (what the scan reads), ids in a
 fixed-width file, the float32 originals in a file read a few rows at a time for rescoring, so that only the codes
 (a quarter of the floats) stay resident. Opening valid files is mapping them; the files are valid when state.json
-names the index's current vector generation (see migration m009), which it does only after a clean close.
+names the index's current vector generation (see migration m009), which it does only after a clean close, and each
+file's live bytes still have the checksum that close recorded (a file shuffled, scribbled or cut short outside SK
+Memory is rebuilt from SQLite's copies rather than searched).
 """
 from __future__ import annotations
 
 import json
 import logging
 import os
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -20,12 +23,40 @@ from .compact import quantize
 
 logger = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2  # 2: state.json holds each file's checksum
 ID_WIDTH = 40  # bytes per id in ids.bin; chunk ids are 24 hex characters
 ID_BLOCK = 100_000
 WRITE_BLOCK = 65_536
 COLUMNS = ("scale", "loss", "length")  # each a float32 array (file <name>.f32) of one number per row
 FILES = ("codes.u8", "ids.bin", "full.f32") + tuple(f"{c}.f32" for c in COLUMNS)
+SUM_BLOCK = 1 << 24  # bytes read at a time while checking a file
+
+
+def _widths(dim: int) -> dict[str, int]:
+    """Bytes per row in each file."""
+    return {"codes.u8": dim, "ids.bin": ID_WIDTH, "full.f32": dim * 4, **{f"{c}.f32": 4 for c in COLUMNS}}
+
+
+def _checksums(folder: Path, rows: int, dim: int, ids: list[str] | None = None) -> dict[str, int]:
+    """CRC-32 of each file's live bytes (rows × width); ids.bin's from the ids in memory when given, so that a file
+    changed behind a running writer is not vouched for at its close. About 0.1 s for 85,657 rows of 384."""
+    sums = {}
+    for name, width in _widths(dim).items():
+        crc = 0
+        if name == "ids.bin" and ids is not None:
+            for start in range(0, rows, ID_BLOCK):
+                crc = zlib.crc32(b"".join(_id_bytes(c) for c in ids[start:start + ID_BLOCK]), crc)
+        else:
+            left = rows * width
+            with open(folder / name, "rb") as f:
+                while left > 0:
+                    block = f.read(min(SUM_BLOCK, left))
+                    if not block:
+                        break
+                    crc = zlib.crc32(block, crc)
+                    left -= len(block)
+        sums[name] = crc
+    return sums
 
 
 class _Rows:
@@ -130,6 +161,12 @@ class FileRows(_Rows):
                 or sizes["ids.bin"] < rows * ID_WIDTH or sizes["full.f32"] < rows * dim * 4):
             logger.warning("The vector files in %s are shorter than state.json says; rebuilding them", folder)
             return None
+        sums = _checksums(folder, rows, dim)
+        changed = [name for name in FILES if state.get("sums", {}).get(name) != sums[name]]
+        if changed:
+            logger.warning("The vector files in %s are not as SK Memory left them (%s changed); rebuilding them from "
+                           "the index", folder, ", ".join(changed))
+            return None
         ids = _read_ids(folder / "ids.bin", rows)
         return cls(folder, dim, ids, sizes["codes.u8"] // max(dim, 1))
 
@@ -203,7 +240,8 @@ class FileRows(_Rows):
             mapped.flush()
         for fd in (self._full, self._id_file):
             os.fsync(fd)
-        _write_state(self.folder, generation, len(self.ids), self.dim)
+        sums = _checksums(self.folder, len(self.ids), self.dim, self.ids) if generation is not None else {}
+        _write_state(self.folder, generation, len(self.ids), self.dim, sums)
         self.codes = self.scale = self.loss = self.length = None
         os.close(self._full)
         os.close(self._id_file)
@@ -241,8 +279,8 @@ def _read_ids(path: Path, rows: int) -> list[str]:
     return ids
 
 
-def _write_state(folder: Path, generation: str | None, rows: int, dim: int) -> None:
+def _write_state(folder: Path, generation: str | None, rows: int, dim: int, sums: dict | None = None) -> None:
     tmp = folder / "state.json.tmp"
-    tmp.write_text(json.dumps({"format": FORMAT, "generation": generation, "rows": rows, "dim": dim}),
-                   encoding="utf-8")
+    tmp.write_text(json.dumps({"format": FORMAT, "generation": generation, "rows": rows, "dim": dim,
+                               "sums": sums or {}}), encoding="utf-8")
     os.replace(tmp, folder / "state.json")

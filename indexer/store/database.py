@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -17,6 +18,8 @@ from ..ingest.rows import ChunkRow, DocumentRow
 from .migrations import PROPERTY_TEXT, SUBSTRINGS_LIVE, migrate
 
 SQLITE_NAME = "index.sqlite"
+
+logger = logging.getLogger(__name__)
 
 
 LONG_NOTE_TAIL_FROM = 8  # a note's passages from this one on are its deep tail: embedded after every note's top
@@ -427,14 +430,24 @@ class Store:
         with self.lock:
             rows = self.conn.execute("SELECT chunk_id, vector FROM chunks "
                                      "WHERE embed_state = 'embedded' AND NOT keyword_only").fetchall()
-        ids = [r[0] for r in rows if r[1] is not None]
-        missing = [r[0] for r in rows if r[1] is None]
         blobs = [r[1] for r in rows if r[1] is not None]
         if not blobs:
-            return [], np.zeros((0, 0), dtype=np.float32), missing
-        dim = len(blobs[0]) // 4
-        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim)
-        return ids, matrix.copy(), missing
+            return [], np.zeros((0, 0), dtype=np.float32), [r[0] for r in rows]
+        width = max(set(map(len, blobs)), key=[len(b) for b in blobs].count)  # the model's: nearly every row's
+        whole = [r for r in rows if r[1] is not None and len(r[1]) == width and width % 4 == 0]
+        matrix = np.frombuffer(b"".join(r[1] for r in whole), dtype=np.float32).reshape(len(whole), width // 4)
+        with np.errstate(all="ignore"):
+            norms = np.linalg.norm(matrix, axis=1)
+        sound = np.isfinite(norms) & (np.abs(norms - 1.0) < 0.01)  # the model's vectors are unit length
+        ids = [r[0] for r, ok in zip(whole, sound) if ok]
+        missing = [r[0] for r in rows if r[1] is None]
+        damaged = len(rows) - len(missing) - len(ids)
+        if damaged:  # a scribbled copy is never searched: it is treated as missing (and embedded again)
+            logger.warning("%d stored vectors of %s are damaged (wrong length, not finite or not unit length); "
+                           "treating them as missing", damaged, self.path)
+            missing += [r[0] for r in rows if r[1] is not None and len(r[1]) != width]
+            missing += [r[0] for r, ok in zip(whole, sound) if not ok]
+        return ids, matrix[sound].copy(), missing
 
     def set_embed_state(self, chunk_ids: list[str], state: str, error: str | None = None) -> None:
         with self.lock, self.conn:
@@ -442,6 +455,13 @@ class Store:
                 "UPDATE chunks SET embed_state = ?, embed_error = ? WHERE chunk_id = ?",
                 [(state, error, i) for i in chunk_ids],
             )
+
+    def embed_again(self, chunk_ids: list[str]) -> None:
+        """Queue chunks whose stored vector is damaged to be embedded afresh (the damaged copy is dropped, so that
+        it is not reused for their text)."""
+        with self.lock, self.conn:
+            self.conn.executemany("UPDATE chunks SET embed_state = 'pending', embed_error = NULL, vector = NULL "
+                                  "WHERE chunk_id = ?", [(i,) for i in chunk_ids])
 
     def iter_chunks_ids_pending(self, chunk_ids: list[str]) -> list[sqlite3.Row]:
         """Return the ids among chunk_ids that still exist and wait for an embedding."""

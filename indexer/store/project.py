@@ -445,6 +445,10 @@ class Project:
             if len(found):
                 ids = ids + found
                 matrix = np.concatenate([matrix, extra]) if len(matrix) else extra
+            lost = sorted(set(missing) - set(found))
+            if lost:  # neither store has a sound vector: embedded again, not left out of meaning search silently
+                logger.warning("%d passages of %s have no sound vector; embedding them again", len(lost), self.name)
+                self.store.embed_again(lost)
         return ids, np.ascontiguousarray(matrix, dtype=np.float32)
 
     def save_graph_positions(self, changed: list[tuple[str, float, float, str]], gone: list[str],
