@@ -5,12 +5,13 @@ import json
 import logging
 import os
 import queue
+import shutil
 import sys
 import threading
 import time
 from collections import deque
 
-from .errors import EmbeddingsUnavailable, IndexDamaged, ProjectLocked, SKMemoryError
+from .errors import DiskFull, EmbeddingsUnavailable, IndexDamaged, ProjectLocked, SKMemoryError
 from .home import ENGINE_STATE, Home
 from .ingest.watcher import Watcher
 from .search.calibration import calibrate, calibration_due
@@ -23,6 +24,7 @@ logger = logging.getLogger(__name__)
 
 BACKGROUND_NICENESS = 10
 RETRY_LOCKED_SECONDS = 2.0  # how often a project another process holds is tried again
+SPACE_RETRY_SECONDS = 3.0  # how often a full disk is looked at again
 TUNE_RETRY_SECONDS = 600  # after a failed HNSW measurement (SKMEMORY_VECTOR_SEARCH=hnsw), wait this long
 
 
@@ -113,6 +115,10 @@ class BackgroundIndexer:
         self._tune_after: dict[str, float] = {}  # project: when to try measuring its HNSW recall again
         self._substrings_behind: set[str] = set()  # projects whose substring index a big sync left to catch up
         self._damaged: dict[str, str] = {}  # project: why its index is damaged; the index thread rebuilds it
+        # While the data folder's disk is full: the sentence status shows; nothing is indexed or embedded until the
+        # index thread finds space again and syncs the projects that stopped for it.
+        self.disk_full: str | None = None
+        self._space_wait: set[str] = set()
 
     # --- lifecycle -----------------------------------------------------------------------------------------
 
@@ -324,10 +330,44 @@ class BackgroundIndexer:
             if name in self.projects:
                 self.request_sync(name, None)
 
+    def _wait_for_space(self, sentence: str, name: str | None = None) -> None:
+        """Indexing or embedding stopped for a full disk: say so once, and look again every few seconds."""
+        if self.disk_full is None:
+            logger.warning("%s", sentence)
+        self.disk_full = sentence
+        if name is not None:
+            self._space_wait.add(name)
+
+    def _space_back(self) -> bool:
+        """Whether the disk has room again; if so, sync what stopped for it and wake the embedder."""
+        try:
+            free = shutil.disk_usage(self.home.settings.home).free
+        except OSError:
+            return False
+        if free < self.home.settings.disk_room_mb << 20:
+            return False
+        logger.info("The data folder's disk has room again (%d MB free): indexing goes on", free >> 20)
+        self.disk_full = None
+        for name in sorted(self._space_wait):
+            if name in self.projects:
+                self.request_sync(name, None)
+        self._space_wait.clear()
+        self._embed_wakeup.set()
+        return True
+
     def _index_loop(self) -> None:
         while not self._stop.is_set():
             if self._damaged:
                 self._rebuild_damaged()
+            if self.disk_full and not self._space_back():
+                try:  # a change meanwhile is still taken (and stops again at once, for want of space)
+                    item = self._work.get(timeout=SPACE_RETRY_SECONDS)
+                except queue.Empty:
+                    continue
+                self._work.task_done()
+                if item is not None:
+                    self._space_wait.add(item[0])
+                continue
             behind = sorted(self.substrings_behind)
             try:
                 item = self._work.get(timeout=0 if behind else RETRY_LOCKED_SECONDS if self._locked else None)
@@ -397,6 +437,9 @@ class BackgroundIndexer:
         except IndexDamaged as exc:
             self.report_damage(name, str(exc))
             return
+        except DiskFull as exc:
+            self._wait_for_space(str(exc), name)
+            return
         except SKMemoryError as exc:
             logger.error("%s", exc)
             self.last_sync[name] = {"error": str(exc), "at": time.time()}
@@ -427,6 +470,8 @@ class BackgroundIndexer:
             if not project.catch_up_substrings(stop=self._stop, batches=1):
                 self._substrings_behind.discard(project.name)
                 logger.info("The substring index of %s is whole again", project.name)
+        except DiskFull as exc:  # caught up once there is room again
+            self._wait_for_space(str(exc))
         except Exception as exc:  # search finds what the index holds; the next start tries again
             if is_damage(exc):
                 self.report_damage(project.name, f"SQLite says: {exc}")
@@ -439,7 +484,7 @@ class BackgroundIndexer:
         _lower_priority()
         while not self._stop.is_set():
             worked = 0
-            if not self._halt.is_set() and embedder.available:
+            if not self._halt.is_set() and embedder.available and not self.disk_full:
                 for project in list(self.projects.values()):
                     if self._halt.is_set():
                         break
@@ -447,6 +492,9 @@ class BackgroundIndexer:
                     try:
                         n = project.embed_pending(stop=self._halt, max_batches=1)
                     except EmbeddingsUnavailable:
+                        break
+                    except DiskFull as exc:
+                        self._wait_for_space(str(exc))
                         break
                     except Exception as exc:
                         if is_damage(exc):
@@ -486,8 +534,10 @@ class BackgroundIndexer:
         state = {"embeddings": embedder.state, "embeddings_unavailable_reason": embedder.error,
                  "model": embedder.name, "device": embedder.device, "at": time.time()}
         for project in list(self.projects.values()):
-            try:
-                (project.info.index_dir / ENGINE_STATE).write_text(json.dumps(state))
+            path = project.info.index_dir / ENGINE_STATE
+            try:  # whole or not at all: a full disk keeps the last one, never an empty file
+                path.with_suffix(".tmp").write_text(json.dumps(state))
+                os.replace(path.with_suffix(".tmp"), path)
             except OSError:
                 pass
 
@@ -524,6 +574,7 @@ class BackgroundIndexer:
             "bulk_backend": embedder.backend if embedder.state == "ready" else None,
             "embed_threads": embedder.workers,
             "embedding_paused": self.embedding_paused,
+            "disk_full": self.disk_full,
             "embed_rate_per_second": round(rate, 2),
             "indexing": (self._busy.is_set() or self._work.unfinished_tasks > 0 or bool(self.substrings_behind)
                          or bool(self._damaged)),

@@ -43,6 +43,12 @@ class IndexDamaged(SKMemoryError):
     kind = "index_damaged"
 
 
+class DiskFull(SKMemoryError):
+    """The disk that holds the data folder is (nearly) full: indexing waits, search goes on."""
+
+    kind = "disk_full"
+
+
 class ExtractionError(SKMemoryError):
     """A file could not be read or parsed at all; recorded on that file, indexing goes on."""
 

@@ -9,13 +9,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 from support import DEMO_NOTES, SKMEMORY, running_server
 
@@ -182,3 +186,68 @@ def test_a_damaged_vector_cache_is_rebuilt_and_meaning_search_stays_right(tmp_pa
         after = {q: semantic(server.url, q) for q in QUESTIONS}
     assert after == before
     assert "not as SK Memory left them" in server.log.read_text()
+
+
+@contextmanager
+def small_disk(folder: Path, size: str):
+    """A tmpfs of SIZE at FOLDER (skips where this machine may not mount one); yields a function that resizes it."""
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"needs to mount a small tmpfs to fill a disk (run as root): {mounted.stderr.strip()}")
+
+    def resize(new: str) -> None:
+        subprocess.run(["mount", "-o", f"remount,size={new}", str(folder)], check=True)
+
+    try:
+        yield resize
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+def test_a_full_disk_never_hangs_the_server_and_indexing_goes_on_when_space_returns(tmp_path):
+    """Issue 40 row 22: with the data folder's disk full, then given space again, the server answered nothing,
+    ignored SIGTERM, and was stuck inside Chroma for good. Real model, real `serve`, a real 8 MB file system."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    topics = ["rivers", "glaciers", "violins", "orchards", "comets", "harbours", "looms", "kilns"]
+    for i in range(900):  # about 12 MB of index: more than the disk holds
+        topic = topics[i % len(topics)]
+        body = "\n\n".join(f"Paragraph {j} of note {i} on {topic}: how {topic} were measured in year {1800 + j * i % 200},"
+                           f" with remark {i * 31 + j} on the method and its errors." for j in range(12))
+        (vault / f"{topic}-{i:03}.md").write_text(f"# {topic.title()} {i}\n\n{body}\n")
+    with small_disk(tmp_path / "disk", "8m") as resize:
+        home = tmp_path / "disk" / "home"
+        env = {"SKMEMORY_DISK_FLOOR_MB": "2"}
+        with running_server(tmp_path, None, home=home, env=env, projects=set(), wait_embedded=False) as server:
+            run(server.env, "add", str(vault), "--name", "notes")
+            deadline = time.monotonic() + 90
+            while not (state := get(f"{server.url}/api/status")[1]).get("disk_full"):
+                assert time.monotonic() < deadline, f"the disk never filled: {state}"
+                time.sleep(0.5)
+            assert "is full" in state["disk_full"] and "SKMEMORY_DISK_FLOOR_MB" in state["disk_full"]
+            for _ in range(10):  # the server answers while the disk is full
+                assert get(f"{server.url}/api/health")[0] == 200
+                assert search(server.url, "notes", "rivers")[0] == 200
+                time.sleep(0.3)
+
+            resize("300m")
+            deadline = time.monotonic() + 120
+            while True:  # indexing goes on by itself, and meaning search with it
+                assert get(f"{server.url}/api/health")[0] == 200
+                state = get(f"{server.url}/api/status")[1]
+                notes = next(p for p in state["projects"] if p["project"] == "notes")
+                if not state.get("disk_full") and notes["documents"] == 900 and notes["embedded"] >= 200:
+                    break
+                assert time.monotonic() < deadline, f"indexing never went on: {state}"
+                time.sleep(1)
+            status, answer = search(server.url, "notes", "violins")
+            assert status == 200 and found(answer, "violins") >= 10
+            started = time.monotonic()
+            server.proc.send_signal(signal.SIGTERM)
+            server.proc.wait(20)  # a hang inside Chroma never let it stop
+            assert time.monotonic() - started < 20
+        log = server.log.read_text()
+        assert "Traceback" not in log, log[-3000:]
+        assert log.count("is full") == 1  # said once, not once per file

@@ -304,6 +304,8 @@ def status(ctx: click.Context, name: str | None, as_json: bool) -> None:
         click.echo(f"{s['project']} ({s['root']})")
         if s.get("repair"):
             click.echo(f"  {s['repair']}")
+        if s.get("disk_full"):
+            click.echo(f"  {s['disk_full']}")
         click.echo(f"  documents: {s['documents']}  chunks: {s['chunks']}  embedded: {s['embedded']}  "
                    f"pending: {s['pending']}  failed: {s['failed']}")
         click.echo(f"  notes searchable by meaning: {s.get('documents_embedded', 0)} of "
@@ -361,6 +363,7 @@ def _server_status(server, state: dict, name: str) -> dict:
         "bulk_backend": state.get("bulk_backend"),
         "embed_threads": state.get("embed_threads"),
         "embedding_paused": state.get("embedding_paused", False),
+        "disk_full": state.get("disk_full"),
     })
     return result
 

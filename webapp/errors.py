@@ -10,6 +10,7 @@ STATUS_FOR_KIND = {
     "embeddings_unavailable": 503,
     "project_locked": 503,
     "index_damaged": 503,
+    "disk_full": 507,
 }
 UNEXPECTED = "Something went wrong on the server; the log has the details."
 

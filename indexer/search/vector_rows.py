@@ -11,6 +11,7 @@ Memory is rebuilt from SQLite's copies rather than searched).
 """
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -254,7 +255,7 @@ class FileRows(_Rows):
         for name, width in (("codes.u8", dim), *((f"{c}.f32", 4) for c in COLUMNS)):
             with open(self.folder / name, "ab") as f:
                 if f.tell() < capacity * width:
-                    f.truncate(capacity * width)
+                    _allocate(f, capacity * width)
         self.codes = np.memmap(self.folder / "codes.u8", dtype=np.uint8, mode="r+", shape=(capacity, dim))
         self.scale, self.loss, self.length = (np.memmap(self.folder / f"{c}.f32", dtype=np.float32, mode="r+",
                                                         shape=(capacity,)) for c in COLUMNS)
@@ -262,6 +263,17 @@ class FileRows(_Rows):
 
     def _mapped(self) -> tuple[np.memmap, ...]:
         return self.codes, self.scale, self.loss, self.length
+
+
+def _allocate(f, size: int) -> None:
+    """Grow a file to size with its blocks taken now: a full disk is an OSError here, not a SIGBUS later, when a
+    write into the mapped pages finds no block to hold it (a sparse file on a full disk)."""
+    try:
+        os.posix_fallocate(f.fileno(), 0, size)
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            raise
+        f.truncate(size)  # a file system without fallocate
 
 
 def _id_bytes(chunk_id: str) -> bytes:

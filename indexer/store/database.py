@@ -1,6 +1,7 @@
 """A project's SQLite index: documents, chunks with their embedding state, tags, links and per-file errors."""
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import sqlite3
@@ -47,6 +48,17 @@ def is_damage(exc: BaseException) -> bool:
         return code & 0xFF in DAMAGE_CODES  # extended codes (SQLITE_CORRUPT_VTAB from FTS5) keep the primary low byte
     text = str(exc)
     return "malformed" in text or "not a database" in text
+
+
+def is_full(exc: BaseException) -> bool:
+    """Whether an exception is SQLite (or the system) saying the disk is full."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(exc, sqlite3.Error) and code is not None:
+        return code & 0xFF == sqlite3.SQLITE_FULL
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return exc.errno == errno.ENOSPC
+    text = str(exc)  # Chroma's own errors carry SQLite's or the system's words
+    return "disk is full" in text or "No space left on device" in text
 
 
 def rows_in(run: Callable[[str, tuple], list], query: str, ids: Iterable, params: tuple = ()) -> list[sqlite3.Row]:
@@ -261,7 +273,11 @@ class Store:
             with self.lock:
                 self._grouped -= 1
                 if not self._grouped and self.conn.in_transaction:
-                    self.conn.commit()
+                    try:
+                        self.conn.commit()
+                    except sqlite3.Error:  # a full disk: what was not committed is read again by the next sync
+                        self.conn.rollback()
+                        raise
 
     @contextmanager
     def _saving(self) -> Iterator[sqlite3.Connection]:
@@ -278,8 +294,9 @@ class Store:
             try:
                 yield c
             except BaseException:
-                c.execute("ROLLBACK TO save_document")
-                c.execute("RELEASE save_document")
+                if c.in_transaction:  # a full disk or an I/O error ends the whole transaction: nothing to roll back
+                    c.execute("ROLLBACK TO save_document")
+                    c.execute("RELEASE save_document")
                 raise
             c.execute("RELEASE save_document")
             if time.monotonic() - self._committed >= GROUP_COMMIT_SECONDS:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -14,13 +15,13 @@ import numpy as np
 from ..ingest.chunking import CHUNKER_VERSION, TokenCounter
 from ..config import Settings
 from ..ingest.embeddings import Embedder
-from ..errors import EmbeddingsUnavailable, IndexDamaged, SKMemoryError
+from ..errors import DiskFull, EmbeddingsUnavailable, IndexDamaged, SKMemoryError
 from ..ingest.extract import EXTRACTORS
 from .lock import WriterLock
 from ..ingest.parallel import Task, parse_workers, prepare_in_pool, prepare_serially
 from ..ingest.pipeline import EmbedBudget, Prepared, SyncReport, path_exists, store_prepared
 from ..registry import ProjectInfo
-from .database import Store, is_damage
+from .database import Store, is_damage, is_full
 from .vectors import VectorStore
 from ..ingest.walk import Containment, IgnoreRules, iter_documents, printable, refusal
 
@@ -64,6 +65,7 @@ class Project:
         self.root = info.root
         self.repair: str | None = None  # set by Home when this index replaces a damaged one: what happened, in words
         self._checked = False  # whether SQLite has checked this file since it was opened (the first full sync does)
+        self._vectors_failed = False  # a write to Chroma failed for want of space: its client is opened afresh
         self.rules = IgnoreRules(self.root, frozenset(EXTRACTORS), settings.home)
         # Serialises "vectors in Chroma" with "chunk rows in SQLite" so that neither side gets ahead.
         self._vector_lock = threading.Lock()
@@ -216,26 +218,15 @@ class Project:
         workers = parse_workers(len(tasks))
         prepared_files = (prepare_in_pool(tasks, self.counter, self._model_dir, workers) if workers
                           else (prepare_serially(task, self.counter) for task in tasks))
-        with self.store.grouped_commits():
-            try:
-                for done, ((rel, known), prepared) in enumerate(zip(work, prepared_files), start=report.unchanged + 1):
-                    if stop is not None and stop.is_set():
-                        self._drop_vectors(report.removed_chunk_ids)
-                        return report
-                    try:
-                        self._store_file(prepared, known, vanished, by_hash, report, force=rechunk)
-                    except Exception:  # one file must never stop the rest
-                        logger.exception("Indexing %s failed", rel)
-                        report.removed_chunk_ids += self.store.record_file_error(
-                            rel, "Indexing failed unexpectedly; see the log.")
-                        report.failed += 1
-                    if progress:
-                        progress(done, total)
-            finally:
-                close = getattr(prepared_files, "close", None)
-                if close:
-                    close()  # stops the pool's workers when the loop ended early
-        if stop is not None and stop.is_set():  # the walk may not be whole: delete nothing on its strength
+        try:
+            with self.store.grouped_commits():
+                stopped = self._store_files(work, prepared_files, vanished, by_hash, report, rechunk, stop, progress,
+                                            total)
+        except sqlite3.Error as exc:  # the group's commit
+            if is_full(exc):
+                raise DiskFull(self.space_sentence()) from None
+            raise
+        if stopped or (stop is not None and stop.is_set()):  # the walk may not be whole: delete nothing on it
             self._drop_vectors(report.removed_chunk_ids)
             return report
         gone = [stored_doc[0] for stored_doc in vanished.values()]
@@ -253,6 +244,65 @@ class Project:
         if not defer_substrings:
             self.catch_up_substrings(stop=stop)
         return report
+
+    def _store_files(self, work, prepared_files, vanished, by_hash, report: SyncReport, rechunk: bool,
+                     stop: threading.Event | None, progress: Progress | None, total: int) -> bool:
+        """Store each prepared file in turn; True if `stop` ended it early. One file's failure is recorded on it;
+        a full disk (DiskFull) or a damaged index stops them all."""
+        try:
+            for done, ((rel, known), prepared) in enumerate(zip(work, prepared_files), start=report.unchanged + 1):
+                if stop is not None and stop.is_set():
+                    return True
+                self.check_space()
+                try:
+                    self._store_file(prepared, known, vanished, by_hash, report, force=rechunk)
+                except Exception as exc:
+                    if is_full(exc):
+                        raise DiskFull(self.space_sentence()) from None
+                    if is_damage(exc):
+                        raise
+                    logger.exception("Indexing %s failed", rel)
+                    report.removed_chunk_ids += self.store.record_file_error(
+                        rel, "Indexing failed unexpectedly; see the log.")
+                    report.failed += 1
+                if progress:
+                    progress(done, total)
+        finally:
+            close = getattr(prepared_files, "close", None)
+            if close:
+                close()  # stops the pool's workers when the loop ended early
+        return False
+
+    def _reopen_vectors(self) -> None:
+        with self._vector_lock:
+            try:
+                self.vectors.close()
+            except Exception:
+                logger.debug("Closing Chroma after a failed write failed", exc_info=True)
+            self.vectors = VectorStore.open(self.info.index_dir / "chroma", f"skm_{self.info.id}",
+                                            self.settings.chroma_url)
+            self._vectors_failed = False
+
+    def check_space(self) -> None:
+        """Raise DiskFull while the data folder's disk has less free than the floor (SKMEMORY_DISK_FLOOR_MB):
+        nothing is written then, so no write (Chroma's least of all) meets a full disk."""
+        floor = self.settings.disk_floor_mb << 20
+        try:
+            free = shutil.disk_usage(self.info.index_dir).free
+        except OSError:
+            return
+        if free < floor:
+            raise DiskFull(self.space_sentence(free))
+
+    def space_sentence(self, free: int | None = None) -> str:
+        if free is None:
+            try:
+                free = shutil.disk_usage(self.info.index_dir).free
+            except OSError:
+                free = 0
+        return (f"The disk that holds SK Memory's data folder ({self.settings.home}) is full ({free >> 20} MB free): "
+                f"indexing and embedding wait until {self.settings.disk_room_mb} MB are free "
+                "(SKMEMORY_DISK_FLOOR_MB), then go on by themselves. Search goes on meanwhile.")
 
     def check_integrity(self) -> None:
         """Raise IndexDamaged if SQLite finds the index file damaged: every page of every table and index read once
@@ -276,6 +326,7 @@ class Project:
         left = self.store.substring_backlog()
         done = 0
         while left and not (stop is not None and stop.is_set()) and (batches is None or done < batches):
+            self.check_space()
             left = self.store.catch_up_substrings(SUBSTRING_BATCH)
             done += 1
         return left
@@ -362,7 +413,17 @@ class Project:
             rows = self.store.pending_chunks(self.embed_group_size)
             if not rows:
                 break
-            done += self._embed_batch(rows, stop)
+            self.check_space()
+            if self._vectors_failed:
+                self._reopen_vectors()
+            try:
+                done += self._embed_batch(rows, stop)
+            except Exception as exc:
+                if is_full(exc):
+                    # Chroma met the full disk: its native side can hang at its next write unless opened afresh.
+                    self._vectors_failed = True
+                    raise DiskFull(self.space_sentence()) from None
+                raise
             batches += 1
             if progress:
                 total = max(total, done + self.store.counts()["pending"])

@@ -31,8 +31,10 @@ def summary(status: dict) -> dict:
         "embeddings": status.get("embeddings"), "reading": reading,
         "progress": round(100 * totals["embedded"] / totals["chunks"]) if totals["chunks"] else 100,
         # Poll only while there is work the indexer will finish; a missing model never drains the queue.
-        "busy": bool(status.get("indexing")) or (bool(pending) and not status.get("embedding_paused")),
+        "busy": ((bool(status.get("indexing")) or (bool(pending) and not status.get("embedding_paused")))
+                 and not status.get("disk_full")),
         "paused": bool(status.get("embedding_paused")),
+        "disk_full": status.get("disk_full"),
     }
 
 
