@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import time
 
 import pytest
@@ -135,3 +137,63 @@ def test_a_churning_file_name_that_is_not_utf8_never_stops_the_other_projects_wa
         assert watcher.state["running"]
     finally:
         watcher.stop()
+
+
+def test_a_project_folder_removed_and_made_again_is_watched_again(service, vault):
+    """Issue 40 row 25: the old watch saw nothing of the new folder, while status said `running, restarts 0`."""
+    shutil.rmtree(vault)
+    time.sleep(1.5)  # noticed as gone (the status then lists it as missing)
+    vault.mkdir()
+    (vault / "Returned.md").write_text("# Returned\n\nThe folder came back with a note about a kingfisher.\n")
+    eventually(lambda: "Returned.md" in paths(service))
+    (vault / "Later.md").write_text("# Later\n\nWritten after the folder came back: an otter.\n")
+    eventually(lambda: "Later.md" in paths(service))  # watched, not only read once
+    watcher = service.status()["watcher"]
+    assert watcher["running"] and watcher["missing"] == [] and watcher["restarts"] >= 1
+    assert "notes" in watcher["last_error"]
+
+
+def test_a_drive_unmounted_and_mounted_again_is_watched_again(home, tmp_path):
+    drive = tmp_path / "drive"
+    drive.mkdir()
+    mount = ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(drive)]
+    if subprocess.run(mount, capture_output=True).returncode != 0:
+        pytest.skip("needs to mount a tmpfs as the project's drive (run as root)")
+    try:
+        (drive / "First.md").write_text("# First\n\nOn the drive before it was unmounted: a badger.\n")
+        home.add_project(drive, "drive")
+        svc = BackgroundIndexer(home, role="test").start()
+        try:
+            assert svc.wait_idle(120)
+            project_paths = lambda: {r[0] for r in svc.projects["drive"].store.query("SELECT rel_path FROM documents")}
+            assert project_paths() == {"First.md"}
+            subprocess.run(["umount", str(drive)], check=True)
+            time.sleep(2)  # the empty mount point left behind is not read as a folder whose notes were deleted
+            assert project_paths() == {"First.md"}
+            assert svc.status()["watcher"]["missing"] == ["drive"]
+            subprocess.run(mount, check=True)
+            (drive / "First.md").write_text("# First\n\nOn the drive before it was unmounted: a badger.\n")
+            (drive / "Second.md").write_text("# Second\n\nWritten on the drive mounted again: a stoat.\n")
+            eventually(lambda: project_paths() == {"First.md", "Second.md"})
+        finally:
+            svc.stop()
+    finally:
+        subprocess.run(["umount", "-l", str(drive)], capture_output=True)
+
+
+def test_a_project_folder_missing_at_start_is_watched_once_it_appears(home, tmp_path):
+    folder = tmp_path / "later"
+    folder.mkdir()
+    home.add_project(folder, "later")
+    folder.rmdir()
+    svc = BackgroundIndexer(home, role="test").start()
+    try:
+        time.sleep(1)
+        folder.mkdir()
+        (folder / "Arrived.md").write_text("# Arrived\n\nA note in a folder that was not there at start.\n")
+        eventually(lambda: svc.projects["later"].store.document_by_path("Arrived.md"))
+        (folder / "Next.md").write_text("# Next\n\nAnd one written after it was found.\n")
+        eventually(lambda: svc.projects["later"].store.document_by_path("Next.md"))
+        assert svc.status()["watcher"]["missing"] == []
+    finally:
+        svc.stop()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections import Counter
@@ -21,8 +22,23 @@ STEP_MS = 50
 # Seconds before watching a project again after its watch failed: first, and at most (doubling between). Short,
 # because a sync tool's file with a name that is not UTF-8 can end the watch every time it is written.
 RESTART_AFTER = (0.2, 5.0)
+MISSING_POLL = 1.0  # seconds between looks at a project folder that is gone (a drive unmounted, a folder removed)
 
 OnChanges = Callable[[str, set[str] | None], None]  # (project name, changed relative paths or None for "everything")
+
+
+class RootChanged(Exception):
+    """The project's folder went away or is another folder now (removed and made again, unmounted and mounted):
+    the old watch sees nothing of it any more."""
+
+
+def _identity(root: Path) -> tuple[int, int] | None:
+    """Which folder is at root now (device and inode), or None when there is none."""
+    try:
+        st = os.stat(root)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if os.path.isdir(root) else None
 
 
 def _watch_filter(change: watchfiles.Change, path: str) -> bool:
@@ -36,11 +52,18 @@ class Watcher:
 
     Each project has its own watch (a thread): a file that ends one watch (watchfiles cannot report a name that is
     not UTF-8, and its watch then fails on every call) stops only that project's, which starts again at once and
-    looks at its whole folder for what it missed; the other projects are watched throughout.
+    looks at its whole folder for what it missed; the other projects are watched throughout. A project folder that
+    is missing (at start or later) is looked for every second and watched again, read whole, once it is back; one
+    removed and made again, or a drive unmounted and mounted again, is noticed within half a second, since the old
+    watch would see nothing of the new folder.
     """
 
     def __init__(self, roots: dict[str, Path], on_changes: OnChanges, is_ignored: Callable[[str, str], bool]):
-        self.roots = {name: root for name, root in roots.items() if root.is_dir()}
+        self.roots = dict(roots)
+        self.missing: set[str] = set()  # projects whose folder is gone right now: watched again once it is back
+        # Project folders that are mount points (a drive): unmounted, the empty folder left under them is missing too,
+        # never read as a project whose notes were all deleted.
+        self.mount_points = {name for name, root in self.roots.items() if os.path.ismount(root)}
         self.on_changes = on_changes
         self.is_ignored = is_ignored
         self.stop_event = threading.Event()
@@ -69,9 +92,20 @@ class Watcher:
     def _run(self, name: str) -> None:
         delay, rescan = RESTART_AFTER[0], False
         while not self.stop_event.is_set():
+            if not self._present(name):
+                rescan = self._wait_for_folder(name) or rescan
+                continue
             started = time.monotonic()
             try:
                 self._watch(name, rescan)
+            except RootChanged as exc:
+                with self._lock:
+                    self.restarts += 1
+                    self.failures[name] += 1
+                    self.last_error = f"{name}: {exc}"
+                logger.warning("The folder of %s %s; watching it again once it is there", name, exc)
+                rescan = True
+                continue
             except Exception as exc:
                 with self._lock:
                     self.restarts += 1
@@ -93,13 +127,37 @@ class Watcher:
             if len(self._started) == len(self.roots):
                 self.ready.set()
 
+    def _present(self, name: str) -> bool:
+        """Whether the project's folder is there (and, for a drive's mount point, the drive is mounted)."""
+        root = self.roots[name]
+        return _identity(root) is not None and (name not in self.mount_points or os.path.ismount(root))
+
+    def _wait_for_folder(self, name: str) -> bool:
+        """Wait while the project's folder is missing; True once it is back (to be read whole), False if stopped."""
+        with self._lock:
+            self.missing.add(name)
+        self._begun(name)
+        logger.info("The folder of %s (%s) is missing; watching it as soon as it is back", name, self.roots[name])
+        while not self.stop_event.wait(MISSING_POLL):
+            if self._present(name):
+                with self._lock:
+                    self.missing.discard(name)
+                logger.info("The folder of %s is back: reading it again", name)
+                return True
+        return False
+
     def _watch(self, name: str, rescan: bool) -> None:
+        identity = _identity(self.roots[name])
         for changes in watchfiles.watch(
             self.roots[name], watch_filter=_watch_filter, debounce=DEBOUNCE_MS, step=STEP_MS,
             stop_event=self.stop_event, rust_timeout=500, yield_on_timeout=True, raise_interrupt=False,
             ignore_permission_denied=True,
         ):
             self._begun(name)
+            now = _identity(self.roots[name])
+            if now != identity:
+                raise RootChanged("was removed or unmounted" if not self._present(name) else
+                                  "was replaced by another folder (made again, or a drive mounted again)")
             if rescan:
                 rescan = False
                 self.on_changes(name, None)
@@ -110,7 +168,8 @@ class Watcher:
     def state(self) -> dict:
         """Whether it watches, and how often a project's watch had to start again (with the last reason)."""
         running = not self.stop_event.is_set() and all(t.is_alive() for t in self.threads)
-        return {"running": running, "restarts": self.restarts, "last_error": self.last_error}
+        return {"running": running, "restarts": self.restarts, "last_error": self.last_error,
+                "missing": sorted(self.missing)}
 
     def _dispatch(self, name: str, changes: set[tuple[watchfiles.Change, str]]) -> None:
         root, rels = self.roots[name], set()
