@@ -197,3 +197,30 @@ def test_a_project_folder_missing_at_start_is_watched_once_it_appears(home, tmp_
         assert svc.status()["watcher"]["missing"] == []
     finally:
         svc.stop()
+
+
+def test_a_rewrite_that_keeps_size_and_mtime_is_indexed(service, vault):
+    """Issue 40 row 29: `rsync -a`, `cp -p` or a FAT clock's two seconds keep a rewritten note's size and mtime."""
+    note = vault / "Reference" / "tmux cheatsheet.md"
+    store = service.projects["notes"].store
+    before = note.stat()
+    text = note.read_text()
+    assert "Ctrl-b" in text
+    note.write_text(text.replace("Ctrl-b", "Ctrl-q"))  # same length
+    os.utime(note, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (note.stat().st_size, note.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    eventually(lambda: store.query("SELECT 1 FROM chunks WHERE content LIKE '%Ctrl-q%'"))
+
+    # The same, done the way rsync does it (a new file renamed over the note), and read by a full sync.
+    copy = vault / "Reference" / ".copy.tmp"
+    copy.write_text(text.replace("Ctrl-b", "Ctrl-z"))
+    os.utime(copy, ns=(before.st_atime_ns, before.st_mtime_ns))
+    service.stop()
+    os.replace(copy, note)
+    again = BackgroundIndexer(service.home, role="test").start()
+    try:
+        assert again.wait_idle(120)
+        assert again.projects["notes"].store.query("SELECT 1 FROM chunks WHERE content LIKE '%Ctrl-z%'")
+        assert not again.projects["notes"].store.query("SELECT 1 FROM chunks WHERE content LIKE '%Ctrl-q%'")
+    finally:
+        again.stop()

@@ -239,8 +239,8 @@ def store_prepared(store, root: Path, prepared: Prepared, existing, counter: Tok
         return "failed", store.record_file_error(rel_path, prepared.error), 0
     read = prepared.read
     if existing is not None and not force and existing["content_hash"] == read.content_hash:
-        if existing["mtime_ns"] != read.mtime_ns:
-            store.touch_document(existing["document_id"], read.mtime_ns, read.mtime_ns / 1e9, read.size)
+        # Read again (its mtime or ctime moved) and the same: recorded as read now, so that it is not read again.
+        store.touch_document(existing["document_id"], read.mtime_ns, read.mtime_ns / 1e9, read.size)
         return "unchanged", [], 0
     if prepared.outcome == "same":  # the stored row changed since it was prepared: prepare it again, here
         return index_file(store, root, rel_path, counter, max_bytes, None, document_id, force, embed_budget)

@@ -19,6 +19,8 @@ from ..ingest.rows import ChunkRow, DocumentRow
 from .migrations import PROPERTY_TEXT, SUBSTRINGS_LIVE, migrate
 
 SQLITE_NAME = "index.sqlite"
+# When a document was read, to the millisecond: a file whose ctime is later changed after it (project.py).
+NOW = "strftime('%Y-%m-%d %H:%M:%f', 'now')"
 
 logger = logging.getLogger(__name__)
 
@@ -121,14 +123,16 @@ class Store:
         rows = self.query("SELECT * FROM documents WHERE rel_path = ?", (rel_path,))
         return rows[0] if rows else None
 
-    def file_states(self, under: str = "") -> dict[str, tuple[str, int, int, str]]:
-        """Map each stored rel_path (below `under`) to (document_id, mtime_ns, size, content_hash)."""
-        sql = "SELECT rel_path, document_id, mtime_ns, size, content_hash FROM documents"
+    def file_states(self, under: str = "") -> dict[str, tuple[str, int, int, str, int]]:
+        """Map each stored rel_path (below `under`) to (document_id, mtime_ns, size, content_hash, when it was last
+        read, in seconds since the epoch)."""
+        sql = ("SELECT rel_path, document_id, mtime_ns, size, content_hash, "
+               "(julianday(indexed_at) - 2440587.5) * 86400.0 FROM documents")
         params: tuple = ()
         if under:
             sql += " WHERE rel_path = ? OR substr(rel_path, 1, ?) = ?"
             params = (under, len(under) + 1, under + "/")
-        return {r[0]: (r[1], r[2], r[3], r[4]) for r in self.query(sql, params)}
+        return {r[0]: (r[1], r[2], r[3], r[4], r[5] or 0) for r in self.query(sql, params)}
 
     def chunk_ids(self, document_id: str) -> list[str]:
         return [r[0] for r in self.query("SELECT chunk_id FROM chunks WHERE document_id = ?", (document_id,))]
@@ -314,7 +318,7 @@ class Store:
             c.execute(
                 """INSERT INTO documents (document_id, rel_path, file_type, title, frontmatter, frontmatter_type,
                        created, modified, size, content_hash, mtime_ns, warnings, indexed_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, datetime('now'))
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, """ + NOW + """)
                    ON CONFLICT(document_id) DO UPDATE SET rel_path=excluded.rel_path, file_type=excluded.file_type,
                        title=excluded.title, frontmatter=excluded.frontmatter,
                        frontmatter_type=excluded.frontmatter_type,
@@ -384,10 +388,11 @@ class Store:
         return removed, added
 
     def touch_document(self, document_id: str, mtime_ns: int, modified: float, size: int) -> None:
-        """Record a new mtime for a document whose content did not change."""
+        """Record a new mtime for a document whose content did not change (and that it was read now)."""
         with self.lock, self.conn:
             self.conn.execute(
-                "UPDATE documents SET mtime_ns = ?, modified = ?, size = ? WHERE document_id = ?",
+                f"UPDATE documents SET mtime_ns = ?, modified = ?, size = ?, indexed_at = {NOW} "
+                "WHERE document_id = ?",
                 (mtime_ns, modified, size, document_id),
             )
 

@@ -199,7 +199,7 @@ class Project:
         on_disk -= refused.keys()
         vanished = {p: stored[p] for p in stored if p not in on_disk and p not in refused}
         by_hash: dict[str, str] = {}
-        for rel, (doc_id, _mtime, _size, content_hash) in vanished.items():
+        for rel, (doc_id, _mtime, _size, content_hash, _read) in vanished.items():
             by_hash.setdefault(content_hash, rel)
         total = len(on_disk)
         work: list[tuple[str, tuple | None]] = []
@@ -340,12 +340,14 @@ class Project:
         return Path(self.settings.model_path) if self.settings.model_path else None
 
     def _unchanged_on_disk(self, rel: str, known) -> bool:
-        _doc_id, mtime_ns, size, _hash = known
+        """Whether a stored file is surely as it was read: same mtime and size, and its inode unchanged since (a
+        rewrite that keeps both, as `rsync -a`, `cp -p` or a FAT clock's two seconds do, still moves the ctime)."""
+        _doc_id, mtime_ns, size, _hash, read_at = known
         try:
             st = (self.root / rel).stat()
         except OSError:
             return False
-        return st.st_mtime_ns == mtime_ns and st.st_size == size
+        return st.st_mtime_ns == mtime_ns and st.st_size == size and st.st_ctime < read_at
 
     def _store_file(self, prepared: Prepared, known, vanished: dict, by_hash: dict, report: SyncReport,
                     force: bool = False) -> None:
