@@ -242,8 +242,15 @@ class Engine:
         with FOREGROUND:  # bulk embedding steps aside while a search runs
             indexes = self._scope_indexes(request.project, request.scope)
             if request.mode == "vault":
-                return vault_search(indexes[0], request, self.reranker)
-            return pipeline.search(indexes, request)
+                result = vault_search(indexes[0], request, self.reranker)
+            else:
+                result = pipeline.search(indexes, request)
+        if request.project is None and request.scope != "all":  # the default project, chosen for the caller
+            others = [i.name for i in self.home.projects() if not i.builtin and i.name != indexes[0].name]
+            if others:  # say which was searched, and which were not: an agent can name one, or search them all
+                result.setdefault("project", indexes[0].name)
+                result["other_projects"] = others
+        return result
 
     def memory_search(self, request: MemoryRequest | str, query=None, project: str | None = None) -> dict:
         """Locate documents by frontmatter fields, 1-3 keywords or cross-reference (spec 002): a MemoryRequest, or

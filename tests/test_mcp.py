@@ -185,9 +185,10 @@ def test_every_tool_answers_in_rows_an_agent_can_afford(live, tmp_path):
             assert info["links"] == 1 and "content" not in info and "text" not in info
             section = (await s.call_tool("read_note", {"note": "Garden plan", "section": "Watering"})
                        ).structured_content
-            file_lines = (root / "vault" / "Projects" / "Garden plan.md").read_text().splitlines()
+            file_lines = (root / "vault" / "Projects" / "Garden plan.md").read_text().splitlines(keepends=True)
             first, last = section["lines"]
-            assert section["text"] == "\n".join(file_lines[first - 1:last]) and section["next_offset"] is None
+            assert section["text"] == "".join(file_lines[first - 1:last]) and section["next_offset"] is None
+            assert section["text"].endswith("\n")  # the last section, as the file has it: its final newline too
             assert section["text"].startswith("## Watering")
             by_lines = (await s.call_tool("read_note", {"note": info["path"], "start_line": top["lines"][0],
                                                         "end_line": top["lines"][1]})).structured_content
@@ -198,7 +199,7 @@ def test_every_tool_answers_in_rows_an_agent_can_afford(live, tmp_path):
                         ).structured_content
                 pages.append(page["text"])
                 offset = page["next_offset"]
-            assert len(pages) > 1 and "".join(pages) == "\n".join(file_lines)
+            assert len(pages) > 1 and "".join(pages) == "".join(file_lines)  # the file's text exactly
             linked = (await s.call_tool("links", {"note": "Garden plan"})).structured_content
             assert linked["outgoing"] == [{"target": "Compost log", "path": "Projects/Compost log.md"}]
             back = (await s.call_tool("links", {"note": "Compost log", "direction": "backlinks"})).structured_content

@@ -27,7 +27,8 @@ from indexer.errors import InvalidQuery, SKMemoryError
 from indexer.limits import check_texts
 
 from .client import ServerClient, ServerError
-from .mcp_tools.answers import validation_sentences
+from .mcp_tools.answers import unknown_arguments, validation_sentences
+from .mcp_stdio import stdio_streams
 from .mcp_tools import register
 
 logger = logging.getLogger(__name__)
@@ -171,9 +172,26 @@ def _version() -> str:
 
 class SKMemoryMCP(MCPServer):
     """The SDK's server, answering a call whose arguments do not fit a tool's schema in the project's sentences
-    (what was wrong, what to send) instead of pydantic's report."""
+    (what was wrong, what to send) instead of pydantic's report, and over a stdio transport that answers every
+    line JSON allows (mcp_stdio.py)."""
+
+    async def run_stdio_async(self) -> None:
+        async with stdio_streams() as (read_stream, write_stream):
+            await self._lowlevel_server.run(read_stream, write_stream,
+                                            self._lowlevel_server.create_initialization_options())
 
     async def call_tool(self, name, arguments, context=None):
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None and isinstance(arguments, dict):
+            known = (tool.parameters or {}).get("properties") or {}
+            try:  # before the schema's own check, whose report would quote half a UTF-16 pair back
+                for key, value in arguments.items():
+                    check_texts("The query" if key in ("q", "query") else f"'{key}'", value)
+            except InvalidQuery as exc:
+                raise ToolError(str(exc)) from None
+            unknown = [key for key in arguments if key not in known]
+            if unknown:  # a misspelt argument silently dropped would answer another question than was asked
+                raise ToolError(unknown_arguments(name, unknown, list(known)))
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:  # a bug of ours: still logged as one, told as a sentence

@@ -72,12 +72,21 @@ def document_lines(index: ProjectIndex, document_id: str, start: int, end: int, 
     except OSError as exc:
         raise DocumentNotFound(f"'{rel}' cannot be read now ({exc.strerror}); "
                                "it may have been moved or deleted since it was indexed.") from None
-    lines = text.splitlines()
+    lines = text_lines(text)
     if start > max(len(lines), 1):
         raise InvalidQuery(f"start_line {start} is past the end of '{rel}', which has {len(lines)} lines.")
     end = min(end, len(lines))
-    return {**get_document(index, document_id), "content": "\n".join(lines[start - 1:end]), "lines": [start, end],
-            "total_lines": len(lines)}
+    return {**get_document(index, document_id), "content": "\n".join(lines[start - 1:end]) + (
+        "\n" if end == len(lines) and text.endswith("\n") else ""), "lines": [start, end], "total_lines": len(lines)}
+
+
+def text_lines(text: str) -> list[str]:
+    """A file's lines as the index numbers them: split at "\n" alone (a line keeps its "\r"; U+2028, form feeds
+    and the like are characters within a line), without the empty line after a final newline."""
+    lines = text.split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 def get_document(index: ProjectIndex, document_id: str) -> dict:
@@ -99,7 +108,7 @@ def get_document(index: ProjectIndex, document_id: str) -> dict:
 def sections(chunks: list) -> tuple[list[dict], list[dict]]:
     """A document's outline (each heading once, with its level and first line) and its passages (each section's
     heading path, lines and place in the chunks joined by blank lines), from its chunks in order."""
-    outline, seen = [], set()
+    outline, before = [], ()
     passages, at = [], 0
     for c in chunks:
         for section, text in section_texts(c["content"], chunk_sections(c)):
@@ -107,10 +116,12 @@ def sections(chunks: list) -> tuple[list[dict], list[dict]]:
             passages.append({"heading_path": section["heading_path"], "lines": section["lines"],
                              "start": start, "end": start + len(text)})
             path = tuple(section["heading_path"])
+            # A heading starts where the path changes: a section cut over two chunks keeps its path, while a
+            # heading used twice ("## Notes" under two parents, or twice in a row of sections) appears twice.
             for depth in range(1, len(path) + 1):
-                if path[:depth] not in seen:
-                    seen.add(path[:depth])
+                if path[:depth] != before[:depth]:
                     outline.append({"heading": path[depth - 1], "level": depth, "line": section["lines"][0]})
+            before = path
         at += len(c["content"]) + 2
     return outline, passages
 

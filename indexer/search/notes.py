@@ -13,8 +13,9 @@ from ..errors import DocumentNotFound, InvalidQuery
 from ..ingest.files import TooLarge, UnsafeFile, read_inside
 from ..ingest.readable import display_title
 from . import chunk_reads, note_reads
-from .documents import backlinks, outgoing_links, project_links, resolve_link, sections, summaries
+from .documents import backlinks, outgoing_links, project_links, resolve_link, sections, summaries, text_lines
 from .index import ProjectIndex
+from .links import file_stem
 
 DEFAULT_MAX_CHARS = 8_000  # about 2,000 tokens a page
 MAX_CHARS = 40_000
@@ -29,11 +30,21 @@ def resolve_note(index: ProjectIndex, note: str):
     ref = (note or "").strip()
     if not ref:
         raise InvalidQuery("Name the note: its path (such as 'Projects/Garden plan.md'), title or id.")
-    found = note_reads.document_at(index, ref.lstrip("/")) or resolve_link(index, ref) or ref.lower()
+    at_path = note_reads.document_at(index, ref.lstrip("/"))
+    found = at_path or resolve_link(index, ref) or ref.lower()
     row = note_reads.document(index, found)
     if row is None:
         raise DocumentNotFound(f"No note in project '{index.name}' has the path, title or id '{ref[:200]}'; "
                                "search for it first, and pass a result's path.")
+    if not at_path and row["document_id"] != ref:  # named by title or file name: say when more than one has it
+        key = ref.lower().removesuffix(".md")
+        docs = project_links(index)[0]
+        same = [d["rel_path"] for d in docs if (d["title"] or "").strip().lower() == key
+                or file_stem(d["rel_path"].lower()) == key]
+        if len(same) > 1:
+            shown = ", ".join(f"'{p}'" for p in sorted(same)[:5]) + (" …" if len(same) > 5 else "")
+            raise InvalidQuery(f"{len(same)} notes in project '{index.name}' are called '{ref[:200]}': {shown}; "
+                               "pass the path of the one you mean.")
     return row
 
 
@@ -125,7 +136,7 @@ def properties(index: ProjectIndex, prefix: str = "", limit: int = 50) -> dict:
 
     def build():
         notes: Counter[str] = Counter()
-        values: dict[str, Counter[str]] = {}
+        values: dict[str, Counter[tuple]] = {}  # (type, value): True and 1 are one key to a Counter
         for raw in note_reads.frontmatters(index):
             try:
                 front = json.loads(raw)
@@ -138,14 +149,16 @@ def properties(index: ProjectIndex, prefix: str = "", limit: int = 50) -> dict:
                 seen = values.setdefault(key, Counter())
                 for item in value if isinstance(value, list) else [value]:
                     if isinstance(item, (str, int, float, bool)) and str(item).strip():
-                        seen[str(item)[:80]] += 1
+                        # Kept as the note has it (a boolean stays true, a number stays 3), so that a value shown
+                        # here, sent back to a property filter as it is, finds the notes it came from.
+                        seen[(type(item).__name__, item[:80] if isinstance(item, str) else item)] += 1
         return notes, values
 
     notes, values = index.kept("properties", build)
     wanted = prefix.strip().lower()
     keys = [k for k, _ in notes.most_common() if k.lower().startswith(wanted)]
     return {"project": index.name, "total": len(keys), "properties": [
-        {"key": k, "notes": notes[k], "values": [v for v, _ in values[k].most_common(PROPERTY_SAMPLES)],
+        {"key": k, "notes": notes[k], "values": [v for (_, v), _ in values[k].most_common(PROPERTY_SAMPLES)],
          "distinct_values": len(values[k])} for k in keys[:limit]]}
 
 
@@ -162,9 +175,13 @@ def _file_lines(index: ProjectIndex, rel: str, max_bytes: int) -> list[str] | No
     if rel.lower().endswith((".pdf", ".docx", ".pptx", ".xlsx", ".mmdata")):
         return None  # documents without text lines, and mind maps: the file holds private notes the index never does
     try:
-        return data.decode("utf-8").splitlines()
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None
+    lines = text_lines(text)
+    if text.endswith("\n") and lines:
+        lines[-1] += "\n"  # kept, so that a page that reaches the end is the file's text exactly
+    return lines
 
 
 def _range(index: ProjectIndex, document_id: str, rel: str, lines: list[str], section: str | None,
@@ -185,10 +202,10 @@ def _range(index: ProjectIndex, document_id: str, rel: str, lines: list[str], se
     first, last = start_line or 1, end_line or total
     if first < 1 or last < 1:
         raise InvalidQuery("Line numbers start at 1.")
-    if last < first:
-        raise InvalidQuery(f"end_line ({last}) comes before start_line ({first}); give a range such as 10 to 40.")
     if first > total:
         raise InvalidQuery(f"start_line {first} is past the end of '{rel}', which has {len(lines)} lines.")
+    if last < first:
+        raise InvalidQuery(f"end_line ({last}) comes before start_line ({first}); give a range such as 10 to 40.")
     return first, min(last, total)
 
 

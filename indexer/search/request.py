@@ -71,8 +71,9 @@ class SearchRequest:
                                "all of them.")
         if self.mode == "vault":
             if not self.query.strip():
-                raise InvalidQuery(EMPTY_QUERY[:-1] + "; to list notes by metadata alone use search_by_tag, "
-                                   "search_by_folder, search_by_property or recent_notes.")
+                raise InvalidQuery(EMPTY_QUERY[:-1] + "; to list notes by metadata alone, list them by tag, folder or "
+                                   "property, or the recent ones (MCP: vault_search_by_tag, vault_search_by_folder, "
+                                   "vault_search_by_property, vault_recent_notes).")
             check_number("snippet_tokens", self.snippet_tokens, high=MAX_SNIPPET_TOKENS)
             if self.scope == "all":
                 raise InvalidQuery("vault_search looks inside one project; give its project (scope 'all' is for "

@@ -6,6 +6,7 @@ snippet of about 30 tokens, and a `more` flag when the limit cut the list. read_
 """
 from __future__ import annotations
 
+import difflib
 import json
 import re
 
@@ -51,6 +52,7 @@ def search_answer(api: dict, limit: int) -> dict:
             out[key] = api[key]
     if api.get("corrected"):
         out["corrected"] = {"from": api["corrected"]["original"], "to": api["corrected"]["query"]}
+    _searched(api, out)
     out["results"] = [note_row(h, everywhere) for h in api["results"][:limit]]
     out["more"] = len(api["results"]) > limit
     if api.get("weaker_matches"):
@@ -115,9 +117,19 @@ def vault_row(note: dict) -> dict:
     return row
 
 
+def _searched(api: dict, out: dict) -> None:
+    """Say which project a one-project search read, and the others it did not when none was named."""
+    if api.get("scope") != "all" and api.get("project"):
+        out["project"] = api["project"]
+    if api.get("other_projects"):
+        out["other_projects"] = api["other_projects"]
+
+
 def vault_answer(api: dict) -> dict:
-    out = {"results": [vault_row(n) for n in api["results"]], "total": api["total"],
-           "more": api["total"] > len(api["results"])}
+    out: dict = {}
+    _searched(api, out)
+    out.update({"results": [vault_row(n) for n in api["results"]], "total": api["total"],
+                "more": api["total"] > len(api["results"])})
     for key in ("search_mode", "semantic_reason", "explain_document"):
         if api.get(key):
             out[key] = api[key]
@@ -145,6 +157,15 @@ def projects_answer(projects: list[dict], model: str) -> dict:
 
 TYPE_WORDS = {"int": "a whole number", "float": "a number", "bool": "true or false", "str": "text", "string": "text",
               "list": "a list", "dict": "an object", "model": "an object"}
+
+
+def unknown_arguments(tool: str, unknown: list[str], known: list[str]) -> str:
+    """Say which arguments a tool does not take, the one probably meant, and what it takes."""
+    said = []
+    for key in unknown[:3]:
+        near = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+        said.append(f"{tool} has no argument '{str(key)[:40]}'" + (f"; did you mean '{near[0]}'?" if near else "."))
+    return " ".join(said) + f" Its arguments: {', '.join(known)}."
 
 
 def validation_sentences(tool: str, error: ValidationError, schema: dict) -> str:
@@ -209,7 +230,9 @@ def _sentence(tool: str, name: str, where: list[str], problem: dict, prop: dict)
         if low is not None and high is not None:
             return f"'{name}' must be from {low} to {high:,}; you sent {shown}."
         bound = next((ctx[k] for k in ("ge", "le", "gt", "lt") if k in ctx), "?")
-        return f"'{name}' must be {kind.replace('_', ' ')} {bound}; you sent {shown}."
+        words = {"greater_than_equal": "at least", "less_than_equal": "at most", "greater_than": "more than",
+                 "less_than": "less than"}[kind]
+        return f"'{name}' must be {words} {bound}; you sent {shown}."
     if kind in ("string_too_short", "too_short"):
         return f"'{name}' is empty; " + (about[0].lower() + about[1:] if about else "give a value.")
     if kind in ("string_too_long", "too_long"):

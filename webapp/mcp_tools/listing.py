@@ -11,6 +11,8 @@ from . import answers as shape
 from .common import Filters, Limit, Project, answer, filters_of, get
 from .models import ListAnswer, ProjectsAnswer
 
+MAX_TAGS = 500  # the most tags one answer lists (the web API's limit too)
+
 
 def _listing(link, route: str, **body: Any) -> CallToolResult:
     return answer(shape.vault_answer(link.call("POST", route, {k: v for k, v in body.items() if v is not None})))
@@ -81,14 +83,14 @@ def list_projects(link) -> Annotated[CallToolResult, ProjectsAnswer]:
 
 def list_tags(link, prefix: Annotated[str, Field(max_length=200, description="Only tags this text names (in any "
                                                                               "segment); '' for all.")] = "",
-                    limit: Annotated[int, Field(ge=1, le=500, description="Most tags to return.")] = 50,
+                    limit: Annotated[int, Field(ge=1, le=MAX_TAGS, description="Most tags to return.")] = 50,
                     project: Project = None) -> Annotated[CallToolResult, ListAnswer]:
     """List a project's tags with how many notes carry each, most used first (with a prefix, best match first).
 
     Prefer tag_search or vault_search_by_tag to list the notes with a tag.
     Example: list_tags(prefix="project")
     """
-    tags = get(link, "/api/tags", project=project, prefix=prefix, limit=limit + 1)["tags"]
+    tags = get(link, "/api/tags", project=project, prefix=prefix, limit=min(limit + 1, MAX_TAGS))["tags"]
     return answer({"results": [{"tag": t["tag"], "notes": t["count"]} for t in tags[:limit]],
                     "more": len(tags) > limit})
 

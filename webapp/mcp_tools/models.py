@@ -32,6 +32,8 @@ class NotesAnswer(Shape):
     query: str
     mode: str
     semantic_available: bool = Field(description="False: answered by keyword (semantic_reason says why).")
+    project: str | None = Field(None, description="The project searched (absent when every project was).")
+    other_projects: list[str] | None = Field(None, description="Projects not searched, when none was named.")
     results: list[dict[str, Any]] = Field(description="NoteRow objects: path, title, score, heading, lines, snippet.")
     more: bool | None = Field(None, description="True when the limit cut the list.")
 

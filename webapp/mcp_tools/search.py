@@ -42,7 +42,8 @@ def hybrid_search(link, query: Query, project: Project = None, tags_all: TagList
     with read_note(path, start_line=lines[0]). Before the model is ready it answers by keyword at once
     (semantic_available false, semantic_reason says why). detail="chunks" returns every matching passage in
     full (about 600 tokens each); explain=true says why each ranked; explain_document=ID why one is missing.
-    Prefer vault_search for metadata filters, search_all_projects for every project.
+    Prefer vault_search for metadata filters, search_all_projects for every project. With several projects and
+    none named, it searches the first (`project`) and lists the others in `other_projects`.
     Example: hybrid_search(query="how do I keep a process running after logout", limit=5)
     """
     return _search(link, query, "hybrid", detail, project=project, tags_all=tags_all, tags_any=tags_any, limit=limit,

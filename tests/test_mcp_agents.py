@@ -1,0 +1,194 @@
+"""What agents tripped on (issue 40, MCP rows 2, 3, 4 and 7), each through a real `skmemory mcp` over stdio: the
+SDK's own client, and a bare JSON-RPC client for what the SDK's client cannot send (half a UTF-16 pair).
+
+No model is loaded (SKMEMORY_MODEL names a missing folder): these rows are about the tools' answers, not ranking.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import threading
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from support import REPO, SKMEMORY, running_server
+
+pytestmark = pytest.mark.slow
+
+# A note whose text holds characters Python's splitlines() breaks at (U+2028, form feed, NEL), Windows line ends,
+# a heading used twice and a final newline: line numbers and sections must follow the file's "\n" alone.
+ODD = ("# Field notes\r\n\r\nIntro line.\r\n\r\n## Notes\r\n\r\nFirst notes.\u2028still the first line\r\n\r\n"
+       "## Weather\r\n\r\nRain\x0cthen sun\x85and wind.\r\n\r\n## Notes\r\n\r\nSecond notes, on the heron.\r\n\r\n"
+       "## End\r\n\r\nThe end.\r\n")
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    """`skmemory serve` with two projects, `awk` (first by name) and `hub`."""
+    root = tmp_path_factory.mktemp("mcp-agents")
+    awk, hub = root / "awk", root / "hub"
+    for folder in (awk / "a", awk / "b", hub):
+        folder.mkdir(parents=True)
+    (awk / "Field notes.md").write_bytes(ODD.encode())
+    (awk / "a" / "Index.md").write_text("# Index\n\nThe index of folder a: kestrels.\n")
+    (awk / "b" / "Index.md").write_text("# Index\n\nThe index of folder b: buzzards.\n")
+    (awk / "Draft.md").write_text("---\ndraft: true\nstatus: open\n---\n# Draft\n\nA draft about kestrels.\n")
+    (awk / "Final.md").write_text("---\ndraft: false\n---\n# Final\n\nA finished page about kestrels.\n")
+    (hub / "Hub.md").write_text("# Hub\n\nThe hub project also mentions kestrels.\n")
+    env = {"SKMEMORY_MODEL": str(root / "no-model")}
+    with running_server(root, None, env=env, projects=set()) as server:
+        for name in ("awk", "hub"):
+            added = subprocess.run(SKMEMORY + ["add", str(root / name), "--name", name], env=server.env,
+                                   capture_output=True, text=True, timeout=120)
+            assert added.returncode == 0, added.stderr
+        indexed = subprocess.run(SKMEMORY + ["index", "awk"], env=server.env, capture_output=True, text=True,
+                                 timeout=120)
+        assert indexed.returncode == 0, indexed.stderr
+        yield server, root
+
+
+@asynccontextmanager
+async def mcp_session(env: dict, errlog: Path):
+    params = StdioServerParameters(command=sys.executable, args=["-m", "webapp.cli", "mcp"], env=env, cwd=str(REPO))
+    with open(errlog, "w") as err:
+        async with stdio_client(params, errlog=err) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+
+async def error(session, tool: str, args: dict) -> str:
+    result = await session.call_tool(tool, args)
+    assert result.is_error, (tool, args, result.content)
+    return result.content[0].text
+
+
+def test_half_a_utf16_pair_gets_an_answer_not_silence(live, tmp_path):
+    """Row 2: the SDK's reader dropped the line, and the client waited for ever."""
+    server, _ = live
+    proc = subprocess.Popen(SKMEMORY + ["mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=open(tmp_path / "mcp.log", "w"), env=server.env, cwd=str(REPO))
+    answers: list[dict] = []
+
+    def read_all():
+        for line in proc.stdout:
+            answers.append(json.loads(line))
+
+    reader = threading.Thread(target=read_all, daemon=True)
+    reader.start()
+
+    def send(line: str) -> None:
+        proc.stdin.write(line.encode() + b"\n")
+        proc.stdin.flush()
+
+    def answer_to(request_id: int, timeout: float = 30) -> dict:
+        for _ in range(int(timeout * 20)):
+            found = [a for a in answers if a.get("id") == request_id]
+            if found:
+                return found[0]
+            threading.Event().wait(0.05)
+        raise AssertionError(f"no answer to request {request_id}: the client would wait for ever")
+
+    try:
+        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bare", "version": "1"}}}))
+        assert answer_to(1)["result"]["serverInfo"]["name"] == "skmemory"
+        send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        # As JSON allows and a TypeScript client sends it: "\ud800" alone, escaped (json.dumps writes it so).
+        for request_id, (tool, args) in enumerate([("hybrid_search", {"query": "kan\ud800ban"}),
+                                                    ("vault_search", {"query": "x", "filters": {"folder": "a\udc00"}}),
+                                                    ("read_note", {"note": "Draft\ud83d"})], start=2):
+            send(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                             "params": {"name": tool, "arguments": args}}))
+            result = answer_to(request_id)["result"]
+            assert result["isError"] and "half of a UTF-16 pair" in result["content"][0]["text"], result
+        send(json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                         "params": {"name": "hybrid_search", "arguments": {"query": "kestrels", "project": "awk"}}}))
+        assert not answer_to(9)["result"].get("isError")  # and the session goes on
+    finally:
+        proc.stdin.close()
+        proc.wait(20)
+
+
+def test_every_answer_says_which_project_it_searched(live, tmp_path):
+    """Row 3: with several projects and none named, tools searched the first and did not say so."""
+    server, _ = live
+
+    async def scenario():
+        async with mcp_session(server.env, tmp_path / "mcp.log") as s:
+            found = (await s.call_tool("hybrid_search", {"query": "kestrels"})).structured_content
+            assert found["project"] == "awk" and found["other_projects"] == ["hub"]
+            named = (await s.call_tool("hybrid_search", {"query": "kestrels", "project": "hub"})).structured_content
+            assert named["project"] == "hub" and "other_projects" not in named
+            vault = (await s.call_tool("vault_search", {"query": "kestrels"})).structured_content
+            assert vault["project"] == "awk" and vault["other_projects"] == ["hub"]
+            everywhere = (await s.call_tool("search_all_projects", {"query": "kestrels"})).structured_content
+            assert "other_projects" not in everywhere and {r["project"] for r in everywhere["results"]} == {
+                "awk", "hub"}
+
+    asyncio.run(scenario())
+
+
+def test_lines_and_sections_follow_the_file(live, tmp_path):
+    """Row 4: U+2028, NEL, VT and FF split lines in read_note but not in the index; a repeated heading dropped out
+    of the outline; pages lost the final newline and CRLF."""
+    server, root = live
+    raw = (root / "awk" / "Field notes.md").read_bytes().decode()
+    file_lines = raw.split("\n")
+
+    async def scenario():
+        async with mcp_session(server.env, tmp_path / "mcp.log") as s:
+            info = (await s.call_tool("get_document", {"note": "Field notes.md", "project": "awk"})).structured_content
+            assert [o["heading"] for o in info["outline"]] == ["Field notes", "Notes", "Weather", "Notes", "End"]
+            weather = (await s.call_tool("read_note", {"note": "Field notes.md", "project": "awk",
+                                                       "section": "Weather"})).structured_content
+            first, last = weather["lines"]
+            assert file_lines[first - 1].startswith("## Weather")
+            assert weather["text"].startswith("## Weather") and "heron" not in weather["text"]
+            assert weather["text"] == "\n".join(file_lines[first - 1:last])
+            second = info["outline"][3]["line"]
+            by_line = (await s.call_tool("read_note", {"note": "Field notes.md", "project": "awk",
+                                                       "start_line": second, "end_line": second + 2})
+                       ).structured_content
+            assert by_line["text"].startswith("## Notes") and "heron" in by_line["text"]
+            whole = (await s.call_tool("read_note", {"note": "Field notes.md", "project": "awk"})).structured_content
+            assert whole["text"] == raw and whole["text"].endswith("\r\n")  # CRLF and the final newline kept
+
+    asyncio.run(scenario())
+
+
+def test_small_answers_say_what_they_mean(live, tmp_path):
+    """Row 7's list, one call each."""
+    server, _ = live
+
+    async def scenario():
+        async with mcp_session(server.env, tmp_path / "mcp.log") as s:
+            keys = (await s.call_tool("list_properties", {"project": "awk"})).structured_content["results"]
+            draft = next(k for k in keys if k["key"] == "draft")
+            assert sorted(draft["values"]) == [False, True]  # booleans, not Python's "True", which matched no note
+            value = next(v for v in draft["values"] if v is True)
+            shown = (await s.call_tool("vault_search_by_property", {"properties": {"draft": value}, "project": "awk"})
+                     ).structured_content
+            assert [r["path"] for r in shown["results"]] == ["Draft.md"]
+            tags = await s.call_tool("list_tags", {"limit": 500, "project": "awk"})
+            assert not tags.is_error, tags.content
+            assert "past the end" in await error(s, "read_note", {"note": "Draft.md", "project": "awk",
+                                                                  "start_line": 400})
+            said = await error(s, "hybrid_search", {"query": "kestrels", "limt": 3})
+            assert "no argument 'limt'; did you mean 'limit'?" in said
+            said = await error(s, "read_note", {"note": "Draft.md", "project": "awk", "offset": -1})
+            assert "must be at least 0" in said and "greater than equal" not in said
+            said = await error(s, "vault_search", {"query": "  ", "project": "awk"})  # names tools that exist
+            assert "vault_search_by_tag" in said and " search_by_tag" not in said
+            said = await error(s, "read_note", {"note": "Index", "project": "awk"})
+            assert "'a/Index.md'" in said and "'b/Index.md'" in said and "pass the path" in said
+            both = (await s.call_tool("read_note", {"note": "a/Index.md", "project": "awk"})).structured_content
+            assert "kestrels" in both["text"]
+
+    asyncio.run(scenario())
