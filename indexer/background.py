@@ -103,7 +103,12 @@ class BackgroundIndexer:
         self._embed_wakeup = threading.Event()
         self._threads: list[threading.Thread] = []
         self._watcher: Watcher | None = None
-        self._busy = threading.Event()
+        self._busy = threading.Event()  # the dispatcher is handing work over
+        # Each project syncs in a lane of its own (a thread while it has work): one project's long sync (a 20 MB
+        # note) never holds up another's edit. What waits for a lane is merged: None (the whole folder) wins.
+        self._lanes: dict[str, threading.Thread] = {}
+        self._lane_work: dict[str, tuple[set[str] | None, int]] = {}
+        self._lanes_lock = threading.Lock()
         self.last_sync: dict[str, dict] = {}
         # Each sync request gets the next number per project; a finished sync says up to which number it
         # covered, so `skmemory index` knows when the re-read it asked for is done.
@@ -149,7 +154,9 @@ class BackgroundIndexer:
         self._work.put(None)
         if self._watcher:
             self._watcher.stop()
-        for t in self._threads:
+        with self._lanes_lock:
+            lanes = list(self._lanes.values())
+        for t in self._threads + lanes:
             if t.name == "skmemory-embedder" and self.home.embedder.loading:
                 continue  # inside the model's load, which cannot be cut short; after it, a stopped loop does nothing
             t.join(30)
@@ -290,8 +297,8 @@ class BackgroundIndexer:
         """Block until the queue is drained (and, if asked, nothing waits for embeddings); for tests and the CLI."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if (self._work.unfinished_tasks == 0 and not self._busy.is_set() and not self.substrings_behind
-                    and not self._damaged):
+            if (self._work.unfinished_tasks == 0 and not self._busy.is_set() and not self.syncing
+                    and not self.substrings_behind and not self._damaged):
                 if not embeddings or not self.embeddings_pending():
                     return True
             time.sleep(0.05)
@@ -309,11 +316,12 @@ class BackgroundIndexer:
         if name in self.projects and name not in self._damaged:
             logger.error("The index of project %s is damaged (%s); rebuilding it", name, reason)
             self._damaged[name] = reason
-            self._work.put(None)
+            self._lane(name)
 
-    def _rebuild_damaged(self) -> None:
-        while self._damaged and not self._stop.is_set():
-            name, reason = next(iter(self._damaged.items()))
+    def _rebuild_damaged(self, name: str) -> None:
+        """Set a damaged index aside and open a new one (in the project's lane, never beside its sync)."""
+        reason = self._damaged.get(name)
+        if reason is not None and not self._stop.is_set():
             with self._projects_lock:
                 project = self.projects.pop(name, None)
                 if project is not None:
@@ -356,9 +364,8 @@ class BackgroundIndexer:
         return True
 
     def _index_loop(self) -> None:
+        """The dispatcher: takes requests, merges bursts, hands each project's share to its lane."""
         while not self._stop.is_set():
-            if self._damaged:
-                self._rebuild_damaged()
             if self.disk_full and not self._space_back():
                 try:  # a change meanwhile is still taken (and stops again at once, for want of space)
                     item = self._work.get(timeout=SPACE_RETRY_SECONDS)
@@ -368,12 +375,11 @@ class BackgroundIndexer:
                 if item is not None:
                     self._space_wait.add(item[0])
                 continue
-            behind = sorted(self.substrings_behind)
+            for name in self.substrings_behind | set(self._damaged):  # left behind by a start, or reported
+                self._lane(name)
             try:
-                item = self._work.get(timeout=0 if behind else RETRY_LOCKED_SECONDS if self._locked else None)
+                item = self._work.get(timeout=RETRY_LOCKED_SECONDS if self._locked else 1.0)
             except queue.Empty:
-                if behind and (project := self.projects.get(behind[0])):  # a batch of what a big sync left behind
-                    self._catch_up_substrings(project)
                 if self._locked:
                     self._retry_locked()
                 continue
@@ -383,10 +389,59 @@ class BackgroundIndexer:
                 self._busy.set()
                 batch, numbers = self._coalesce(item)
                 for name, rels in batch.items():
-                    self._sync(name, rels, numbers[name])
+                    self._lane(name, (rels, numbers[name]))
             finally:
                 self._work.task_done()
                 self._busy.clear()
+
+    @property
+    def syncing(self) -> bool:
+        """Whether any project's lane has work in hand or waiting."""
+        with self._lanes_lock:
+            return bool(self._lanes or self._lane_work)
+
+    def _lane(self, name: str, work: tuple[set[str] | None, int] | None = None) -> None:
+        """Give a project's lane this sync (or only wake it: a rebuild, a substring catch-up), starting the lane if
+        it is not running."""
+        with self._lanes_lock:
+            if work is not None:
+                rels, number = work
+                waiting = self._lane_work.get(name)
+                if waiting is not None:
+                    rels = None if rels is None or waiting[0] is None else waiting[0] | rels
+                    number = max(number, waiting[1])
+                self._lane_work[name] = (rels, number)
+            if name not in self._lanes and not self._stop.is_set():
+                thread = threading.Thread(target=self._run_lane, args=(name,), name=f"skmemory-sync-{name}",
+                                          daemon=True)
+                self._lanes[name] = thread
+                thread.start()
+
+    def _run_lane(self, name: str) -> None:
+        """A project's syncs, one after another, then its substring catch-up while nothing else waits; ends when it
+        has nothing left (the next request starts it again)."""
+        try:
+            while not self._stop.is_set():
+                if name in self._damaged:
+                    self._rebuild_damaged(name)
+                    continue
+                with self._lanes_lock:
+                    work = self._lane_work.pop(name, None)
+                    project = self.projects.get(name)
+                    if work is None and not (name in self._substrings_behind and project is not None
+                                             and not self.disk_full):
+                        del self._lanes[name]  # under the lock that _lane takes: no request is missed
+                        return
+                if work is not None:
+                    self._sync(name, *work)
+                else:  # a batch of what a big sync left behind (about a second), then look for work again
+                    self._catch_up_substrings(project)
+        except Exception:
+            logger.exception("Indexing %s stopped unexpectedly", name)
+        finally:
+            with self._lanes_lock:
+                if self._lanes.get(name) is threading.current_thread():
+                    del self._lanes[name]
 
     def _coalesce(self, first: tuple) -> tuple[dict[str, set[str] | None], dict[str, int]]:
         # Many queued bursts (a git checkout) become one pass per project, covering every request taken.
@@ -576,8 +631,8 @@ class BackgroundIndexer:
             "embedding_paused": self.embedding_paused,
             "disk_full": self.disk_full,
             "embed_rate_per_second": round(rate, 2),
-            "indexing": (self._busy.is_set() or self._work.unfinished_tasks > 0 or bool(self.substrings_behind)
-                         or bool(self._damaged)),
+            "indexing": (self._busy.is_set() or self._work.unfinished_tasks > 0 or self.syncing
+                         or bool(self.substrings_behind) or bool(self._damaged)),
             "watcher": self._watcher.state if self._watcher else None,
             "vector_search": self.home.settings.vector_search,
             "projects": projects,

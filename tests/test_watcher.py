@@ -9,6 +9,7 @@ import time
 import pytest
 
 from indexer.background import BackgroundIndexer
+from support import SKMEMORY
 
 
 def eventually(check, timeout: float = 30.0):
@@ -224,3 +225,45 @@ def test_a_rewrite_that_keeps_size_and_mtime_is_indexed(service, vault):
         assert not again.projects["notes"].store.query("SELECT 1 FROM chunks WHERE content LIKE '%Ctrl-q%'")
     finally:
         again.stop()
+
+
+def test_one_big_note_never_holds_up_another_projects_edits_or_a_stop(tmp_path):
+    """Issue 40 row 26: a 19.9 MB one-paragraph note in one project held every project's indexing (an edit in
+    another was searchable after 29.5 s) and Ctrl+C waited 13-26 s for it. Real `serve`, real watcher."""
+    import random
+    import signal
+
+    from support import running_server, status as server_status
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    (a / "Small.md").write_text("# Small\n\nA small note in project a.\n")
+    (b / "First.md").write_text("# First\n\nA note in project b.\n")
+    env = {"SKMEMORY_MODEL": str(tmp_path / "no-model")}
+    words = [f"w{n}" for n in range(5000)]
+    rng = random.Random(7)
+    big = "# Big\n\n" + " ".join(rng.choice(words) for _ in range(1_800_000)) + " glaucous\n"  # ~11 MB
+    subprocess.run(SKMEMORY + ["add", str(b), "--name", "b"], env={**os.environ, **env,
+                   "SKMEMORY_HOME": str(tmp_path / "home")}, check=True, capture_output=True)
+
+    def search(server, project: str, word: str) -> int:
+        import json
+        import urllib.request
+        with urllib.request.urlopen(f"{server.url}/api/search?q={word}&project={project}&mode=keyword",
+                                    timeout=30) as response:
+            return len(json.load(response)["results"])
+
+    with running_server(tmp_path, a, env=env, projects={"notes", "b"}) as server:
+        (a / "Big.md").write_text(big)  # about 18 s to parse
+        eventually(lambda: (next(p for p in server_status(server.port)["projects"] if p["project"] == "notes")
+                            .get("sync") or {}).get("running"), timeout=10)  # status shows it being read
+        (b / "Edit.md").write_text("# Edit\n\nA kingfisher, written while project a reads its big note.\n")
+        eventually(lambda: search(server, "b", "kingfisher") == 1, timeout=10)
+        assert search(server, "notes", "glaucous") == 0  # the big note is still being read: b did not wait
+        started = time.monotonic()
+        server.proc.send_signal(signal.SIGINT)
+        server.proc.wait(30)
+        assert time.monotonic() - started < 8, "Ctrl+C waited for the big note"
+    with running_server(tmp_path, None, home=tmp_path / "home", env=env, projects={"notes", "b"}) as server:
+        eventually(lambda: search(server, "notes", "glaucous") == 1, timeout=120)  # read whole at the next start

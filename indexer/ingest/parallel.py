@@ -27,6 +27,7 @@ from .pipeline import EmbedBudget, Prepared, prepare_file
 logger = logging.getLogger(__name__)
 
 PARALLEL_MIN_FILES = 64
+APART_BYTES = 2 << 20  # a file this big is parsed in a process of its own, which a stop can end (prepare_one)
 MAX_WORKERS = 4
 WINDOW_PER_WORKER = 8
 UNEXPECTED = "Indexing failed unexpectedly; see the log."
@@ -62,6 +63,43 @@ def prepare_serially(task: Task, counter: TokenCounter) -> Prepared:
     except Exception:
         logger.exception("Indexing %s failed", task.rel_path)
         return Prepared(task.rel_path, "failed", error=UNEXPECTED)
+
+
+def prepare_one(task: Task, counter: TokenCounter, model_dir: Path | None, stop=None) -> Prepared | None:
+    """Prepare one file here, or, when it is big (a 20 MB paragraph takes ~18 s), in a process of its own that a
+    stop ends at once: None then. Small files stay here (a process costs about a second)."""
+    try:
+        big = (task.root / task.rel_path).stat().st_size >= APART_BYTES
+    except OSError:
+        big = False
+    if not big or stop is None:
+        return prepare_serially(task, counter)
+    context = multiprocessing.get_context("spawn")
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=_prepare_apart, args=(send, task, str(model_dir) if model_dir else None),
+                              name=f"skmemory-parse-{task.rel_path[:40]}", daemon=True)
+    process.start()
+    send.close()
+    try:
+        while not receive.poll(0.2):
+            if stop.is_set():
+                return None
+            if not process.is_alive() and not receive.poll(0):
+                logger.warning("Parsing %s in a process of its own failed (exit %s); parsing it here",
+                               task.rel_path, process.exitcode)
+                return prepare_serially(task, counter)
+        return receive.recv()
+    finally:
+        if process.is_alive():
+            process.terminate()
+        process.join(5)
+        receive.close()
+
+
+def _prepare_apart(send, task: Task, model_dir: str | None) -> None:
+    _start_worker(model_dir)
+    send.send(_prepare(task))
+    send.close()
 
 
 def prepare_in_pool(tasks: list[Task], counter: TokenCounter, model_dir: Path | None, workers: int

@@ -18,7 +18,7 @@ from ..ingest.embeddings import Embedder
 from ..errors import DiskFull, EmbeddingsUnavailable, IndexDamaged, SKMemoryError
 from ..ingest.extract import EXTRACTORS
 from .lock import WriterLock
-from ..ingest.parallel import Task, parse_workers, prepare_in_pool, prepare_serially
+from ..ingest.parallel import Task, parse_workers, prepare_in_pool, prepare_one
 from ..ingest.pipeline import EmbedBudget, Prepared, SyncReport, path_exists, store_prepared
 from ..registry import ProjectInfo
 from .database import Store, is_damage, is_full
@@ -209,7 +209,7 @@ class Project:
                 report.unchanged += 1
             else:
                 work.append((rel, known))
-        if progress and report.unchanged:
+        if progress and (report.unchanged or work):  # status shows the sync from its start, a 20 MB note too
             progress(report.unchanged, total)
         tasks = [Task(self.root, rel, self.settings.max_file_bytes, known[3] if known and not rechunk else None,
                       self._embed_budget) for rel, known in work]
@@ -217,7 +217,7 @@ class Project:
             self.store.defer_substrings()
         workers = parse_workers(len(tasks))
         prepared_files = (prepare_in_pool(tasks, self.counter, self._model_dir, workers) if workers
-                          else (prepare_serially(task, self.counter) for task in tasks))
+                          else (prepare_one(task, self.counter, self._model_dir, stop) for task in tasks))
         try:
             with self.store.grouped_commits():
                 stopped = self._store_files(work, prepared_files, vanished, by_hash, report, rechunk, stop, progress,
@@ -251,7 +251,7 @@ class Project:
         a full disk (DiskFull) or a damaged index stops them all."""
         try:
             for done, ((rel, known), prepared) in enumerate(zip(work, prepared_files), start=report.unchanged + 1):
-                if stop is not None and stop.is_set():
+                if prepared is None or (stop is not None and stop.is_set()):  # None: stopped while it was parsed
                     return True
                 self.check_space()
                 try:
