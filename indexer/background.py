@@ -183,6 +183,10 @@ class BackgroundIndexer:
             self.open_errors[name] = str(exc)
             self._locked.discard(name)
 
+    def held_elsewhere(self, name: str) -> bool:
+        """Whether another process (`skmemory index`) holds this project's index, so that it is not open here."""
+        return name in self._locked and name not in self.projects
+
     def _retry_locked(self) -> None:
         """Open the projects another process held, where it has let go; index and watch them from then on."""
         opened = []

@@ -71,11 +71,21 @@ class Engine:
             if project is None and info.name not in self.background.open_errors:
                 self.background.follow_registry()  # registered (or renamed) by another process since start
                 project = self.background.projects.get(info.name)
+            if project is None and self.background.held_elsewhere(info.name):
+                # `skmemory index` holds it: searching is reading, so it is read as indexed so far, beside it
+                return self._reader(info)
             if project is None:
                 reason = self.background.open_errors.get(info.name, "it is not open yet")
                 raise ProjectNotFound(f"Project '{info.name}' cannot be searched: {reason}")
+            reader = self._own.pop(info.name, None)
+            if reader is not None:  # read while another process held it; the server has it now
+                reader.close()
             return project
-        if info.name not in self._own:  # searching reads the index as it was written, beside any writer
+        return self._reader(info)
+
+    def _reader(self, info) -> ProjectReader:
+        """A project opened read-only: searching reads the index as it was written, beside any writer."""
+        if info.name not in self._own:
             try:
                 self._own[info.name] = ProjectReader(info, self.home.settings, self.home.embedder, self.home.counter)
             except IndexDamaged as exc:
@@ -207,6 +217,9 @@ class Engine:
                     # change (refresh_graphs builds it again then): the first open after a start draws at once. A
                     # project still embedding builds it when asked, since every batch would change it.
                     self.graphs.project_graph(index)
+            except SKMemoryError as exc:  # an expected state (held by `skmemory index`, not indexed yet): a line
+                if not self._closed:
+                    logger.info("Not warming %s now: %s", info.name, exc)
             except Exception:
                 if not self._closed:
                     logger.exception("Warming %s failed", info.name)

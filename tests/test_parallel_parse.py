@@ -151,3 +151,33 @@ def test_the_read_rate_counts_files_read_after_the_unchanged_ones():
     now[0] += 1.5
     assert rate.update(9_200, 10_000) == {"files_done": 9_200, "files_total": 10_000, "files_per_second": 100.0,
                                           "eta_seconds": 8}
+
+
+def test_ctrl_c_during_a_parallel_parse_says_one_sentence_not_the_workers_tracebacks(tmp_path):
+    """Issue 40 row 30: a terminal's Ctrl+C reaches the parsing workers too, each of which printed its traceback."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for i in range(6000):
+        (vault / f"note-{i:04}.md").write_text(f"# Note {i}\n\n" + " ".join(f"word{(i * 7 + j) % 997}"
+                                                                          for j in range(400)) + "\n")
+    env = {**os.environ, "SKMEMORY_HOME": str(tmp_path / "home"), "SKMEMORY_MODEL": str(tmp_path / "no-model")}
+    skmemory = [sys.executable, "-m", "webapp.cli"]
+    subprocess.run(skmemory + ["add", str(vault), "--name", "many"], env=env, check=True, capture_output=True)
+    index = subprocess.Popen(skmemory + ["index", "many"], env=env, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+    lines = []
+    while "files parsed" not in (line := index.stderr.readline()):
+        assert line, "index ended before it parsed"
+        lines.append(line)
+    import time
+    time.sleep(2)  # the pool is parsing
+    os.killpg(index.pid, signal.SIGINT)  # what Ctrl+C in a terminal does: the whole process group
+    rest = index.communicate(timeout=60)[1]
+    assert index.returncode == 130
+    assert "Traceback" not in rest and "KeyboardInterrupt" not in rest, rest[-2000:]
+    assert "Stopped." in rest and "skmemory index many` goes on from there" in rest

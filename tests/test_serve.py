@@ -287,6 +287,9 @@ def test_a_server_started_while_index_holds_a_project_takes_it_once_index_ends(t
         entry = next(p for p in held["projects"] if p["project"] == "words")
         if index.poll() is None:
             assert f"skmemory index (pid {index.pid})" in (entry.get("open_error") or "")
+            # Searching is reading: the project answers as indexed so far (issue 40 row 30: it answered 404)
+            answer = search_api(port, q="heron", mode="keyword", project="words")
+            assert "results" in answer
         index.communicate(timeout=300)
         deadline = time.monotonic() + 60
         while not found(port, "heron"):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import signal
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
@@ -132,6 +133,9 @@ _counter: TokenCounter | None = None
 
 def _start_worker(model_dir: str | None) -> None:
     global _counter
+    # Ctrl+C reaches the whole process group: the writer stops the workers, and a worker's own KeyboardInterrupt
+    # would only print its traceback (about 40 lines for a pool of four)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # the pool is the parallelism
     _counter = TokenCounter.for_model(Path(model_dir) if model_dir else None)
 
