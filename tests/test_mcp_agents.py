@@ -192,3 +192,37 @@ def test_small_answers_say_what_they_mean(live, tmp_path):
             assert "kestrels" in both["text"]
 
     asyncio.run(scenario())
+
+
+def test_every_answer_keeps_under_one_cap(live, tmp_path):
+    """Row 8: hybrid_search limit=100 with chunks answered 237k characters, links limit=500 61k, get_context with
+    a 100k budget 96k; now one cap, stated in every tool's description, cuts a list from its end and says so."""
+    server, root = live
+    hub = root / "hub"
+    for i in range(120):  # notes long enough that 100 of them in full pass the cap
+        (hub / f"Long {i:03}.md").write_text(f"# Long {i}\n\n" + " ".join(
+            f"kestrels hover over field {i} while the wind turns, line {j}." for j in range(60)) + "\n"
+            + "".join(f"\nSee [[Hub]] from {i}." for _ in range(1)))
+    indexed = subprocess.run(SKMEMORY + ["index", "hub"], env=server.env, capture_output=True, text=True,
+                             timeout=300)
+    assert indexed.returncode == 0, indexed.stderr
+
+    async def scenario():
+        async with mcp_session(server.env, tmp_path / "mcp.log") as s:
+            listed = await s.list_tools()
+            assert all("at most 40,000 characters" in t.description for t in listed.tools)
+            for tool, args in [("hybrid_search", {"query": "kestrels", "project": "hub", "limit": 100,
+                                                  "detail": "chunks"}),
+                               ("get_context", {"query": "kestrels wind", "project": "hub", "token_budget": 100000}),
+                               ("links", {"note": "Hub", "project": "hub", "limit": 500})]:
+                result = await s.call_tool(tool, args)
+                assert not result.is_error, result.content
+                text = result.content[0].text
+                assert len(text) <= 40_000, (tool, len(text))
+                body = json.loads(text)
+                if tool == "hybrid_search":  # 100 passages in full: cut from the end, and said so
+                    assert body["more"] is True and "rows left out" in body["cut"], list(body)
+                    assert 10 < len(body["results"]) < 100
+                assert result.structured_content == body
+
+    asyncio.run(scenario())

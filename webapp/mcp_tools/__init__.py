@@ -15,7 +15,9 @@ import inspect
 from mcp.server.mcpserver import MCPServer
 
 from . import listing, memory, mindmaps, read, search
-from .common import READ_ONLY, bound
+from .common import MAX_ANSWER_CHARS, READ_ONLY, bound
+
+CAP_SENTENCE = f"Answers are at most {MAX_ANSWER_CHARS:,} characters; a longer list is cut (more, cut)."
 
 FAMILIES = (search, listing, read, memory, mindmaps)
 
@@ -55,4 +57,5 @@ def tools() -> list:
 def register(server: MCPServer, link) -> None:
     """Add every SK Memory tool to server; each asks the SK Memory server through link (mcp_server.ServerLink)."""
     for tool in tools():
-        server.add_tool(bound(tool, link), description=inspect.cleandoc(tool.__doc__), annotations=READ_ONLY)
+        server.add_tool(bound(tool, link), description=inspect.cleandoc(tool.__doc__) + "\n" + CAP_SENTENCE,
+                        annotations=READ_ONLY)

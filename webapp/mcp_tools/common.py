@@ -71,11 +71,43 @@ class VaultFilters(BaseModel):
 Filters = Annotated[VaultFilters | None, Field(description="Optional metadata filters, AND-combined.")]
 
 
+# The most characters any answer holds (about 10,000 tokens): a list that would go past it is cut from its end,
+# with `more` true and `cut` saying how many rows were left out (read_note's pages are this size at most too).
+MAX_ANSWER_CHARS = 40_000
+LISTS = ("results", "items", "outgoing", "backlinks", "weaker_matches", "nodes", "mentions", "close")
+
+
+def _text(body: dict) -> str:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
+def capped(body: dict) -> tuple[dict, str]:
+    """The body and its JSON text, its longest lists cut from the end until the text fits MAX_ANSWER_CHARS."""
+    text = _text(body)
+    if len(text) <= MAX_ANSWER_CHARS:
+        return body, text
+    body, left_out = dict(body), 0
+    while len(text) > MAX_ANSWER_CHARS:
+        lists = [k for k in LISTS if isinstance(body.get(k), list) and body[k]]
+        if not lists:
+            break  # one row that is itself too long: the tool caps its own text (read_note, get_context)
+        key = max(lists, key=lambda k: len(_text({k: body[k]})))
+        rows = body[key]
+        keep = max(0, min(len(rows) - 1, int(len(rows) * MAX_ANSWER_CHARS / len(text) * 0.95)))
+        left_out += len(rows) - keep
+        body[key] = rows[:keep]
+        body["more"] = True
+        body["cut"] = (f"{left_out} rows left out to keep this answer under {MAX_ANSWER_CHARS:,} characters; "
+                       "ask for fewer (a smaller limit or budget) or narrow the question.")
+        text = _text(body)
+    return body, text
+
+
 def answer(body: dict) -> CallToolResult:
-    """An answer as structured content (the SDK checks it against the tool's schema) and as compact JSON text."""
-    return CallToolResult(content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False,
-                                                                            separators=(",", ":")))],
-                          structured_content=body)
+    """An answer as structured content (the SDK checks it against the tool's schema) and as compact JSON text,
+    at most MAX_ANSWER_CHARS of it."""
+    body, text = capped(body)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=body)
 
 
 def filters_of(filters: VaultFilters | None) -> dict | None:
