@@ -214,8 +214,9 @@ def test_a_full_disk_never_hangs_the_server_and_indexing_goes_on_when_space_retu
     topics = ["rivers", "glaciers", "violins", "orchards", "comets", "harbours", "looms", "kilns"]
     for i in range(900):  # about 12 MB of index: more than the disk holds
         topic = topics[i % len(topics)]
-        body = "\n\n".join(f"Paragraph {j} of note {i} on {topic}: how {topic} were measured in year {1800 + j * i % 200},"
-                           f" with remark {i * 31 + j} on the method and its errors." for j in range(12))
+        body = "\n\n".join(f"Paragraph {j} of note {i} on {topic}: how {topic} were measured in year "
+                           f"{1800 + j * i % 200}, with remark {i * 31 + j} on the method and its errors."
+                           for j in range(12))
         (vault / f"{topic}-{i:03}.md").write_text(f"# {topic.title()} {i}\n\n{body}\n")
     with small_disk(tmp_path / "disk", "8m") as resize:
         home = tmp_path / "disk" / "home"

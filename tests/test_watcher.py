@@ -166,7 +166,10 @@ def test_a_drive_unmounted_and_mounted_again_is_watched_again(home, tmp_path):
         svc = BackgroundIndexer(home, role="test").start()
         try:
             assert svc.wait_idle(120)
-            project_paths = lambda: {r[0] for r in svc.projects["drive"].store.query("SELECT rel_path FROM documents")}
+
+            def project_paths() -> set[str]:
+                return {r[0] for r in svc.projects["drive"].store.query("SELECT rel_path FROM documents")}
+
             assert project_paths() == {"First.md"}
             subprocess.run(["umount", str(drive)], check=True)
             time.sleep(2)  # the empty mount point left behind is not read as a folder whose notes were deleted
