@@ -33,8 +33,11 @@ def _day(value: str | None) -> str | None:
 def note_row(hit: dict, with_project: bool = False) -> dict:
     """A chunk or note hit of the API as one compact row."""
     row = {"path": hit["path"], "title": hit["title"], "score": round(hit["score"], 3)}
-    if hit.get("heading_path"):
-        row["heading"] = " > ".join(hit["heading_path"])
+    headings = list(hit.get("heading_path") or [])
+    if headings and headings[0].strip().lower() == str(hit["title"] or "").strip().lower():
+        headings = headings[1:]  # the note's own H1 is its title, already in the row (106 of 120 rows repeated it)
+    if headings:
+        row["heading"] = " > ".join(headings)
     if hit.get("lines"):
         row["lines"] = hit["lines"]
     row["snippet"] = clip(hit.get("snippet") or hit.get("content"))
