@@ -12,7 +12,13 @@ the surfaces (webapp/) import nothing else (tests/test_architecture.py checks). 
 """
 from __future__ import annotations
 
+import os
 from importlib import import_module
+
+# ONNX Runtime writes a device id and a telemetry database under ~/.cache/Microsoft at its import unless told not
+# to: an offline tool writes nothing outside its own folders (issue 40 row 21). Chroma's own telemetry is off too.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 # name -> the module that defines it
 _EXPORTS = {
