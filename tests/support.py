@@ -86,6 +86,7 @@ class Server:
 def _ready(state: dict, projects: set[str], wait_embedded: bool) -> bool:
     listed = {p["project"]: p for p in state["projects"]}
     return ((not wait_embedded or state["embeddings"] == "ready") and bool(listed) and projects <= set(listed)
+            and not state.get("indexing")  # every project's first sync done (a few chunks in is not ready)
             and all(p.get("chunks") and (not p.get("pending") or state["embeddings"] == "unavailable")
                     for p in listed.values()))  # without a model, passages stay pending: keyword search is ready
 
