@@ -124,7 +124,8 @@ def running_server(root: Path, vault: Path | None, *, home: Path | None = None, 
                     break
             except (OSError, KeyError, IndexError):
                 pass
-            assert proc.poll() is None, f"skmemory serve exited:\n{log_path.read_text(errors='replace')}"
+            assert proc.poll() is None, (f"skmemory serve exited with code {proc.returncode}:\n"
+                                         f"{log_path.read_text(errors='replace')}")
             assert time.monotonic() < deadline, "the server never finished indexing"
             time.sleep(0.3)
         yield server

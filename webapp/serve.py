@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import errno
+import faulthandler
 import logging
 import signal
 import socket
@@ -69,6 +70,7 @@ def claim_home(home: Home, wait: float = 20.0):
 
 def serve(home: Home, port: int, on_ready=None) -> None:
     """Run the server until Ctrl+C or SIGTERM; the single owner of every project's index."""
+    faulthandler.enable()  # a crash in native code (SQLite, Chroma, ONNX Runtime) leaves each stack in the log
     app = create_app({"SKMEMORY_PORT": port})
     _check_port_free(port)  # the caller has already refused a second server for this home (check_not_running)
     try:
