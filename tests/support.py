@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -249,3 +249,17 @@ class WordEmbedder:
 
     def embed_query(self, text: str):
         return self.embed([text])[0]
+
+
+@asynccontextmanager
+async def mcp_session(env: dict, errlog: Path):
+    """Launch `skmemory mcp` the way an AI client does (the SDK's stdio client) and initialize a session with it."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "webapp.cli", "mcp"], env=env, cwd=str(REPO))
+    with open(errlog, "w") as err:
+        async with stdio_client(params, errlog=err) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session

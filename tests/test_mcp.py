@@ -13,14 +13,13 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from support import DEMO_NOTES, REPO, SKMEMORY, corpus, free_port, running_server
+from support import DEMO_NOTES, REPO, SKMEMORY, corpus, free_port, mcp_session, running_server
 
 TOOLS = {"hybrid_search", "semantic_search", "tag_search", "search_all_projects", "vault_search",
          "vault_search_by_tag", "vault_search_by_folder", "vault_search_by_property", "vault_recent_notes",
@@ -46,17 +45,6 @@ def live(tmp_path_factory):
     with running_server(root, root / "vault") as server:
         assert api(server.port, "/api/status")["embeddings"] == "ready"
         yield server.port, server.env, root
-
-
-@asynccontextmanager
-async def mcp_session(env: dict, errlog: Path):
-    """Launch `skmemory mcp` the way an AI client does and initialize a session with it."""
-    params = StdioServerParameters(command=sys.executable, args=["-m", "webapp.cli", "mcp"], env=env, cwd=str(REPO))
-    with open(errlog, "w") as err:
-        async with stdio_client(params, errlog=err) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                yield session
 
 
 def run(scenario) -> None:

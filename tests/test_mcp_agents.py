@@ -8,16 +8,11 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
 import threading
-from contextlib import asynccontextmanager
-from pathlib import Path
 
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from support import REPO, SKMEMORY, running_server
+from support import REPO, SKMEMORY, mcp_session, running_server
 
 pytestmark = pytest.mark.slow
 
@@ -51,16 +46,6 @@ def live(tmp_path_factory):
                                  timeout=120)
         assert indexed.returncode == 0, indexed.stderr
         yield server, root
-
-
-@asynccontextmanager
-async def mcp_session(env: dict, errlog: Path):
-    params = StdioServerParameters(command=sys.executable, args=["-m", "webapp.cli", "mcp"], env=env, cwd=str(REPO))
-    with open(errlog, "w") as err:
-        async with stdio_client(params, errlog=err) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                yield session
 
 
 async def error(session, tool: str, args: dict) -> str:
