@@ -11,11 +11,10 @@ import threading
 import time
 from collections import deque
 
-from .errors import DiskFull, EmbeddingsUnavailable, IndexDamaged, ProjectLocked, SKMemoryError
+from .errors import DiskFull, EmbeddingsUnavailable, IndexDamaged, ProjectLocked, SKMemoryError, is_damage
 from .home import ENGINE_STATE, Home
 from .ingest.watcher import Watcher
 from .search.calibration import calibrate, calibration_due
-from .store.database import is_damage
 from .store.project import Project
 
 logger = logging.getLogger(__name__)

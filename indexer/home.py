@@ -10,11 +10,11 @@ from pathlib import Path
 from .ingest.chunking import TokenCounter
 from .config import Settings
 from .ingest.embeddings import Embedder
-from .errors import HomeInUse, IndexDamaged, ProjectLocked, SKMemoryError
+from .errors import HomeInUse, IndexDamaged, ProjectLocked, SKMemoryError, is_damage
 from .store.lock import LOCK_NAME, WriterLock, read_holder
 from .store.project import Project, project_status
 from .registry import ProjectInfo, Registry
-from .store.database import SQLITE_NAME, Store, is_damage
+from .store.database import SQLITE_NAME, Store
 
 SERVER_LOCK = "server.lock"  # held by the one `skmemory serve` of a data home, for its whole run
 ENGINE_STATE = "engine.json"  # what a running indexer says of its model, in each project's index folder

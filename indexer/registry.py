@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InvalidProjectRoot, ProjectExists, ProjectNotFound, SKMemoryError
+from .errors import InvalidProjectRoot, ProjectExists, ProjectNotFound, SKMemoryError, is_damage
 
 NAME_RE = re.compile(r"^[\w][\w .\-]{0,63}$")
 # In each project's index folder: the project's registry row, from which a damaged registry is rebuilt.
@@ -63,8 +63,6 @@ class Registry:
     def _guarded(self, work):
         """Run work(conn) in one transaction; a damaged registry file is rebuilt from the projects' own records
         (PROJECT_FILE in each index folder) and the work run again."""
-        from .store.database import is_damage
-
         try:
             with self._connect() as conn:
                 return work(conn)

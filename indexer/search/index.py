@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..errors import IndexDamaged
+from ..errors import IndexDamaged, is_damage
 from ..ingest.chunking import TokenCounter
 from ..ingest.embeddings import Embedder
-from ..store.database import connect, is_damage
+from ..store.database import connect
 from .cache import VectorCache
 
 

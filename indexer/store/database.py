@@ -1,7 +1,6 @@
 """A project's SQLite index: documents, chunks with their embedding state, tags, links and per-file errors."""
 from __future__ import annotations
 
-import errno
 import json
 import logging
 import sqlite3
@@ -34,33 +33,6 @@ IDS_PER_QUERY = 500  # SQLite's default limit on bound parameters is 999; stay w
 # server's request threads each open a connection whose own cache starts empty, while the mapping shares the
 # system's. The writer keeps SQLite's default.
 READER_MMAP_BYTES = 1 << 31
-
-
-# What SQLite says of a file that is not (or no longer) a database it can read: a crash of the disk, a tool that
-# wrote into it, a copy cut short. The index is derived from the notes, so such a file is set aside and rebuilt.
-DAMAGE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
-
-
-def is_damage(exc: BaseException) -> bool:
-    """Whether an exception is SQLite reporting a damaged file (not a busy, full or read-only one)."""
-    if not isinstance(exc, sqlite3.DatabaseError):
-        return False
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None:
-        return code & 0xFF in DAMAGE_CODES  # extended codes (SQLITE_CORRUPT_VTAB from FTS5) keep the primary low byte
-    text = str(exc)
-    return "malformed" in text or "not a database" in text
-
-
-def is_full(exc: BaseException) -> bool:
-    """Whether an exception is SQLite (or the system) saying the disk is full."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if isinstance(exc, sqlite3.Error) and code is not None:
-        return code & 0xFF == sqlite3.SQLITE_FULL
-    if isinstance(exc, OSError) and exc.errno is not None:
-        return exc.errno == errno.ENOSPC
-    text = str(exc)  # Chroma's own errors carry SQLite's or the system's words
-    return "disk is full" in text or "No space left on device" in text
 
 
 def rows_in(run: Callable[[str, tuple], list], query: str, ids: Iterable, params: tuple = ()) -> list[sqlite3.Row]:

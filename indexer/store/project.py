@@ -15,13 +15,13 @@ import numpy as np
 from ..ingest.chunking import CHUNKER_VERSION, TokenCounter
 from ..config import Settings
 from ..ingest.embeddings import Embedder
-from ..errors import DiskFull, EmbeddingsUnavailable, IndexDamaged, SKMemoryError
+from ..errors import DiskFull, EmbeddingsUnavailable, IndexDamaged, SKMemoryError, is_damage, is_full
 from ..ingest.extract import EXTRACTORS
 from .lock import WriterLock
 from ..ingest.parallel import Task, parse_workers, prepare_in_pool, prepare_one
 from ..ingest.pipeline import EmbedBudget, Prepared, SyncReport, path_exists, store_prepared
 from ..registry import ProjectInfo
-from .database import Store, is_damage, is_full
+from .database import Store
 from .vectors import VectorStore
 from ..ingest.walk import Containment, IgnoreRules, iter_documents, printable, refusal
 

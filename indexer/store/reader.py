@@ -9,9 +9,9 @@ import numpy as np
 from ..ingest.chunking import TokenCounter
 from ..config import Settings
 from ..ingest.embeddings import Embedder
-from ..errors import IndexDamaged, ProjectNotFound
+from ..errors import IndexDamaged, ProjectNotFound, is_damage
 from ..registry import ProjectInfo
-from .database import SQLITE_NAME, Store, is_damage
+from .database import SQLITE_NAME, Store
 from .migrations import behind
 
 logger = logging.getLogger(__name__)
