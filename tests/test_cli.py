@@ -112,3 +112,16 @@ def test_commands_that_need_no_model_never_load_it(vault, data_home, tmp_path, m
                                    env={"SKMEMORY_MODEL_CACHE": str(model_cache)})
     assert "onnxruntime" in heavy and "torch" not in heavy
     assert hybrid.stdout.splitlines()[0].endswith("tmux cheatsheet  (Reference/tmux cheatsheet.md)")
+
+
+def test_help_and_errors_speak_the_commands_words(vault, data_home):
+    """Issue 40 row 19: `--help` cut each command's line with "...", and a tag error named the API's fields."""
+    listing = skmemory("--help", check=True).stdout
+    commands = listing[listing.index("Commands:"):]
+    assert "..." not in commands and "running server starts indexing it at once" in " ".join(commands.split())
+    keywords = {"SKMEMORY_MODEL": str(data_home / "no-model")}  # the refusal needs an index, not meaning
+    skmemory("add", str(vault), "--name", "notes", env=keywords, check=True)
+    skmemory("index", "notes", env=keywords, check=True)
+    refused = skmemory("search", "--mode", "tag", env=keywords)
+    assert refused.returncode == 2
+    assert "give --tag or --any-tag" in refused.stderr and "tags_all" not in refused.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -30,7 +31,15 @@ def exit_now(code: int) -> None:
 
 
 class ErrorsAsSentences(click.Group):
-    """Turn engine errors into one sentence on stderr and exit code 2; never a traceback."""
+    """Turn engine errors into one sentence on stderr and exit code 2; never a traceback. The command list shows
+    each command's first sentence whole (click cut them at 45 characters with "...")."""
+
+    def format_commands(self, ctx: click.Context, formatter) -> None:
+        rows = [(name, command.get_short_help_str(limit=300)) for name in self.list_commands(ctx)
+                if (command := self.get_command(ctx, name)) is not None and not command.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context):
         try:
@@ -431,10 +440,13 @@ def search(ctx: click.Context, words: tuple, mode: str, project: str | None, all
     from indexer import SearchRequest
 
     query = " ".join(words)
-    request = SearchRequest(query, mode, project=project, scope="all" if all_projects else "project",
-                            tags_all=tags_all, tags_any=tags_any, limit=limit, group=group, explain=explain,
-                            explain_document=explain_document, correct=not no_correct)
-    response = _engine(ctx, port).search(request)
+    try:
+        request = SearchRequest(query, mode, project=project, scope="all" if all_projects else "project",
+                                tags_all=tags_all, tags_any=tags_any, limit=limit, group=group, explain=explain,
+                                explain_document=explain_document, correct=not no_correct)
+        response = _engine(ctx, port).search(request)
+    except SKMemoryError as exc:  # in this command's words: its options, not the API's fields
+        raise SKMemoryError(re.sub(r"\btags_all\b", "--tag", re.sub(r"\btags_any\b", "--any-tag", str(exc)))) from None
     if as_json:
         click.echo(json.dumps(response, indent=2, ensure_ascii=False))
         return
