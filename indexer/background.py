@@ -118,7 +118,7 @@ class BackgroundIndexer:
         self._progress: dict[str, dict] = {}
         self._tune_after: dict[str, float] = {}  # project: when to try measuring its HNSW recall again
         self._substrings_behind: set[str] = set()  # projects whose substring index a big sync left to catch up
-        self._damaged: dict[str, str] = {}  # project: why its index is damaged; the index thread rebuilds it
+        self._damaged: dict[str, str] = {}  # project: why its index is damaged; the project's lane rebuilds it
         # While the data folder's disk is full: the sentence status shows; nothing is indexed or embedded until the
         # index thread finds space again and syncs the projects that stopped for it.
         self.disk_full: str | None = None

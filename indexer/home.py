@@ -159,6 +159,7 @@ class Home:
     def _open_afresh(self, info: ProjectInfo, role: str, reason: str) -> Project:
         WriterLock(info.index_dir, info.name, role).acquire().release()  # raises ProjectLocked if a writer has it
         kept = self.set_aside(info)
+        self.registry.record_moved(info.id)
         project = self._open_writer(info, role)
         project.repair = (f"The index of project '{info.name}' was damaged ({reason}); it was set aside at {kept}, "
                           f"and a new one is built from the notes in {info.root}.")

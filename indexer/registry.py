@@ -42,6 +42,7 @@ class Registry:
         self.home = home
         home.mkdir(parents=True, exist_ok=True)
         self._db = home / "registry.sqlite"
+        self._recorded: set[str] = set()  # projects whose PROJECT_FILE this process has seen or written
         self._guarded(self._create)
 
     @staticmethod
@@ -114,13 +115,19 @@ class Registry:
         except (OSError, ValueError):
             pass  # a read-only data home: the registry itself is still the record
 
+    def record_moved(self, project_id: str) -> None:
+        """A project's index folder (with its PROJECT_FILE) was moved away: the next list() writes the record again."""
+        self._recorded.discard(project_id)
+
     def list(self) -> list[ProjectInfo]:
         """Return every project, by name."""
         rows = self._guarded(lambda conn: conn.execute(
             "SELECT * FROM projects ORDER BY builtin, name COLLATE NOCASE").fetchall())
-        for row in rows:
-            if not (self.home / "projects" / row["id"] / PROJECT_FILE).exists():
-                self._record(row)
+        for row in rows:  # once per project and process: list() runs on every search
+            if row["id"] not in self._recorded:
+                if not (self.home / "projects" / row["id"] / PROJECT_FILE).exists():
+                    self._record(row)
+                self._recorded.add(row["id"])
         return [self._info(r) for r in rows]
 
     def get(self, name: str) -> ProjectInfo:
