@@ -86,9 +86,14 @@ def test_tools_are_listed_with_schemas(live, tmp_path):
             assert tool.annotations.read_only_hint is True
             assert tool.output_schema and tool.output_schema["type"] == "object"
         size = len(json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed]))
-        print(f"tools/list: {len(tools)} tools, {size:,} characters (~{size // 4:,} tokens)")
-        assert size < 60_000  # was 85,000 characters for 14 tools
-        hybrid = tools["hybrid_search"].input_schema
+        read = len(json.dumps([{"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                               for t in listed]))  # what a client puts before the model on every conversation
+        print(f"tools/list: {len(tools)} tools, {size:,} characters (~{size // 4:,} tokens), "
+              f"{read:,} of them what the model reads")
+        assert size < 40_000  # was 60,000 (85,000 for 14 tools) before the published schemas were compacted
+        assert read <= 32_000  # 8,000 tokens at 4 characters a token
+        assert '"title": "' not in json.dumps(hybrid := tools["hybrid_search"].input_schema)  # pydantic's echoes
+        assert hybrid["properties"]["project"]["type"] == "string"  # optional, so not `anyOf [string, null]`
         assert hybrid["required"] == ["query"]
         assert hybrid["properties"]["limit"]["minimum"] == 1 and hybrid["properties"]["limit"]["maximum"] == 100
         assert hybrid["properties"]["limit"]["default"] == 10

@@ -30,6 +30,7 @@ from .client import ServerClient, ServerError
 from .mcp_tools.answers import unknown_arguments, validation_sentences
 from .mcp_stdio import stdio_streams
 from .mcp_tools import register
+from .mcp_tools.published import published
 
 logger = logging.getLogger(__name__)
 
@@ -175,10 +176,19 @@ class SKMemoryMCP(MCPServer):
     (what was wrong, what to send) instead of pydantic's report, and over a stdio transport that answers every
     line JSON allows (mcp_stdio.py)."""
 
+    _published: list | None = None
+
     async def run_stdio_async(self) -> None:
         async with stdio_streams() as (read_stream, write_stream):
             await self._lowlevel_server.run(read_stream, write_stream,
                                             self._lowlevel_server.create_initialization_options())
+
+    async def list_tools(self):
+        if self._published is None:  # the tools never change while the process runs
+            self._published = [tool.model_copy(update={"input_schema": published(tool.input_schema, inputs=True),
+                                                       "output_schema": published(tool.output_schema, inputs=False)})
+                               for tool in await super().list_tools()]
+        return self._published
 
     async def call_tool(self, name, arguments, context=None):
         tool = self._tool_manager.get_tool(name)

@@ -19,56 +19,50 @@ from indexer import MODES
 from indexer.errors import SKMemoryError
 from indexer.limits import MAX_LIMIT, MAX_QUERY_CHARS
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# Every tool only reads, and only the user's own index. MCP reads destructiveHint and idempotentHint only when
+# readOnlyHint is false, so they are not sent.
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS,
-                             description="What to search for, in natural language or keywords.")]
-Project = Annotated[str | None, Field(description="Project name; default: the first project. An unknown name "
-                                                  "answers with the list of known projects.")]
+                             description="Natural language or keywords.")]
+Project = Annotated[str | None, Field(description="Project name (default: the first; list_projects names them).")]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Most results to return.")]
 Detail = Annotated[Literal["notes", "chunks"], Field(
-    description="notes (default): one compact row per note, about 60 tokens each; chunks: every matching passage "
-                "with its full text and fields, about 600 tokens each.")]
-Note = Annotated[str, Field(min_length=1, max_length=1000, description="The note: its path as results give it "
-                                                                        "(such as 'Projects/Garden plan.md'), its "
-                                                                        "title, or its id.")]
-MapPath = Annotated[str | None, Field(description="A mind map's path, such as 'Maps/Garden.mmdata'; default: the "
-                                                  "map open in SK Memory, else the project's only map.")]
-Explain = Annotated[bool, Field(description="Add to each result why it ranked: each leg's rank and score, the "
-                                           "fused score's terms, the matched words.")]
-Correct = Annotated[bool, Field(description="Correct a word that matches nothing against the notes' own words (the "
-                                            "answer's `corrected` says so); false searches the words as typed.")]
-ExplainDocument = Annotated[str | None, Field(description="A document_id: say where it ranked in each leg, or which "
-                                                          "filter, threshold or limit kept it out.")]
-TagList = Annotated[list[str], Field(description="Tags without '#'; a parent tag matches its sub-tags "
-                                                 "('project' matches 'project/garden').")]
+    description="notes: a compact row per note (~60 tokens); chunks: each matching passage whole (~600).")]
+Note = Annotated[str, Field(min_length=1, max_length=1000,
+                                  description="Its path as results give it, its title or its id.")]
+MapPath = Annotated[str | None, Field(description="A .mmdata path (default: the map open in SK Memory, else the "
+                                                  "project's only map).")]
+Explain = Annotated[bool, Field(description="Say why each result ranked.")]
+Correct = Annotated[bool, Field(description="Correct a word no note holds (`corrected` says so); false: as typed.")]
+ExplainDocument = Annotated[str | None, Field(description="A document_id: say why it ranked there or was left out.")]
+TagList = Annotated[list[str], Field(description="Tags without '#'; a parent matches its sub-tags.")]
 
 
 class DateBounds(BaseModel):
-    """Calendar-day bounds in YYYY-MM-DD (server-local); before and after are exclusive, on is that day."""
+    """Days as YYYY-MM-DD (server-local): before and after exclusive, on that day."""
 
     model_config = ConfigDict(extra="forbid")
-    before: str | None = Field(None, description="YYYY-MM-DD, exclusive.")
-    on: str | None = Field(None, description="YYYY-MM-DD, that calendar day.")
-    after: str | None = Field(None, description="YYYY-MM-DD, exclusive.")
+    before: str | None = None
+    on: str | None = None
+    after: str | None = None
 
 
 class VaultFilters(BaseModel):
-    """Metadata filters; every condition AND-combines with the others and with the text query."""
+    """Metadata filters, AND-combined with each other and the query."""
 
     model_config = ConfigDict(extra="forbid")
-    folder: str | None = Field(None, description="Path prefix, such as 'Projects'.")
-    tags: list[str] | None = Field(None, description="Require all of these tags.")
-    type: str | None = Field(None, description="Exact frontmatter type, such as 'meeting' or 'person'.")
-    related: list[str] | None = Field(None, description="Require links to all of these notes (related_to or links).")
+    folder: str | None = Field(None, description="Path prefix.")
+    tags: list[str] | None = Field(None, description="All of these tags.")
+    type: str | None = Field(None, description="Frontmatter type.")
+    related: list[str] | None = Field(None, description="Links to all of these notes.")
     properties: dict[str, str | int | float | bool] | None = Field(
-        None, description='Frontmatter key-value pairs that must all match, such as {"status": "active"}.')
-    created: DateBounds | None = Field(None, description="Bounds on the frontmatter created date; notes without "
-                                                         "one never match.")
-    modified: DateBounds | None = Field(None, description="Bounds on the file's modified time.")
+        None, description='Frontmatter values, all matching: {"status": "active"}.')
+    created: DateBounds | None = Field(None, description="Frontmatter created date.")
+    modified: DateBounds | None = Field(None, description="File modified time.")
 
 
-Filters = Annotated[VaultFilters | None, Field(description="Optional metadata filters, AND-combined.")]
+Filters = Annotated[VaultFilters | None, Field(description="Metadata filters.")]
 
 
 # The most characters any answer holds (about 10,000 tokens): a list that would go past it is cut from its end,

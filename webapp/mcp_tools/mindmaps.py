@@ -15,7 +15,6 @@ def mindmap_search_nodes(link, query: Query, map: MapPath = None, project: Proje
     """Search the nodes of a Mind Map by meaning and exact words: one row per node, with its node_id and its live
     title and root-to-node path.
 
-    The map: `map` (a .mmdata path), else the map open in SK Memory, else the project's only map.
     index_stale=true means the map changed after it was indexed: results may miss new text. Call
     mindmap_get_context(node_id) before editing a node. Prefer hybrid_search for notes.
     Example: mindmap_search_nodes(query="when does the drip line run", map="Maps/Garden.mmdata")

@@ -38,12 +38,11 @@ def hybrid_search(link, query: Query, project: Project = None, tags_all: TagList
     """Search one project's notes by meaning and by exact words at once; the recommended default.
 
     Answers one row per note (path, title, score, the matching section's heading and file lines, a ~30-token
-    snippet), best first; `more` is true when the limit cut the list. 10 rows are about 600 tokens. Read a row
-    with read_note(path, start_line=lines[0]). Before the model is ready it answers by keyword at once
-    (semantic_available false, semantic_reason says why). detail="chunks" returns every matching passage in
-    full (about 600 tokens each); explain=true says why each ranked; explain_document=ID why one is missing.
-    Prefer vault_search for metadata filters, search_all_projects for every project. With several projects and
-    none named, it searches the first (`project`) and lists the others in `other_projects`.
+    snippet), best first; `more`: the limit cut the list. 10 rows are about 600 tokens. Read a row with
+    read_note(path, start_line=lines[0]). Before the model is ready it answers by keyword at once
+    (semantic_available false, semantic_reason says why). With several projects and none named, it searches
+    the first (`project`) and lists the others (`other_projects`).
+    Prefer vault_search for metadata filters, search_all_projects for every project.
     Example: hybrid_search(query="how do I keep a process running after logout", limit=5)
     """
     return _search(link, query, "hybrid", detail, project=project, tags_all=tags_all, tags_any=tags_any, limit=limit,
@@ -105,9 +104,8 @@ def vault_search(link, query: Query, filters: Filters = None, limit: Limit = 10,
     """Find notes by text (BM25 keywords and meaning, fused) narrowed by metadata filters.
 
     For content questions with constraints. Unquoted terms are ANDed with stemming; "double quotes" match a
-    phrase. Filters: folder prefix, tags (all), type, related (all), properties, created and modified
-    {before, on, after} as YYYY-MM-DD. One row per note: path, title, score, snippet, tags, type, modified;
-    total counts every match, `more` says the limit cut; search_mode 'fts' means keywords only.
+    phrase. One row per note: path, title, score, snippet, tags, type, modified; total counts every match,
+    `more`: the limit cut; search_mode 'fts' means keywords only.
     Prefer vault_search_by_tag / _by_folder / _by_property / vault_recent_notes without a text query.
     Example: vault_search(query="decision", filters={"folder": "Work", "modified": {"after": "2026-06-30"}})
     """
