@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import sys
 import threading
 
 import pytest
@@ -99,6 +100,40 @@ def test_half_a_utf16_pair_gets_an_answer_not_silence(live, tmp_path):
     finally:
         proc.stdin.close()
         proc.wait(20)
+
+
+def test_initialize_is_answered_before_the_sdk_is_imported_and_as_the_sdk_answers_it(live, tmp_path):
+    """Row 6: `initialize` waited ~1 s for the SDK's import; now mcp_wire.py answers it, with the SDK's words."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    from webapp import mcp_wire
+
+    assert mcp_wire.HANDSHAKE_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS  # an SDK upgrade that changes them fails here
+    light = subprocess.run([sys.executable, "-c", "import sys, webapp.mcp_wire; "
+                            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')))"],
+                           cwd=str(REPO), capture_output=True, text=True, timeout=60)
+    assert light.stdout.strip() == "[]", light.stdout + light.stderr  # the early answer needs none of the SDK
+    server, _ = live
+    for asked in (*HANDSHAKE_PROTOCOL_VERSIONS, "2099-01-01", None):
+        params = {"capabilities": {}, "clientInfo": {"name": "bare", "version": "1"}}
+        if asked:
+            params["protocolVersion"] = asked
+        lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params},
+                 {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                 {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+        log = tmp_path / f"mcp-{asked}.log"
+        done = subprocess.run(SKMEMORY + ["mcp"], input="".join(json.dumps(m) + "\n" for m in lines), text=True,
+                              stdout=subprocess.PIPE, stderr=open(log, "w"), env=server.env, cwd=str(REPO),
+                              timeout=60)
+        answers = [json.loads(line) for line in done.stdout.splitlines()]
+        assert "differs" not in log.read_text(), log.read_text()  # the SDK's own answer, dropped, was the same
+        if asked is None:  # not an initialize the SDK takes: it answers, in its own words
+            assert answers[0]["id"] == 1 and answers[0]["error"]["code"] == -32602, answers
+            continue
+        assert [a["id"] for a in answers] == [1, 2], answers  # initialize answered once, then the session goes on
+        agreed = answers[0]["result"]["protocolVersion"]
+        assert agreed == (asked if asked in HANDSHAKE_PROTOCOL_VERSIONS else HANDSHAKE_PROTOCOL_VERSIONS[-1])
+        assert len(answers[1]["result"]["tools"]) == 21
 
 
 def test_every_answer_says_which_project_it_searched(live, tmp_path):

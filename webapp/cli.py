@@ -524,9 +524,20 @@ def mcp_command(ctx: click.Context, port: int) -> None:
 
     Example: claude mcp add skmemory -- skmemory --home ~/skmemory-data mcp
     """
+    import importlib
+    import threading
+
+    from webapp import mcp_wire
+
+    # The SDK imports for most of a second: answer the client's `initialize` meanwhile (see mcp_wire.py).
+    importing = threading.Thread(target=importlib.import_module, args=("webapp.mcp_server",), daemon=True)
+    importing.start()
+    wire = mcp_wire.take()
+    mcp_wire.answer_first(wire)
+    importing.join()
     from webapp.mcp_server import run
 
-    run(ctx.obj["settings"].home, port)
+    run(ctx.obj["settings"].home, port, wire)
 
 
 @cli.command("extension-path")

@@ -9,7 +9,6 @@ failures are tool errors with a sentence that says what to do.
 from __future__ import annotations
 
 import logging
-from importlib import metadata
 import os
 import socket
 import subprocess
@@ -28,9 +27,11 @@ from indexer.limits import check_texts
 
 from .client import ServerClient, ServerError
 from .mcp_tools.answers import unknown_arguments, validation_sentences
+from . import mcp_wire
 from .mcp_stdio import stdio_streams
 from .mcp_tools import register
 from .mcp_tools.published import published
+from .mcp_wire import INSTRUCTIONS, NAME, TITLE, Wire, version
 
 logger = logging.getLogger(__name__)
 
@@ -162,13 +163,6 @@ def _last_line(path: Path) -> str:
     return lines[-1].strip() if lines else f"see {path}"
 
 
-def _version() -> str:
-    try:
-        return metadata.version("sk-memory")
-    except metadata.PackageNotFoundError:
-        return "0"
-
-
 # --- the server ----------------------------------------------------------------------------------------------------
 
 class SKMemoryMCP(MCPServer):
@@ -177,9 +171,10 @@ class SKMemoryMCP(MCPServer):
     line JSON allows (mcp_stdio.py)."""
 
     _published: list | None = None
+    wire: Wire | None = None  # the stdin and stdout taken, and the initialize already answered (mcp_wire.py)
 
     async def run_stdio_async(self) -> None:
-        async with stdio_streams() as (read_stream, write_stream):
+        async with stdio_streams(self.wire) as (read_stream, write_stream):
             await self._lowlevel_server.run(read_stream, write_stream,
                                             self._lowlevel_server.create_initialization_options())
 
@@ -216,22 +211,16 @@ class SKMemoryMCP(MCPServer):
 
 def build_server(link: ServerLink) -> MCPServer:
     """Create the MCP server with every SK Memory tool, each answered through link."""
-    server = SKMemoryMCP(
-        name="skmemory", title="SK Memory", version=_version(),
-        instructions="Search the user's own notes, documents and saved conversations, indexed locally by SK Memory. "
-                     "Start with hybrid_search (one compact row per note) or vault_search (with metadata filters); "
-                     "read a row with read_note(path, start_line=lines[0]) or by section, a page at a time; "
-                     "get_document gives a long note's outline first. list_projects, list_tags and list_properties "
-                     "say what there is to search. get_context packs passages into a token budget. For mind maps, "
-                     "mindmap_search_nodes then mindmap_get_context.",
-    )
+    server = SKMemoryMCP(name=NAME, title=TITLE, version=version(), instructions=INSTRUCTIONS)
     register(server, link)
     return server
 
 
-def run(home: Path, port: int) -> None:
-    """Serve the tools over stdio until the client closes it; nothing but the protocol goes to stdout."""
+def run(home: Path, port: int, wire: Wire | None = None) -> None:
+    """Serve the tools over stdio until the client closes it; nothing but the protocol goes to stdout. `wire`: the
+    stdin and stdout already taken (and the first line perhaps answered) by `skmemory mcp`."""
     link = ServerLink(home, port)
     server = build_server(link)
+    server.wire = wire or mcp_wire.take()
     threading.Thread(target=link.warm, name="skmemory-server-start", daemon=True).start()
     server.run("stdio")

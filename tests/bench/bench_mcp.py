@@ -8,7 +8,8 @@ Run by hand (not part of the test suite):
 For each vault it indexes and embeds the folder in a fresh data home, runs `skmemory serve`, launches
 `skmemory mcp` as a client does, and calls every tool with its defaults (the read tools on the vault's largest
 note) --rounds times. It prints a markdown table: each tool's answer as an agent reads it (the JSON text, in
-characters and in tokens at 4 characters a token) and its p50 latency through MCP; plus tools/list's size.
+characters and in tokens at 4 characters a token) and its p50 latency through MCP; plus tools/list's size, and
+how soon a freshly launched `skmemory mcp` answers `initialize` and its first search.
 """
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def calls(note: str, query: str) -> list[tuple[str, dict]]:
     ]
 
 
-async def measure(env: dict, note: str, query: str, rounds: int) -> tuple[list[tuple], int]:
+async def measure(env: dict, note: str, query: str, rounds: int) -> tuple[list[tuple], int, int]:
     params = StdioServerParameters(command=sys.executable, args=["-m", "webapp.cli", "mcp"], env=env, cwd=str(REPO))
     rows = []
     with open(Path(tempfile.gettempdir()) / "bench-mcp.log", "w") as err:
@@ -60,6 +61,8 @@ async def measure(env: dict, note: str, query: str, rounds: int) -> tuple[list[t
                 listed = (await session.list_tools()).tools
                 listing = len(json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True)
                                           for t in listed]))
+                read = len(json.dumps([{"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                                       for t in listed]))
                 for tool, args in calls(note, query):
                     times, size = [], 0
                     for _ in range(rounds):
@@ -71,7 +74,24 @@ async def measure(env: dict, note: str, query: str, rounds: int) -> tuple[list[t
                         size = len(result.content[0].text)
                     label = tool + (" (detail=chunks)" if args.get("detail") else "")
                     rows.append((label, size, size // 4, statistics.median(times) * 1000))
-    return rows, listing
+    return rows, listing, read
+
+
+async def first_answers(env: dict, query: str, rounds: int) -> tuple[list[float], list[float]]:
+    """Seconds from launching `skmemory mcp` (a server already running) to its `initialize` answer, and to its
+    first hybrid_search answer, once per launch."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "webapp.cli", "mcp"], env=env, cwd=str(REPO))
+    initialized, searched = [], []
+    for _ in range(rounds):
+        with open(Path(tempfile.gettempdir()) / "bench-mcp.log", "w") as err:
+            started = time.perf_counter()
+            async with stdio_client(params, errlog=err) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    initialized.append(time.perf_counter() - started)
+                    await session.call_tool("hybrid_search", {"query": query})
+                    searched.append(time.perf_counter() - started)
+    return initialized, searched
 
 
 def main() -> None:
@@ -84,8 +104,13 @@ def main() -> None:
     for vault in vaults:
         note = largest_note(vault)
         with tempfile.TemporaryDirectory() as root, running_server(Path(root), vault, timeout=1800) as server:
-            rows, listing = asyncio.run(measure(server.env, note, args.query, args.rounds))
-        print(f"\n{vault.name} (largest note {note}); tools/list {listing:,} characters (~{listing // 4:,} tokens)\n")
+            rows, listing, read = asyncio.run(measure(server.env, note, args.query, args.rounds))
+            initialized, searched = asyncio.run(first_answers(server.env, args.query, args.rounds))
+        print(f"\n{vault.name} (largest note {note}); tools/list {listing:,} characters (~{listing // 4:,} tokens), "
+              f"{read:,} of them what a model reads (names, descriptions, input schemas: ~{read // 4:,} tokens)")
+        print(f"launch `skmemory mcp` -> initialize answered: p50 {statistics.median(initialized):.2f} s, max "
+              f"{max(initialized):.2f} s; -> first hybrid_search answered: p50 {statistics.median(searched):.2f} s, "
+              f"max {max(searched):.2f} s ({args.rounds} launches, server running)\n")
         print("| tool (defaults) | characters | ~tokens | p50 ms |\n|---|---|---|---|")
         for label, chars, tokens, ms in rows:
             print(f"| {label} | {chars:,} | {tokens:,} | {ms:.0f} |")
