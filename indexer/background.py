@@ -131,7 +131,9 @@ class BackgroundIndexer:
         for info in self.home.projects():
             if self.names is None or info.name in self.names:
                 self._open(info.name)
-        self._restart_watcher()
+        # Not waited for here (about half a second, until each watch reports in) but by the dispatcher before the
+        # first sync, so that the server answers meanwhile and no change made during that sync is missed.
+        self._restart_watcher(wait=False)
         for name in self.projects:
             if initial_sync:
                 self.request_sync(name, None)
@@ -245,13 +247,14 @@ class BackgroundIndexer:
                 self._restart_watcher()
                 project.close()
 
-    def _restart_watcher(self) -> None:
+    def _restart_watcher(self, wait: bool = True) -> None:
         if self._watcher:
             self._watcher.stop()
         self._watcher = Watcher(
             {name: p.root for name, p in self.projects.items()}, self.request_sync, self._is_ignored
         ).start()
-        self._watcher.ready.wait(10)
+        if wait:
+            self._watcher.ready.wait(10)
 
     def _is_ignored(self, name: str, rel: str) -> bool:
         project = self.projects.get(name)
@@ -368,6 +371,9 @@ class BackgroundIndexer:
 
     def _index_loop(self) -> None:
         """The dispatcher: takes requests, merges bursts, hands each project's share to its lane."""
+        watcher = self._watcher
+        if watcher is not None:  # watching before the first sync reads the folders (see start)
+            watcher.ready.wait(10)
         while not self._stop.is_set():
             if self.disk_full and not self._space_back():
                 try:  # a change meanwhile is still taken (and stops again at once, for want of space)

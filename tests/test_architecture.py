@@ -209,7 +209,7 @@ def test_the_read_side_asks_its_questions_only_through_the_reads_modules():
 
 
 SURFACE_SEARCHES = ("webapp.api.search", "webapp.ui.search", "webapp.ui.strip", "webapp.ui.help", "webapp.cli",
-                    "webapp.client", "webapp.mcp_tools.search", "webapp.mcp_server")
+                    "webapp.client", "webapp.mcp_tools.search", "webapp.mcp_link")
 
 
 def test_surfaces_hand_the_engine_a_search_request():

@@ -51,7 +51,8 @@ def test_every_cli_command_is_documented():
 
 
 def test_every_mcp_tool_is_documented():
-    from webapp.mcp_server import ServerLink, build_server
+    from webapp.mcp_link import ServerLink
+    from webapp.mcp_server import build_server
 
     server = build_server(ServerLink(Path("/nonexistent"), 1))
     tools = [t.name for t in asyncio.run(server.list_tools())]

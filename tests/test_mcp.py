@@ -276,8 +276,8 @@ def test_bad_calls_get_sentences_and_the_server_carries_on(live, tmp_path):
 
 
 def test_mcp_process_never_imports_the_model():
-    probe = ("import sys; from webapp.cli import cli; from webapp.mcp_server import ServerLink, build_server; "
-             "build_server(ServerLink('.', 1)); "
+    probe = ("import sys; from webapp.cli import cli; from webapp.mcp_link import ServerLink; "
+             "from webapp.mcp_server import build_server; build_server(ServerLink('.', 1)); "
              "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers', 'chromadb') if m in sys.modules]; "
              "assert not heavy, heavy")
     out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -259,3 +260,40 @@ def test_a_stopped_sync_keeps_what_it_indexed_deletes_nothing_and_the_next_goes_
     rest = project.sync()
     assert rest.deleted == 1 and project.store.document_by_path("Projects/Sourdough.md") is None
     assert all(project.store.document_by_path(f"new-{n}.md") for n in range(6))
+
+
+OPEN_TWICE = """
+import sys
+from pathlib import Path
+from indexer import SearchRequest
+from indexer.config import Settings
+from indexer.engine import Engine
+from indexer.home import Home
+
+home = Home(Settings(home=Path(sys.argv[1])))
+if sys.argv[2] == "first":
+    home.add_project(Path(sys.argv[3]), "notes")
+engine = Engine(home)
+engine.reindex("notes")  # opens the project as its writer and reads the folder (as serve's first sync does)
+found = engine.search(SearchRequest("watering", "keyword", project="notes"))
+print(sys.argv[2], "chromadb" in sys.modules, [r["path"] for r in found["results"]])
+engine.close()
+"""
+
+
+def test_a_project_closed_cleanly_opens_and_answers_without_chroma(tmp_path, vault):
+    """Chroma (a second's import) is opened when vectors change, not when a project opens: a server's first answer
+    does not wait for it (issue 40 row 6). Its first open still repairs through Chroma; the next needs none."""
+    import subprocess
+    import sys
+
+    from support import REPO
+
+    env = {**os.environ, "SKMEMORY_MODEL": str(tmp_path / "no-model")}
+    lines = []
+    for turn in ("first", "again"):
+        done = subprocess.run([sys.executable, "-c", OPEN_TWICE, str(tmp_path / "home"), turn, str(vault)],
+                              capture_output=True, text=True, timeout=120, env=env, cwd=str(REPO))
+        assert done.returncode == 0, done.stderr
+        lines.append(done.stdout.strip())
+    assert lines[1] == "again False ['Projects/Garden plan.md']", lines

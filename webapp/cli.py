@@ -528,8 +528,12 @@ def mcp_command(ctx: click.Context, port: int) -> None:
     import threading
 
     from webapp import mcp_wire
+    from webapp.mcp_link import ServerLink
 
-    # The SDK imports for most of a second: answer the client's `initialize` meanwhile (see mcp_wire.py).
+    # The SDK imports for most of a second: meanwhile the server is found (or started) and the client's
+    # `initialize` answered (see mcp_wire.py).
+    link = ServerLink(ctx.obj["settings"].home, port)
+    threading.Thread(target=link.warm, name="skmemory-server-start", daemon=True).start()
     importing = threading.Thread(target=importlib.import_module, args=("webapp.mcp_server",), daemon=True)
     importing.start()
     wire = mcp_wire.take()
@@ -537,7 +541,7 @@ def mcp_command(ctx: click.Context, port: int) -> None:
     importing.join()
     from webapp.mcp_server import run
 
-    run(ctx.obj["settings"].home, port, wire)
+    run(ctx.obj["settings"].home, port, wire, link)
 
 
 @cli.command("extension-path")

@@ -58,7 +58,10 @@ class Project:
         self.lock = WriterLock(info.index_dir, info.name, role).acquire()
         try:
             self.store = Store(info.index_dir)
-            self.vectors = VectorStore.open(info.index_dir / "chroma", f"skm_{info.id}", settings.chroma_url)
+            self._vectors: VectorStore | None = None
+            self._vectors_opening = threading.Lock()
+            if settings.chroma_url:  # a Chroma server is reached (or refused, in a sentence) when the project opens
+                self._vectors = self._open_vectors()
         except Exception:
             self.lock.release()
             raise
@@ -87,6 +90,20 @@ class Project:
     def name(self) -> str:
         return self.info.name
 
+    @property
+    def vectors(self) -> VectorStore:
+        """The project's Chroma collection, opened when first needed: importing chromadb takes about a second, and
+        a project that was closed cleanly needs it only once vectors change (search reads the vector cache), so a
+        server answers its first search without waiting for it."""
+        if self._vectors is None:
+            with self._vectors_opening:
+                if self._vectors is None:
+                    self._vectors = self._open_vectors()
+        return self._vectors
+
+    def _open_vectors(self) -> VectorStore:
+        return VectorStore.open(self.info.index_dir / "chroma", f"skm_{self.info.id}", self.settings.chroma_url)
+
     def close(self) -> None:
         """Release the store, the vector client and the lock."""
         try:
@@ -97,7 +114,8 @@ class Project:
                 with self._vector_lock:  # after any vector change in flight
                     self.store.set_meta("closed_cleanly", "1")
             self.store.close()
-            self.vectors.close()
+            if self._vectors is not None:
+                self._vectors.close()
         finally:
             self.lock.release()
 
@@ -276,11 +294,11 @@ class Project:
     def _reopen_vectors(self) -> None:
         with self._vector_lock:
             try:
-                self.vectors.close()
+                if self._vectors is not None:
+                    self._vectors.close()
             except Exception:
                 logger.debug("Closing Chroma after a failed write failed", exc_info=True)
-            self.vectors = VectorStore.open(self.info.index_dir / "chroma", f"skm_{self.info.id}",
-                                            self.settings.chroma_url)
+            self._vectors = self._open_vectors()
             self._vectors_failed = False
 
     def check_space(self) -> None:

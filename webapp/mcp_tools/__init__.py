@@ -55,7 +55,7 @@ def tools() -> list:
 
 
 def register(server: MCPServer, link) -> None:
-    """Add every SK Memory tool to server; each asks the SK Memory server through link (mcp_server.ServerLink)."""
+    """Add every SK Memory tool to server; each asks the SK Memory server through link (mcp_link.ServerLink)."""
     for tool in tools():
         server.add_tool(bound(tool, link), description=inspect.cleandoc(tool.__doc__) + "\n" + CAP_SENTENCE,
                         annotations=READ_ONLY)

@@ -1,7 +1,7 @@
 """What every SK Memory MCP tool shares: the argument types an AI client reads in each schema, the metadata
 filters, how an answer is sent, and how a tool reaches the SK Memory server.
 
-A tool is a module-level function whose first parameter is the `link` (mcp_server.ServerLink: `call` for a route,
+A tool is a module-level function whose first parameter is the `link` (mcp_link.ServerLink: `call` for a route,
 `search` for a SearchRequest); `bound` hands it its link and shows the client the other parameters only.
 """
 from __future__ import annotations
