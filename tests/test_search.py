@@ -348,3 +348,31 @@ def test_keyword_ranks_like_its_definition_while_reading_only_what_the_limit_nee
                         -r["modified"], r["document_id"], r["ordinal"]))[:limit]
                     got = keyword_search(index, Query.parse(query), limit, allowed)
                     assert [cid for cid, _, _ in got] == [r["chunk_id"] for r in expected], (query, limit)
+
+
+class LoadsDuringTheSearch(WordEmbedder):
+    """A model still loading when a search first asks, and ready by the next time anything asks (issue 40 row 10:
+    the search that lands as the model finishes loading; the ranking asked first and answered by keyword, and the
+    answer, asking after it, said meaning had searched too)."""
+
+    loading_answers = 1
+    why_unavailable = "meaning search is still loading (the model loads once, when the server starts)"
+
+    def ready_for_queries(self) -> bool:
+        self.loading_answers -= 1
+        return self.loading_answers < 0
+
+
+def test_a_search_the_model_finishes_loading_during_says_it_answered_by_keyword(make_engine):
+    """What the answer says is what the search knew when it began: meaning was not there, with the reason the
+    window reads to search again (never "hybrid" with no notice over a keyword-only ranking); the next is by
+    meaning."""
+    engine = make_engine(embedder="words")
+    index = engine.index("notes")
+    index.embedder = LoadsDuringTheSearch()
+    from indexer import SearchRequest
+
+    first = engine.search(SearchRequest("how do I keep a process running after logout", "hybrid"))
+    assert first["semantic_available"] is False and "still loading" in first["semantic_reason"]
+    again = engine.search(SearchRequest("how do I keep a process running after logout", "hybrid"))
+    assert again["semantic_available"] is True and "semantic_reason" not in again

@@ -42,6 +42,9 @@ def search(indexes: list[ProjectIndex], request) -> dict:
             query, extra = corrected(indexes, query)
     for index in indexes:
         allowed = query.allowed(index) if query.narrowed else None
+        # Asked once, before the ranking: a model that finishes loading during it must not label an answer the
+        # ranking gave by keyword as one searched by meaning too (the window would never search it again).
+        ready = index.semantic_available if not listing and request.mode != "keyword" else None
         if listing:
             if allowed is None:
                 raise InvalidQuery("Tag search needs at least one tag: give tags_all or tags_any."
@@ -55,8 +58,7 @@ def search(indexes: list[ProjectIndex], request) -> dict:
             ranking = rank(index, query, request.mode, None if request.explain_document else pool,
                            ordered=request.explain, fallback=request.scope == "all")
         # Keyword and tag searches never load the model to say whether they could have searched by meaning.
-        available = (index.embedder.state == "ready" if ranking is None or request.mode == "keyword"
-                     else index.semantic_available)
+        available = index.embedder.state == "ready" if ranking is None or request.mode == "keyword" else ready
         if ranking is not None:
             terms = _terms(query, request.mode) if available else query.terms
             results = chunk_hits(index, ranking.ranked[:pool], terms, ranking.cosines(), ranking.partial,
