@@ -18,7 +18,7 @@ from indexer.graph.layout import SPACING
 from indexer.graph.source import read_source
 from indexer.home import Home
 from webapp import create_app
-from support import app_client
+from support import WordEmbedder, app_client
 
 BASE = "http://127.0.0.1:8765"
 
@@ -191,6 +191,28 @@ def test_without_embeddings_the_graph_groups_by_folder_and_search_says_keyword(d
         assert engine.graphs.search("baking bread with a starter", "notes")["mode"] == "semantic"
     finally:
         engine.close()
+
+
+class StillLoading(WordEmbedder):
+    """The model of a server in its first seconds: not loaded yet, while every passage has its stored vector."""
+
+    state, loading, available = "not loaded", True, False
+    why_unavailable = "meaning search is still loading (the model loads once, when the server starts)"
+
+    def ready_for_queries(self) -> bool:
+        return False
+
+
+def test_while_the_model_loads_the_graph_is_laid_out_by_meaning_from_the_stored_vectors(make_engine):
+    """Issue 40 row 11: Cluster View opened in the first seconds said "Embeddings are unavailable" and grouped by
+    folder, though every note had its vectors; a graph needs the stored vectors, not the model."""
+    engine = make_engine(embedder="words")
+    engine.index("notes").embedder = StillLoading()
+    graph = engine.graphs.graph("notes")
+    assert graph["semantic"] and graph["layout"] == "semantic" and graph["notice"] is None
+    assert graph["stats"]["embedded_documents"] == graph["stats"]["documents"]
+    lit = engine.graphs.search("sourdough", "notes")  # a query does need the model: by keyword meanwhile, saying so
+    assert lit["mode"] == "keyword" and "keyword" in lit["notice"]
 
 
 def test_semantic_edges_are_the_exact_top_k_and_clusters_are_deterministic():

@@ -41,12 +41,12 @@ def fingerprint(index: ProjectIndex, version: int) -> str:
     for r in note_reads.content_digest_rows(index):
         digest.update(f"{r[0]}\0{r[1]}\0{r[2]}\n".encode())
     embedded = chunk_reads.embedded_count(index)
-    digest.update(f"embedded:{embedded}:{index.semantic_available}".encode())
+    digest.update(f"embedded:{embedded}".encode())
     return digest.hexdigest()
 
 
 def read_source(index: ProjectIndex) -> GraphSource:
-    """Read one project's documents, tags, links and (when the model is available) mean chunk vectors."""
+    """Read one project's documents, tags, links and mean stored chunk vectors."""
     rows = note_reads.documents_by_path(index)
     ids = [r[0] for r in rows]
     row_of = {d: i for i, d in enumerate(ids)}
@@ -78,9 +78,11 @@ def resolve_links(index: ProjectIndex, source: GraphSource, row_of: dict[str, in
 
 
 def document_vectors(index: ProjectIndex, row_of: dict[str, int]) -> tuple[np.ndarray | None, np.ndarray]:
-    """Each document's vector, the normalised mean of its chunk vectors; None without the model."""
+    """Each document's vector, the normalised mean of its stored chunk vectors; None when none has one. The model
+    is not needed (only a query needs embedding): in the first seconds after a start, while it loads, the graph is
+    laid out by meaning already."""
     has = np.zeros(len(row_of), dtype=bool)
-    if not index.semantic_available or not row_of:
+    if not row_of:
         return None, has
     owner = {cid: d for cid, d in chunk_reads.embedded_owners(index) if d in row_of}
     ids, vectors = index.cache.vectors(list(owner))  # one read, not one per chunk
