@@ -297,3 +297,59 @@ def test_status_widget_status_page_and_projects_page(page):
     expect(page.locator("h1")).to_have_text("Indexer status")
     expect(page.locator(".status-project").first).to_contain_text("Files that failed")
     shot(page, "status")
+
+
+@pytest.fixture
+def slow_server(server):
+    """The same server behind a proxy that answers each search 0.35 s late: a busy machine, as a browser sees it."""
+    import http.server
+    import threading
+    import time
+    import urllib.request
+
+    class Late(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            if self.path.startswith("/search?"):
+                time.sleep(0.35)
+            forwarded = urllib.request.Request(server.rstrip("/") + self.path, headers={
+                k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")})
+            try:
+                with urllib.request.urlopen(forwarded, timeout=60) as answer:
+                    status, headers, body = answer.status, answer.headers.items(), answer.read()
+            except urllib.error.HTTPError as refused:
+                status, headers, body = refused.code, refused.headers.items(), refused.read()
+            self.send_response(status)
+            for key, value in headers:
+                if key.lower() not in ("connection", "transfer-encoding", "content-length"):
+                    self.send_header(key, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Late)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{proxy.server_address[1]}/"
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+
+
+def test_results_follow_the_typing_when_searches_are_slow(browser, slow_server):
+    """Issue 40 row 9: typing a question at 110 ms a key, each search dropped the one before it, so one update came
+    for 25 keys, after the last; now one search stays in flight and the newest keystroke's waits behind it."""
+    with browser_page(browser, slow_server) as page:
+        page.goto("/")
+        page.evaluate("""() => { window.swaps = [];
+            document.body.addEventListener('htmx:afterSwap', e => {
+                if (e.detail.target.id === 'results') window.swaps.push(document.getElementById('q').value); }); }""")
+        question = "how do I keep a process running after I log out"
+        page.locator("#q").press_sequentially(question, delay=110)
+        expect(page).to_have_url(re.compile(r"q=how(%20|\+)do.*log(%20|\+)out&"))
+        expect(page.locator("#results .result-list")).to_contain_text("tmux")
+        swaps = page.evaluate("window.swaps")
+        assert len(swaps) >= 4, swaps  # results came while typing, not once at the end
+        assert swaps[-1] == question

@@ -9,13 +9,16 @@ For each vault it indexes and embeds the folder in a fresh data home, runs `skme
 `skmemory mcp` as a client does, and calls every tool with its defaults (the read tools on the vault's largest
 note) --rounds times. It prints a markdown table: each tool's answer as an agent reads it (the JSON text, in
 characters and in tokens at 4 characters a token) and its p50 latency through MCP; plus tools/list's size, and
-how soon a freshly launched `skmemory mcp` answers `initialize` and its first search.
+how soon a freshly launched `skmemory mcp` answers `initialize` and its first search, with the server running and
+with none (it starts one).
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -24,11 +27,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))
 
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 from support import CORPORA, running_server  # noqa: E402
+from webapp.client import ServerClient  # noqa: E402
 
 
 def largest_note(vault: Path) -> str:
@@ -94,6 +99,32 @@ async def first_answers(env: dict, query: str, rounds: int) -> tuple[list[float]
     return initialized, searched
 
 
+def cold_first_answers(env: dict, query: str, rounds: int) -> list[float]:
+    """Seconds from launching `skmemory mcp` with no server running (it starts one) to its first hybrid_search
+    answer, once per launch; the server it started is stopped after each."""
+    seconds = []
+    for _ in range(rounds):
+        _, searched = asyncio.run(first_answers(env, query, 1))
+        seconds += searched
+        stop_server(env)
+    return seconds
+
+
+def stop_server(env: dict) -> None:
+    """Stop the server that `skmemory mcp` started for this data home, and wait until it is gone."""
+    client = ServerClient.find(Path(env["SKMEMORY_HOME"]), int(env["SKMEMORY_PORT"]))
+    if client is None:
+        return
+    pid = client.get("/api/health")["pid"]
+    os.kill(pid, signal.SIGTERM)
+    for _ in range(300):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--vault", action="append", type=Path)
@@ -103,14 +134,17 @@ def main() -> None:
     vaults = args.vault or [CORPORA / "logseq-docs", CORPORA / "kepano-obsidian"]
     for vault in vaults:
         note = largest_note(vault)
-        with tempfile.TemporaryDirectory() as root, running_server(Path(root), vault, timeout=1800) as server:
-            rows, listing, read = asyncio.run(measure(server.env, note, args.query, args.rounds))
-            initialized, searched = asyncio.run(first_answers(server.env, args.query, args.rounds))
+        with tempfile.TemporaryDirectory() as root:
+            with running_server(Path(root), vault, timeout=1800) as server:
+                rows, listing, read = asyncio.run(measure(server.env, note, args.query, args.rounds))
+                initialized, searched = asyncio.run(first_answers(server.env, args.query, args.rounds))
+            cold = cold_first_answers(server.env, args.query, args.rounds)  # that server stopped: none runs
         print(f"\n{vault.name} (largest note {note}); tools/list {listing:,} characters (~{listing // 4:,} tokens), "
               f"{read:,} of them what a model reads (names, descriptions, input schemas: ~{read // 4:,} tokens)")
         print(f"launch `skmemory mcp` -> initialize answered: p50 {statistics.median(initialized):.2f} s, max "
               f"{max(initialized):.2f} s; -> first hybrid_search answered: p50 {statistics.median(searched):.2f} s, "
-              f"max {max(searched):.2f} s ({args.rounds} launches, server running)\n")
+              f"max {max(searched):.2f} s ({args.rounds} launches, server running); no server running -> first "
+              f"hybrid_search answered: p50 {statistics.median(cold):.2f} s, max {max(cold):.2f} s\n")
         print("| tool (defaults) | characters | ~tokens | p50 ms |\n|---|---|---|---|")
         for label, chars, tokens, ms in rows:
             print(f"| {label} | {chars:,} | {tokens:,} | {ms:.0f} |")
