@@ -259,6 +259,34 @@ def test_cluster_page_and_partial(client):
     assert client.get("/cluster?project=nowhere", base_url=BASE).status_code == 404
 
 
+def test_a_cluster_is_named_by_what_its_notes_say_not_by_their_badges_and_markup():
+    """Issue 40 row 12: on a plugin-heavy vault 12 of 32 clusters were named "manifest · total", others "blob",
+    "span", "e7a" and "shields": words of badge URLs, HTML tags and colours in the notes' first lines."""
+    from indexer.graph.clusters import describe, terms_of
+
+    def readme(name: str, about: str) -> str:  # the opening of a public vault's plugin notes, as written
+        return (f"# {name}\n\n![GitHub manifest version](https://img.shields.io/github/manifest-json/v/someone/"
+                f"{name.lower()}) ![GitHub all releases](https://img.shields.io/github/downloads/someone/"
+                f"{name.lower()}/total)\n\n<span class=\"plugin-note\" style=\"color: #e7a\">{about}</span> "
+                f"[{name}](https://github.com/someone/{name.lower()}/blob/main/README.md)\n")
+
+    # Each note says something of its own; what the notes of a cluster share is one word in some of them, and
+    # the badges and markup in every one of them.
+    boards = [readme("Kanban", "Cards in lanes, one board per note."), readme("Tasks", "A board of today's tasks."),
+              readme("Projects", "Every project as a board."), readme("Focus", "Pomodoro timer in the sidebar."),
+              readme("Sorting", "Drag items to reorder lists.")]
+    dates = [readme("Journal", "A calendar of daily notes."), readme("Week", "The calendar week at a glance."),
+             readme("Periodic", "Monthly notes from the calendar."), readme("Moon", "Phases of the moon."),
+             readme("Clock", "World clocks for your timezones.")]
+    kitchen = [f"# Bread {i}\n\nFlour, water and salt; a loaf of sourdough bread." for i in range(30)]
+    documents = [terms_of(text.splitlines()[0][2:], [], text) for text in boards + dates + kitchen]
+    names = describe([0] * 5 + [1] * 5 + [2] * 30, documents)
+    noise = {"manifest", "total", "shields", "span", "blob", "github", "img", "releases", "e7a", "plugin", "color",
+             "style", "class", "someone", "readme", "main", "version", "downloads", "note"}
+    assert not noise & {w for name in names for w in name.split(" · ")}, names
+    assert names[0].startswith("board") and names[1].startswith("calendar"), names
+
+
 def test_every_cluster_gets_a_name_of_its_own():
     from indexer.graph.clusters import describe
 

@@ -9,10 +9,12 @@ from collections import Counter
 
 import numpy as np
 
+from ..ingest.readable import reader_text
+
 MAX_CLUSTERS = 32
 KMEANS_ITERATIONS = 40
 LABEL_TERMS = 3
-WORD = re.compile(r"[a-z][a-z0-9]{2,}")
+WORD = re.compile(r"(?<![a-z0-9])[a-z]{3,}(?![a-z0-9])")  # letters only: no hex colour (e7a), hash or version
 STOPWORDS = frozenset("""
     the and for with that this from are was were you your can will not but all any has have had its into
     our out use used using see also more most some such than then them there these they those what when
@@ -77,8 +79,10 @@ def folder_clusters(folders: list[str]) -> tuple[list[int], list[str]]:
 
 
 def terms_of(title: str, tags: list[str], head: str) -> set[str]:
-    """The words a document can lend its cluster's label: title and first lines, and its tags as #tag."""
-    words = {w for w in WORD.findall(f"{title} {head}".lower()) if w not in STOPWORDS}
+    """The words a document can lend its cluster's label: title and first lines as a reader reads them (a badge's
+    URL, an HTML tag or a link's address lends nothing: a plugin vault's clusters were named "manifest · total",
+    "shields", "span" and "blob"), and its tags as #tag."""
+    words = {w for w in WORD.findall(f"{title} {reader_text(head)}".lower()) if w not in STOPWORDS}
     return words | {"#" + t for t in tags}
 
 

@@ -10,7 +10,8 @@ Run by hand (not part of the test suite), on a data home that already holds an i
 - first search after start: the server is started, and the moment it answers /api/health a hybrid search is sent;
   its time, and whether meaning answered (semantic_available) or keyword answered alone while the model loads.
 - keystroke to results: real queries typed into the search box at --key-ms between keys; from the last key to the
-  moment the results for the whole query are in the page (p50 / p95 over the queries and --rounds).
+  moment the results for the whole query are in the page (p50 / p95 over the queries and --rounds), and how often
+  the results changed while typing; with --busy N beside N busy processes (a machine in use).
 - Cluster View first open: /cluster opened once the server has warmed (the model and the graph), navigation start
   to the graph's first frame (the page's own timing), then a second open.
 
@@ -102,6 +103,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--graph-wait", type=float, default=60, help="seconds to let the server warm the graph")
     parser.add_argument("--settle", type=float, default=0, help="seconds to wait after the model loads, before typing")
+    parser.add_argument("--busy", type=int, default=0,
+                        help="busy processes (nice 10) to run beside the server while typing: a machine in use")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -116,6 +119,8 @@ def main() -> None:
         warmed(port)
         print(f"model ready {time.monotonic() - answered:.1f} s after the server answered")
         time.sleep(args.settle)
+        busy = [subprocess.Popen(["nice", "-n", "10", sys.executable, "-c", "while True: pass"])
+                for _ in range(args.busy)]
 
         api_ms = []
         for _ in range(args.rounds):
@@ -127,11 +132,14 @@ def main() -> None:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
             page = browser.new_page(viewport={"width": 1280, "height": 800})
             page.goto(f"http://127.0.0.1:{port}/search?project={urllib.parse.quote(args.project)}")
-            keystroke = []
+            page.evaluate("""() => { window.__swaps = 0; document.body.addEventListener('htmx:afterSwap',
+                e => { if (e.detail.target.id === 'results') window.__swaps++; }); }""")
+            keystroke, updates = [], []
             for _ in range(args.rounds):
                 for q in QUERIES:
                     page.fill("#q", "")
                     page.wait_for_timeout(300)
+                    page.evaluate("() => { window.__swaps = 0; }")
                     page.locator("#q").press_sequentially(q[:-1], delay=args.key_ms)
                     page.wait_for_timeout(args.key_ms)
                     page.evaluate("() => { window.__lastKey = performance.now(); }")
@@ -140,9 +148,14 @@ def main() -> None:
                     page.wait_for_function("q => new URL(location).searchParams.get('q') === q", arg=q,
                                            timeout=30000)
                     keystroke.append(page.evaluate("() => performance.now() - window.__lastKey"))
+                    updates.append(page.evaluate("() => window.__swaps"))
             print(f"hybrid API (the floor)  p50 {statistics.median(api_ms):6.0f} ms  p95 {pct(api_ms, .95):6.0f} ms")
             print(f"keystroke to results    p50 {statistics.median(keystroke):6.0f} ms  p95 "
-                  f"{pct(keystroke, .95):6.0f} ms  ({len(keystroke)} queries typed at {args.key_ms} ms a key)")
+                  f"{pct(keystroke, .95):6.0f} ms  ({len(keystroke)} queries typed at {args.key_ms} ms a key; "
+                  f"results updated {statistics.mean(updates):.1f} times a query while typing, "
+                  f"{args.busy} busy processes beside)")
+            for proc_ in busy:
+                proc_.kill()
 
             time.sleep(max(0.0, args.graph_wait - (time.monotonic() - answered)))
             for label in ("first open", "second open"):
