@@ -22,6 +22,7 @@ def server(tmp_path_factory):
     shutil.copytree(DEMO_NOTES, vault)
     (vault / "Kanban plugin.md").write_text(PLUGIN_NOTE)
     (vault / "Journal" / "Weekend.md").write_text(WEEKEND_NOTE)
+    (vault / "Reference" / "Field log.md").write_text(FIELD_LOG)
     with running_server(root, vault, projects={"notes", "User Docs"}) as live:
         yield live.url
 
@@ -60,6 +61,13 @@ WEEKEND_NOTE = ("# Weekend\n\nBaked with the Sourdough bread recipe again.\n\nCh
                 "tmux cheatsheet.\n")
 
 
+# A long note whose match is far down, with an address too long for a phone's width (issue 40 row 14).
+FIELD_LOG = ("# Field log\n\n" + "".join(f"Day {i}: walked the lower meadow and counted the usual birds.\n\n"
+                                         for i in range(1, 80))
+             + "Day 80: found the heronry by the old mill, eleven nests.\n\n"
+             "Source: <https://example.org/birds/records/2026/lowermeadow.oldmill.heronry/countsbyseasonandnestinthelowermeadow.html>\n")
+
+
 def search(page, text: str) -> None:
     page.fill("#q", text)
     expect(page.locator("#results .result-count")).to_be_visible()
@@ -83,6 +91,27 @@ def test_typing_shows_badged_results_and_arrows_open_one(page):
     expect(page.locator("#doc-title")).to_have_text("Garden plan")
     expect(page.locator("#related .related-link").first).to_be_visible()
     shot(page, "search")
+
+
+@pytest.mark.parametrize("width", [1280, 400])
+def test_opening_a_result_shows_its_title_and_its_match_and_never_widens_the_page(page, width):
+    """Issue 40 row 14: at 1280 px the panel scrolled to the match and hid the note's title under the top bar; at
+    400 px a long address widened the page past the screen."""
+    page.set_viewport_size({"width": width, "height": 800})
+    page.goto("/search?q=heronry")
+    page.locator("#results .result a").first.click()
+    title = page.locator("#doc-title")
+    expect(title).to_have_text("Field log")
+    expect(page.locator("#match")).to_contain_text("heronry")
+    expect(page.locator("#match")).to_be_in_viewport()
+    if width == 1280:  # beside the list, the whole panel's head stays in view
+        top_bar = page.locator(".topbar").bounding_box()
+        assert title.bounding_box()["y"] >= top_bar["y"] + top_bar["height"], "the title is under the top bar"
+        expect(title).to_be_in_viewport()
+    preview = page.locator(".doc-main").bounding_box()
+    assert preview["x"] + preview["width"] <= width, preview  # a long address wraps inside the screen
+    expect(page.locator(".doc-info time").first).to_have_text(re.compile(r"^\d{1,2} [A-Z][a-z]{2} \d{4}"))
+    shot(page, f"opened-{width}")
 
 
 def test_each_toggle_changes_the_results(page):
@@ -291,7 +320,7 @@ def test_status_widget_status_page_and_projects_page(page):
     page.click("text=Add project")
     expect(page.locator(".notice.error")).to_contain_text("does not exist")
     page.console_errors.remove("Failed to load resource: the server responded with a status of 400 (BAD REQUEST)")
-    expect(page.locator("#status-widget")).to_contain_text("docs")
+    expect(page.locator("#status-widget")).to_contain_text(re.compile(r"\d+ notes"))
     shot(page, "projects")
     page.click("#status-widget a")
     expect(page.locator("h1")).to_have_text("Indexer status")

@@ -175,13 +175,13 @@ def test_adding_a_folder_updates_the_widget_and_warnings_are_not_errors(page, tm
     (folder / "Broken.md").write_text("---\ntitle: a: b\n---\nBody\n")
     page.goto("/projects")
     docs = page.locator("#status-widget .status-docs")
-    expect(docs).to_have_text(re.compile(r"^\d+ docs$"))
-    before = int(docs.inner_text().split()[0])
+    expect(docs).to_have_text(re.compile(r"^[\d,]+ notes?$"))
+    before = int(docs.inner_text().split()[0].replace(",", ""))
     page.fill("input[name=path]", str(folder))
     page.fill("input[name=name]", "Templates")
     page.click("text=Add project")
     expect(page.locator(".notice.ok")).to_contain_text("Added 'Templates'")
-    expect(docs).to_have_text(f"{before + 2} docs", timeout=30_000)  # without a reload
+    expect(docs).to_have_text(f"{before + 2:,} notes", timeout=30_000)  # without a reload
     expect(page.locator("#status-widget .status-warnings")).to_have_text("1 warning")  # the YAML, not the template
     expect(page.locator("#status-widget .status-errors")).to_have_count(0)
     page.goto("/status")

@@ -196,7 +196,7 @@ def test_help_searches_the_user_docs(client):
 def test_status_widget_polls_fast_only_while_work_is_pending(client):
     widget = results_of(client, "/status/widget")
     # Everything is embedded: a slow poll (the watcher may add files) and a refresh when a project changes.
-    assert "docs" in widget and 'hx-trigger="every 15s, skm-status-changed from:body"' in widget
+    assert "notes" in widget and 'hx-trigger="every 15s, skm-status-changed from:body"' in widget
     page = client.get("/status", base_url=BASE).get_data(as_text=True)
     assert "Files that failed" in page and "notes" in page
 
@@ -217,7 +217,30 @@ def test_status_says_how_fast_files_are_read_and_what_long_notes_have_left(clien
     assert "Reading notes: 3,200 of 10,000 files (118 files/s, about 57 s left)" in page
     assert "long notes: 12,400 passages left" in page
     widget = " ".join(results_of(client, "/status/widget").split())
-    assert "reading 3200/10000 files · 118/s · ~57s left" in widget and "every 2s" in widget
+    assert "reading 3,200/10,000 files · ~57 s left" in widget and "every 2s" in widget
+
+
+def test_the_top_bar_counts_your_notes_and_stays_one_short_line_while_embedding(client, engine, monkeypatch):
+    """Issue 40 rows 15 and 20: "6582 docs" counted the help pages, and "N chunks waiting · rate · ETA" beside the
+    notes searchable by meaning wrapped the top bar at 1280 px; the detail is in the tooltip."""
+    import re
+
+    real = engine.status
+
+    def embedding() -> dict:  # a 6,571-note vault a little over half embedded, beside the built-in help pages
+        status = real()
+        status["embed_rate_per_second"] = 35.2
+        notes = next(p for p in status["projects"] if p.get("project") == "notes")
+        notes.update(documents=6_571, documents_with_text=6_500, documents_embedded=4_012, chunks=20_000,
+                     embedded=8_000, pending=12_000, eta_seconds=341)
+        assert any(p.get("project") == USER_DOCS_NAME for p in status["projects"])
+        return status
+
+    monkeypatch.setattr(engine, "status", embedding)
+    widget = results_of(client, "/status/widget")
+    shown = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", widget)).split())
+    assert shown == "6,571 notes 40% 4,012 of 6,500 by meaning · ~6 min left", shown
+    assert "12,000 passages waiting to be embedded, 35 a second" in html.unescape(widget)  # in the tooltip
 
 
 def test_the_status_page_pauses_and_resumes_embedding(client, engine, monkeypatch):

@@ -135,6 +135,28 @@ def test_a_note_opens_in_obsidian_or_with_the_default_application(page, served):
     page.console_errors.remove("Failed to load resource: the server responded with a status of 404 (NOT FOUND)")
 
 
+def test_o_opens_the_result_in_focus_in_obsidian(page):
+    """Issue 40 row 18: no key opened a result in Obsidian; Enter opened the panel and the link was Tabs away."""
+    page.goto("/search?q=garden")
+    page.evaluate("""() => document.addEventListener('click', e => {  // where the browser would hand the link over
+        const link = e.target.closest('a.open-obsidian');
+        if (link) { e.preventDefault(); window.handedOver = link.href; } }, true)""")
+    page.locator("#q").press("ArrowDown")
+    first = page.locator("#results [data-nav-item]").first
+    expect(first).to_be_focused()
+    expect(page.locator("#doc-panel a.open-obsidian")).to_be_visible()  # previewed as the arrow stopped on it
+    page.keyboard.press("o")
+    title = page.locator("#doc-title").inner_text()
+    handed = page.evaluate("window.handedOver")
+    assert handed and handed.startswith("obsidian://open?vault=My%20Vault&file=") and "garden" in handed.lower(), handed
+    assert title.replace(" ", "%20") in handed
+    expect(first).to_be_focused()  # the list keeps its place
+    page.locator("#q").focus()
+    page.keyboard.press("End")
+    page.keyboard.press("o")  # typed into the box, never a shortcut there
+    expect(page.locator("#q")).to_have_value("gardeno")
+
+
 def test_only_a_file_inside_its_project_is_opened(tmp_path):
     from indexer.errors import InvalidQuery
     from webapp.opener import inside_project, obsidian_url

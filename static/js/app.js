@@ -246,6 +246,17 @@
       (sibling || document.getElementById("tag-q")).focus();
       return;
     }
+    if (event.key.toLowerCase() === "o" && !typing(target) && !event.ctrlKey && !event.metaKey && !event.altKey) {
+      // O opens the result in focus, or the note in the panel, in Obsidian (when its project is an Obsidian vault).
+      const link = document.querySelector("#doc-panel a.open-obsidian");
+      const shown = document.querySelector("#doc-panel .doc-info")?.dataset.documentId;
+      const item = target.matches?.("[data-nav-item]") ? target.closest("[data-document-id]") : null;
+      if (link && (item ? item.dataset.documentId === shown : target.closest?.("#doc-panel"))) {
+        event.preventDefault();
+        link.click();
+      }
+      return;
+    }
     if (event.key !== "ArrowDown" && event.key !== "ArrowUp") return;
     if (target === document.body) {  // the focused element was swapped away: take up the list's place again
       const place = listPlace();
@@ -335,7 +346,16 @@
     if (narrow) panel.scrollIntoView({ block: "start" });
     const match = panel.querySelector("#match");
     if (match) {
-      match.scrollIntoView({ block: narrow ? "nearest" : "center" });
+      const box = match.closest(".preview");
+      if (box) {
+        // Only the preview scrolls to the match: scrolling the panel (or, narrow, the page) as well put the note's
+        // title and details under the top bar, or the page sideways to a wide line (issue 40 row 14).
+        const at = match.getBoundingClientRect(), view = box.getBoundingClientRect();
+        box.scrollTop += at.top - view.top - Math.max(0, (view.height - at.height) / 2);
+        if (!narrow) panel.scrollTop = 0;
+      } else {
+        match.scrollIntoView({ block: narrow ? "nearest" : "center" });
+      }
       if (!inList) match.focus({ preventScroll: true });
     }
   }

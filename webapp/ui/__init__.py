@@ -1,6 +1,8 @@
 """The search window: one blueprint per feature, server-rendered partials swapped by htmx."""
 from __future__ import annotations
 
+from datetime import datetime
+
 from flask import Blueprint, Flask, send_from_directory
 from htmx_flask import Htmx
 from markupsafe import Markup, escape
@@ -48,6 +50,28 @@ def counted(n: int, noun: str) -> str:
     return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
+def duration(seconds: float | None) -> str:
+    """About how long, as the top bar says it: '45 s', '4 min', '1 h 20 min'."""
+    seconds = int(seconds or 0)
+    if seconds < 90:
+        return f"{seconds} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
+
+
+def when(value: str | None) -> Markup:
+    """A stored date or date-time ('2023-09-14', '2026-12-03T17:13:42') as a person reads it ('14 Sep 2023',
+    '3 Dec 2026, 17:13') in a <time> element that keeps the exact value; 'unknown' when there is none."""
+    if not value:
+        return Markup("unknown")
+    try:
+        moment = datetime.fromisoformat(str(value))
+    except ValueError:
+        return escape(value)  # a frontmatter date written some other way: shown as written
+    shown = f"{moment.day} {moment:%b %Y}" + (f", {moment:%H:%M}" if "T" in str(value) or " " in str(value) else "")
+    return Markup('<time datetime="%s">%s</time>') % (value, shown)
+
+
 def marked(text: str, highlights: list[list[int]] | None) -> Markup:
     """A snippet as HTML: the text escaped, each highlighted span (character offsets) wrapped in <mark>."""
     return Markup("").join(Markup("<mark>%s</mark>") % piece if marked else escape(piece)
@@ -72,6 +96,8 @@ def init_app(app: Flask) -> None:
     app.add_template_filter(marked, "marked")
     app.add_template_filter(match_label, "match_label")
     app.add_template_filter(counted, "counted")
+    app.add_template_filter(when, "when")
+    app.add_template_filter(duration, "duration")
     app.after_request(add_security_headers)
 
     @app.context_processor

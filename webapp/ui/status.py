@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from flask import Blueprint, redirect, request, url_for
 
+from indexer.content.docs import USER_DOCS_NAME
+
 from ..current import get_engine
 from .render import handle_errors, render, wants_partial
 
@@ -16,6 +18,11 @@ def summary(status: dict) -> dict:
     totals = {k: sum(p.get(k) or 0 for p in projects)
               for k in ("documents", "chunks", "embedded", "pending", "documents_with_text", "documents_embedded",
                         "long_note_pending")}
+    # The person's own notes: the built-in help pages are searched beside them but are not theirs to count.
+    mine = [p for p in projects if p.get("project") != USER_DOCS_NAME]
+    totals["notes"] = sum(p.get("documents") or 0 for p in mine)
+    totals["notes_with_text"] = sum(p.get("documents_with_text") or 0 for p in mine)
+    totals["notes_embedded"] = sum(p.get("documents_embedded") or 0 for p in mine)
     problems = [e for p in projects for e in p.get("errors") or []]
     # A file indexed with a warning (frontmatter read as text, a page skipped) is searchable: not an error.
     warnings = sum(1 for e in problems if e.get("indexed"))
