@@ -415,3 +415,11 @@ def test_a_results_why_is_fetched_when_opened_with_the_numbers_of_the_api(client
     assert "data-why-url" not in tag and "why-toggle" not in tag  # a tag search lists, it does not rank
     assert "no longer among" in client.get("/search/why?tag=1&tags=project&document_id=x", base_url=BASE,
                                            headers=HX).get_data(as_text=True)
+
+
+def test_counts_and_labels_say_what_was_searched(client):
+    """Issue 40 row 15: a search by tags alone was labelled "hybrid", and "Load 30 more" was offered with 1 left."""
+    page = " ".join(html.unescape(results_of(
+        client, "/search?project=notes&kw=1&smart=1&tag=1&tags=project&limit=1")).split())
+    assert '<span class="mode-name">tag</span>' in page, page[:2000]
+    assert "1 of 2 documents" in page and "Load 1 more</button>" in page

@@ -70,15 +70,16 @@ def _rule(search_type: str, similarity: float | None, ranking: Ranking, recency=
     threshold = ranking.meaning.threshold if ranking.meaning else None
     if search_type == "hybrid":
         name, note, share = boost or (0, 0.0, 1.0)
-        return (f"found by both legs: 1 + (note score {note:.4f} + name {TITLE_BONUS[name]:g} ({NAME_MATCHES[name]})) "
-                f"× {share:.4f} (its similarity over its note's best) + {CHUNK_WEIGHT:g} × similarity "
-                f"{similarity:.4f} = {score:.4f}; the note score fuses the note's legs as vault_search does (BM25 "
-                f"for the words, best passage and first passage by meaning: the best leg + 0.3 × the others' mean)")
+        return (f"found by its words and its meaning: 1 + (note score {note:.4f} + name {TITLE_BONUS[name]:g} "
+                f"({NAME_MATCHES[name]})) × {share:.4f} (its similarity over its note's best) + {CHUNK_WEIGHT:g} "
+                f"× similarity {similarity:.4f} = {score:.4f}; the note score fuses the note's legs as vault_search "
+                f"does (BM25 for the words, best passage and first passage by meaning: the best leg + 0.3 × the "
+                f"others' mean)")
     if search_type == "keyword" and partial:
         return ("found by some of the words alone (no passage of its note is close in meaning): 1.0, in the note "
                 "ranking's order, below every note found both ways")
     if search_type == "keyword":
-        return ("found by the keyword leg alone: 1.0, in the note ranking's order (title matches first, then chunks "
+        return ("found by its words alone: 1.0, in the note ranking's order (title matches first, then passages "
                 "holding more of the words)")
     if search_type == "recency" and recency:
         sim, age, fresh = recency

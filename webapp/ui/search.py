@@ -78,8 +78,8 @@ class SearchForm:
 
     @property
     def explainable(self) -> bool:
-        """Whether its results can say why they ranked (a tag search lists documents, it does not rank them)."""
-        return self.mode != "tag"
+        """Whether its results can say why they ranked (tags alone list documents, they do not rank them)."""
+        return self.mode != "tag" and bool(self.q.strip())
 
     @property
     def more(self) -> int | None:
