@@ -22,7 +22,8 @@ def server(tmp_path_factory):
     shutil.copytree(DEMO_NOTES, vault)
     (vault / "Kanban plugin.md").write_text(PLUGIN_NOTE)
     (vault / "Journal" / "Weekend.md").write_text(WEEKEND_NOTE)
-    (vault / "Reference" / "Field log.md").write_text(FIELD_LOG)
+    (vault / "Reference" / "Field notes").mkdir()
+    (vault / "Reference" / "Field notes" / "Field log.md").write_text(FIELD_LOG)
     with running_server(root, vault, projects={"notes", "User Docs"}) as live:
         yield live.url
 
@@ -174,6 +175,20 @@ def test_all_projects_scope_names_the_project(page):
     page.check("input[name=scope][value=all]")
     expect(page.locator("#results .result-count")).to_contain_text("all projects")
     expect(page.locator("#results .project-name").first).to_be_visible()
+
+
+def test_clicking_a_folder_name_lists_it_and_unfolds_it(page):
+    """Issue 40 row 17: the name listed the folder's notes but left its subfolders folded away."""
+    page.goto("/files")
+    child = page.locator(".folder-link[data-folder='Reference/Field notes']")
+    expect(child).to_be_hidden()
+    page.click(".folder-link[data-folder=Reference]")
+    expect(page.locator("#file-list h2")).to_contain_text("Reference")
+    expect(child).to_be_visible()
+    page.click(".folder-link[data-folder=Reference]")  # a second click on the name keeps it open; ▸ folds it
+    expect(child).to_be_visible()
+    child.click()
+    expect(page.locator("#file-list .doc-title")).to_have_text(["Field log"])
 
 
 def test_files_tag_filter_and_folder_tree(page):

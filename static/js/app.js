@@ -302,6 +302,10 @@
     if (target.closest(".folder-link, .tag-link, .clear-filter")) {
       const filter = document.getElementById("file-name");
       if (filter) filter.value = "";
+      // A folder's name lists it and unfolds it (its ▸ alone folds it again): the link's click, taken by htmx,
+      // never reached the <summary> around it.
+      const folder = target.closest("summary > .folder-link")?.closest("details");
+      if (folder) folder.open = true;
     }
     const more = target.closest("button.load-more");
     if (more) focusAfterSwap = Number(more.dataset.focusResult);
