@@ -315,6 +315,27 @@ def test_f1_from_the_smart_hint_finds_the_semantic_search_docs(page):
     shot(page, "help")
 
 
+def test_a_help_topic_reads_as_a_page_at_an_address_of_its_own(page, server):
+    """Issue 40 row 16: a topic opened as a file (the checkout's path, size, an Open button), at no address of its
+    own, and said port 8765 whatever the server's."""
+    page.goto("/help")
+    page.click("#help-results .document-link >> text=The search window")
+    expect(page).to_have_url(re.compile(r"/help/The(%20| )search(%20| )window$"))
+    panel = page.locator("#doc-panel")
+    expect(panel.locator("#doc-title")).to_have_text("The search window")
+    for file_detail in (".doc-path", "button.open-file", "dl.facts"):
+        expect(panel.locator(file_detail)).to_have_count(0)
+    port = server.rsplit(":", 1)[1]
+    expect(panel).to_contain_text(f"127.0.0.1:{port}")
+    if port != "8765":
+        expect(panel).not_to_contain_text("8765")
+    page.reload()  # the address opens the same topic on its own
+    expect(page.locator("#doc-panel #doc-title")).to_have_text("The search window")
+    shot(page, "help-topic")
+    missing = page.request.get("/help/No such topic")
+    assert missing.status == 404 and "There is no help topic &#39;No such topic&#39;" in missing.text()
+
+
 def test_back_restores_the_previous_search(page):
     page.goto("/")
     search(page, "garden")

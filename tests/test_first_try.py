@@ -188,6 +188,10 @@ def test_adding_a_folder_updates_the_widget_and_warnings_are_not_errors(page, tm
     templates = page.locator(".status-project").filter(has_text="Templates")
     expect(templates.locator("table.errors")).to_contain_text("Broken.md")
     expect(templates.locator("table.errors")).not_to_contain_text("Book Template.md")
+    # Issue 40 row 20: the Status page's paths are links: the folder to its notes, a file to itself in Files.
+    expect(templates.locator("a.project-files")).to_have_text(str(folder))
+    templates.locator("table.errors a", has_text="Broken.md").click()
+    expect(page.locator("#file-list .doc-title")).to_have_text(["Broken"])
     page.goto("/projects")
     page.once("dialog", lambda dialog: dialog.accept())  # "Remove 'Templates' and its index?"
     page.locator("tr", has_text="Templates").locator("button", has_text="Remove").click()

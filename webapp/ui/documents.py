@@ -20,7 +20,12 @@ DOCS_ADDRESS = "127.0.0.1:8765"  # as the user docs write the server's address
 
 @bp.get("/documents/<document_id>")
 def document(document_id: str):
-    project = arg("project", max_chars=64) or None
+    context = panel(document_id, arg("project", max_chars=64) or None)
+    return render("documents/page.html", "documents/_panel.html", **context)
+
+
+def panel(document_id: str, project: str | None) -> dict:
+    """What the Document Info Panel shows of a document (a help topic shows its text alone: see help.py)."""
     doc = get_engine().document(document_id, project)
     at_lines = parse_lines(arg("lines", max_chars=40))
     match = matching_passage(doc["passages"], at_lines)  # the passage the panel names is the one it highlights
@@ -33,8 +38,9 @@ def document(document_id: str):
     shown = preview(doc["content"], doc["file_type"], doc["passages"], match, link_href)
     if doc["project"] == USER_DOCS_NAME:  # the user docs name the default address; show the one this server has
         shown = Markup(str(shown).replace(DOCS_ADDRESS, f"127.0.0.1:{current_app.config['SKMEMORY_PORT']}"))
-    return render("documents/page.html", "documents/_panel.html", doc=doc, obsidian_url=obsidian_url(doc),
-                  match=doc["passages"][match] if match is not None else None, preview=shown)
+    return {"doc": doc, "obsidian_url": obsidian_url(doc), "preview": shown,
+            "help_topic": doc["project"] == USER_DOCS_NAME,
+            "match": doc["passages"][match] if match is not None else None}
 
 
 @bp.post("/documents/<document_id>/open")
