@@ -26,23 +26,35 @@ def test_add_index_status_remove(vault, data_home):
     assert [(p["name"], p["root"]) for p in listed] == [("notes", str(vault.resolve()))]
 
     (vault / "broken.json").write_text("{not json")
+    words = " ".join(f"word{i}" for i in range(300))  # long sections: two passages, each naming the herons
+    (vault / "Herons.md").write_text(f"# Herons\n\n## Spring\n\nThe herons came back. {words}\n\n"
+                                     f"## Autumn\n\nThe herons left again. {words}\n")
     indexed = skmemory("index", "notes", check=True)
     assert "files parsed" in indexed.stderr and "chunks embedded" in indexed.stderr
     assert "chunks/s" in indexed.stderr
-    assert "11 added" in indexed.stderr
+    assert "12 added" in indexed.stderr
 
     status = json.loads(skmemory("status", "notes", "--json", check=True).stdout)
-    assert status["documents"] == 11
+    assert status["documents"] == 12
     assert status["embedded"] == status["chunks"] > 0 and status["pending"] == 0
     assert status["embeddings_available"] is True
     assert [e["path"] for e in status["errors"]] == ["broken.json"]
     text = skmemory("status", "notes", check=True).stdout
-    assert "documents: 11" in text and "broken.json" in text
+    assert "documents: 12" in text and "broken.json" in text
 
     typo = skmemory("search", "sourdugh", "--documents", check=True)  # a typo is corrected, and says so
     assert "Showing results for: sourdough" in typo.stderr and "Sourdough" in typo.stdout
     as_typed = skmemory("search", "sourdugh", "--mode", "keyword", "--no-correct", check=True)
     assert "Showing results for" not in as_typed.stderr and "No results." in as_typed.stdout
+
+    # Issue 40 row 19: one row per note by default (a note twice in a row was one row per passage); --passages
+    # lists each passage, and --json stays the API's answer.
+    per_note = skmemory("search", "herons", "--mode", "keyword", check=True).stdout
+    assert per_note.count("Herons  (Herons.md)") == 1, per_note
+    per_passage = skmemory("search", "herons", "--mode", "keyword", "--passages", check=True).stdout
+    assert per_passage.count("Herons  (Herons.md)") >= 2, per_passage
+    answer = json.loads(skmemory("search", "herons", "--mode", "keyword", "--json", check=True).stdout)
+    assert [r["path"] for r in answer["results"]].count("Herons.md") >= 2 and "grouped" not in answer
 
     removed = skmemory("remove", "notes", check=True)
     assert "untouched" in removed.stdout

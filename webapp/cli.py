@@ -417,7 +417,9 @@ def serve(ctx: click.Context, port: int, demo: bool) -> None:
 @click.option("--tag", "tags_all", multiple=True, help="Only documents with this tag (repeat: all of them).")
 @click.option("--any-tag", "tags_any", multiple=True, help="Only documents with one of these tags.")
 @click.option("--limit", type=click.IntRange(1, 100), default=10, show_default=True)
-@click.option("--documents", "group", is_flag=True, help="One result per document (its best passage first).")
+@click.option("--documents/--passages", "group", default=None,
+              help="One result per document, its best passage shown (the default), or one per matching passage "
+                   "(the default with --json, the API's own answer).")
 @click.option("--explain", is_flag=True, help="Say why each result ranked: each leg's rank and score, the rule.")
 @click.option("--explain-document", metavar="DOCUMENT_ID",
               help="Say where this document ranked in each leg, or what kept it out of the results.")
@@ -428,8 +430,8 @@ def serve(ctx: click.Context, port: int, demo: bool) -> None:
               help="Where to look for a running server when the data folder records none (env SKMEMORY_PORT).")
 @click.pass_context
 def search(ctx: click.Context, words: tuple, mode: str, project: str | None, all_projects: bool, tags_all: tuple,
-           tags_any: tuple, limit: int, group: bool, explain: bool, explain_document: str | None, no_correct: bool,
-           as_json: bool, port: int | None) -> None:
+           tags_any: tuple, limit: int, group: bool | None, explain: bool, explain_document: str | None,
+           no_correct: bool, as_json: bool, port: int | None) -> None:
     """Search your projects; asks the running server when there is one, else opens the index itself.
 
     The words need no quotes: skmemory search how to sync is the query "how to sync" (quote a phrase to keep
@@ -440,6 +442,8 @@ def search(ctx: click.Context, words: tuple, mode: str, project: str | None, all
     from indexer import SearchRequest
 
     query = " ".join(words)
+    if group is None:  # a person reads one row per note; --json is the API's answer as it comes
+        group = not as_json
     try:
         request = SearchRequest(query, mode, project=project, scope="all" if all_projects else "project",
                                 tags_all=tags_all, tags_any=tags_any, limit=limit, group=group, explain=explain,
