@@ -376,3 +376,39 @@ def test_a_search_the_model_finishes_loading_during_says_it_answered_by_keyword(
     assert first["semantic_available"] is False and "still loading" in first["semantic_reason"]
     again = engine.search(SearchRequest("how do I keep a process running after logout", "hybrid"))
     assert again["semantic_available"] is True and "semantic_reason" not in again
+
+
+def test_fifty_searches_at_once_map_the_index_a_few_times_not_fifty(make_engine):
+    """Issue 40 row 28: each request thread opened a read connection of its own, which maps the index file; under
+    50 clients the server's RSS reached 6-7 GB, the same pages mapped again and again. The threads now share a few."""
+    import threading
+
+    from indexer import SearchRequest
+    from indexer.search.index import READERS
+
+    engine = make_engine(embedder="words")
+    database = str(engine.index("notes").database)
+    searched = threading.Barrier(51, timeout=60)
+
+    def search() -> None:  # searches, then stays alive holding what it opened until every thread has searched
+        engine.search(SearchRequest("garden watering", "hybrid"))
+        searched.wait()
+        searched.wait()
+
+    threads = [threading.Thread(target=search) for _ in range(50)]
+    for thread in threads:
+        thread.start()
+    searched.wait()
+    # Each connection holds the file open (and maps it, once it reads it through the map): count the open files.
+    mapped = sum(1 for fd in os.listdir("/proc/self/fd") if _link(f"/proc/self/fd/{fd}") == database)
+    searched.wait()
+    for thread in threads:
+        thread.join(30)
+    assert 1 <= mapped <= READERS + 1, f"the index is open {mapped} times with 50 searching threads (and the writer)"
+
+
+def _link(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:  # closed meanwhile
+        return ""

@@ -144,8 +144,17 @@ def main() -> None:
                     with lock:
                         errors.append(f"{path.split('?')[0]}: {exc}")
 
+        peak = {"rss": 0, "pss": 0}
+
+        def sample() -> None:  # the server's resident memory as ps and the OOM killer count it, and its share
+            while time.monotonic() < stop:
+                peak["rss"] = max(peak["rss"], memory_kb(server.pid, "status", "VmRSS:"))
+                peak["pss"] = max(peak["pss"], memory_kb(server.pid, "smaps_rollup", "Pss:"))
+                time.sleep(0.5)
+
         first, started = embedded_now(port), time.monotonic()
         threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
+        threads.append(threading.Thread(target=sample))
         for t in threads:
             t.start()
         for t in threads:
@@ -168,7 +177,20 @@ def main() -> None:
     print(f"{'ratio':24}{l50 / i50:10.1f}{l95 / i95:10.1f}{l99 / i99:10.1f}")
     print(f"embedder: {idle_rate:.1f} chunks/s alone, {load_rate:.1f} chunks/s under load "
           f"({load_rate / idle_rate:.2f}x)" if idle_rate else "embedder: no progress measured alone")
-    print(f"(throughput under load: {len(latencies) / args.seconds:.1f} searches/s; data home {home})")
+    print(f"throughput: one client {len(idle) / sum(idle):.1f} searches/s idle, {args.clients} clients "
+          f"{len(latencies) / args.seconds:.1f} searches/s under load; server memory at most "
+          f"{peak['rss'] / 2**20:.2f} GB RSS ({peak['pss'] / 2**20:.2f} GB PSS); data home {home}")
+
+
+def memory_kb(pid: int, name: str, field: str) -> int:
+    """A memory figure of /proc/PID/NAME in kB (0 when the process is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/{name}").read_text().splitlines():
+            if line.startswith(field):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
 
 if __name__ == "__main__":
