@@ -211,8 +211,14 @@ def test_every_tool_answers_in_rows_an_agent_can_afford(live, tmp_path):
                                                             for c in suggested["close_in_meaning"])
             assert "Projects/Compost log.md" not in [c["path"] for c in suggested["close_in_meaning"]]  # linked
             context = (await s.call_tool("get_context", {"query": "garden", "token_budget": 100})).structured_content
-            assert context == api(port, "/api/context", q="garden", budget=100)
-            assert context["items"] and context["tokens_used"] <= 100
+            full = api(port, "/api/context", q="garden", budget=100)
+            assert [(i["path"], i["lines"], i["content"]) for i in context["items"]] == [
+                (i["path"], i["lines"], i["content"]) for i in full["items"]]  # the API's passages, in its order
+            assert context["items"] and context["tokens_used"] == full["tokens_used"] <= 100
+            # What an agent cites a passage by, and nothing else (ids, absolute path, score: ~450 characters each).
+            assert all(set(i) <= {"path", "heading", "lines", "content"} for i in context["items"]), context
+            metadata = sum(len(json.dumps({k: v for k, v in i.items() if k != "content"})) for i in context["items"])
+            assert metadata / len(context["items"]) < 120, context
             print(f"\nhybrid_search, 5 rows: ~{approx_tokens(hybrid)} tokens; with detail=chunks: "
                   f"~{approx_tokens(chunks)}")
             assert approx_tokens(hybrid) * 4 < approx_tokens(chunks)

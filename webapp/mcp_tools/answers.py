@@ -33,17 +33,23 @@ def _day(value: str | None) -> str | None:
 def note_row(hit: dict, with_project: bool = False) -> dict:
     """A chunk or note hit of the API as one compact row."""
     row = {"path": hit["path"], "title": hit["title"], "score": round(hit["score"], 3)}
-    headings = list(hit.get("heading_path") or [])
-    if headings and headings[0].strip().lower() == str(hit["title"] or "").strip().lower():
-        headings = headings[1:]  # the note's own H1 is its title, already in the row (106 of 120 rows repeated it)
-    if headings:
-        row["heading"] = " > ".join(headings)
+    if heading := heading_of(hit):
+        row["heading"] = heading
     if hit.get("lines"):
         row["lines"] = hit["lines"]
     row["snippet"] = clip(hit.get("snippet") or hit.get("content"))
     if with_project:
         row["project"] = hit["project"]
     return row
+
+
+def heading_of(hit: dict) -> str | None:
+    """The headings a passage sits under, less the note's own H1 (its title, which the row says already: 106 of
+    120 rows repeated it)."""
+    headings = list(hit.get("heading_path") or [])
+    if headings and headings[0].strip().lower() == str(hit.get("title") or "").strip().lower():
+        headings = headings[1:]
+    return " > ".join(headings) or None
 
 
 def search_answer(api: dict, limit: int) -> dict:
@@ -99,6 +105,24 @@ def suggestions_answer(api: dict) -> dict:
                              for c in api["close_in_meaning"]],
         "semantic_available": api["semantic_available"],
     }
+
+
+def context_answer(api: dict, every_project: bool) -> dict:
+    """get_context's passages with what an agent cites them by: path, the headings they sit under (when they say
+    more than the title), file lines and the text, and the project when every project was drawn from. The API's
+    ids, absolute path, score and token count cost ~450 characters a passage, more than a 300-token budget's text."""
+    out = {key: api[key] for key in ("query", "tokens_used", "truncated", "semantic_available", "semantic_reason")
+           if key in api}
+    items = []
+    for item in api.get("items", []):
+        row = {"project": item.get("project")} if every_project else {}
+        row["path"] = item["path"]
+        if heading := heading_of(item):
+            row["heading"] = heading
+        row.update(lines=item.get("lines"), content=item["content"])
+        items.append(row)
+    out["items"] = items
+    return out
 
 
 def vault_row(note: dict) -> dict:

@@ -104,8 +104,8 @@ class MemoryResponse(Shape):
 class ContextResponse(Shape):
     query: str
     tokens_used: int
-    items: list[dict[str, Any]] = Field(description="Passages with project, path, heading_path, lines, "
-                                                    "content.")
+    items: list[dict[str, Any]] = Field(description="Passages with path, heading, lines, content (and project with "
+                                                    "scope 'all').")
     truncated: bool = Field(description="True when a passage that ranked did not fit the budget.")
     semantic_available: bool
 

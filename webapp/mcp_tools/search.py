@@ -128,12 +128,13 @@ def get_context(link, query: Query, token_budget: Annotated[int, Field(
                       ) -> Annotated[CallToolResult, ContextResponse]:
     """Collect the best passages for a task, packed into a token budget, each with its provenance.
 
-    Runs hybrid search and keeps whole passages in rank order while they fit; each names its project, path,
-    headings and file lines. Use it to ground an answer in the user's notes.
+    Runs hybrid search and keeps whole passages in rank order while they fit; each names its path, headings and
+    file lines (and project, with scope='all'). Use it to ground an answer in the user's notes.
     Prefer hybrid_search to see a ranked list first.
     Example: get_context(query="how is the garden watered", token_budget=1500)
     """
-    return answer(get(link, "/api/context", q=query, budget=token_budget, project=project, scope=scope))
+    found = get(link, "/api/context", q=query, budget=token_budget, project=project, scope=scope)
+    return answer(shape.context_answer(found, every_project=scope == "all"))
 
 
 
