@@ -91,6 +91,11 @@ def test_typing_shows_badged_results_and_arrows_open_one(page):
     page.keyboard.press("Enter")
     expect(page.locator("#doc-title")).to_have_text("Garden plan")
     expect(page.locator("#related .related-link").first).to_be_visible()
+    # Issue 40 row 14: the note's frontmatter properties are shown, as Obsidian shows them (its tags are above)
+    properties = page.locator("#doc-panel .properties")
+    expect(properties).to_contain_text("status")
+    expect(properties).to_contain_text("active")
+    expect(properties).not_to_contain_text("project/garden")
     shot(page, "search")
 
 
