@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from flask import Blueprint, redirect, request, url_for
 
-from indexer.content.docs import USER_DOCS_NAME
+from indexer import USER_DOCS_NAME
 
 from ..current import get_engine
 from .render import handle_errors, render, wants_partial
