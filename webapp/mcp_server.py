@@ -21,11 +21,10 @@ from indexer.limits import check_texts
 
 from .mcp_link import ServerLink
 from .mcp_tools.answers import unknown_arguments, validation_sentences
-from . import mcp_wire
 from .mcp_stdio import stdio_streams
 from .mcp_tools import register
 from .mcp_tools.published import published
-from .mcp_wire import INSTRUCTIONS, NAME, TITLE, Wire, version
+from .mcp_wire import INSTRUCTIONS, NAME, TITLE, Wire, take, version
 
 logger = logging.getLogger(__name__)
 
@@ -90,5 +89,5 @@ def run(home: Path, port: int, wire: Wire | None = None, link: ServerLink | None
         link = ServerLink(home, port)
         threading.Thread(target=link.warm, name="skmemory-server-start", daemon=True).start()
     server = build_server(link)
-    server.wire = wire or mcp_wire.take()
+    server.wire = wire or take()
     server.run("stdio")

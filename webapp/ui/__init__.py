@@ -50,6 +50,11 @@ def counted(n: int, noun: str) -> str:
     return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
+def thousands(n: int | None) -> str:
+    """'12,400': a count as the window writes it."""
+    return f"{n or 0:,}"
+
+
 def duration(seconds: float | None) -> str:
     """About how long, as the top bar says it: '45 s', '4 min', '1 h 20 min'."""
     seconds = int(seconds or 0)
@@ -98,6 +103,7 @@ def init_app(app: Flask) -> None:
     app.add_template_filter(counted, "counted")
     app.add_template_filter(when, "when")
     app.add_template_filter(duration, "duration")
+    app.add_template_filter(thousands, "thousands")
     app.after_request(add_security_headers)
 
     @app.context_processor
