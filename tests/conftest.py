@@ -105,7 +105,9 @@ def _stuck(item: pytest.Item) -> None:
     frame = sys._current_frames().get(threading.main_thread().ident)
     frames = [f for f in traceback.extract_stack(frame) if not any(part in f.filename for part in ("/_pytest/",
                                                                                                   "/pluggy/"))]
-    say(f"=== {item.nodeid} waits in: ===\n" + "".join(traceback.format_list(frames[-12:])))
+    ours = [f for f in frames if f.filename.startswith(str(Path(__file__).parent))]
+    say(f"=== {item.nodeid} waits in: ===\n" + "".join(traceback.format_list(ours[-6:]))
+        + "  ... which waits in:\n" + "".join(traceback.format_list(frames[-6:])))
     os._exit(3)
 
 

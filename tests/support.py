@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from contextlib import asynccontextmanager, contextmanager
@@ -172,21 +173,115 @@ def chromium(args: list[str] = ARGS):
             browser.close()
 
 
+# Chromium has stopped answering in CI twice, both times in Cluster View's first test (WebGL drawn by SwiftShader),
+# and Playwright's calls without a timeout of their own (evaluate, mouse moves, new pages) then waited on it until
+# the run's watchdog ended the whole run. No browser test holds a page near this long; one that does is stuck.
+BROWSER_STALL_S = float(os.environ.get("SKMEMORY_BROWSER_STALL", "240"))
+
+
+class ChromiumStalled(AssertionError):
+    """Chromium stopped answering a page; the guard killed it so the waiting call could return."""
+
+
+def _proc_stat(pid: int) -> tuple[int, str, float] | None:
+    """(parent pid, state, CPU seconds) of a process, from /proc; None when it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()  # after "pid (name) ": state, ppid, ..., utime, stime at 11, 12
+    return int(fields[1]), fields[0], (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def chromium_processes() -> list[tuple[int, str]]:
+    """This run's Chromium processes (under Playwright's driver, itself under this process), each with a line saying
+    what it is (--type=renderer, gpu-process, ...) and what it was doing: its state and CPU seconds."""
+    stats = {int(entry.name): stat for entry in Path("/proc").iterdir() if entry.name.isdigit()
+             if (stat := _proc_stat(int(entry.name)))}
+    ours, found = {os.getpid()}, True
+    while found:
+        found = False
+        for pid, (parent, _, _) in stats.items():
+            if parent in ours and pid not in ours:
+                ours.add(pid)
+                found = True
+    described = []
+    for pid in sorted(ours):
+        try:
+            if Path(f"/proc/{pid}/exe").resolve() != CHROMIUM:
+                continue
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        kind = match[1] if (match := re.search(r"--type=([\w-]+)", args)) else "browser"
+        _, state, cpu = stats[pid]
+        described.append((pid, f"{kind} {pid}: state {state}, {cpu:.1f} s CPU"))
+    return described
+
+
+@contextmanager
+def stall_guard(seconds: float = BROWSER_STALL_S) -> Iterator[list[str]]:
+    """Past SECONDS, kill this run's Chromium so a Playwright call waiting on it raises; the list yielded then holds
+    what its processes were doing when it was killed."""
+    seen: list[str] = []
+
+    def kill() -> None:
+        processes = chromium_processes()
+        seen.append("; ".join(line for _, line in processes) or "no Chromium process left")
+        for pid, _ in processes:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    timer = threading.Timer(seconds, kill)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield seen
+    finally:
+        timer.cancel()
+
+
 @contextmanager
 def browser_page(browser, base_url: str, benign: set[str] = BENIGN):
     """A fresh 1280x800 page on BASE_URL whose script and console errors collect in page.console_errors.
 
-    On exit the context closes and no error may be left (a test removes the ones it expects).
+    On exit the context closes and no error may be left (a test removes the ones it expects). A page held past
+    BROWSER_STALL_S ends in ChromiumStalled, saying what Chromium's processes were doing, instead of waiting forever.
     """
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=base_url)
-    page = context.new_page()
-    errors: list[str] = []
-    page.console_errors = errors
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" and msg.text not in benign else None)
-    yield page
-    context.close()
+    with stall_guard() as stalled:
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=base_url)
+            page = context.new_page()
+            errors: list[str] = []
+            page.console_errors = errors
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on("console",
+                    lambda msg: errors.append(msg.text) if msg.type == "error" and msg.text not in benign else None)
+            yield page
+            context.close()
+        except Exception as exc:
+            if stalled:
+                raise ChromiumStalled(f"Chromium stopped answering for {BROWSER_STALL_S:.0f} s and was killed; its "
+                                      f"processes were: {stalled[0]}") from exc
+            raise
     assert not errors, errors  # no script errors, no CSP violations, no missing files
+
+
+def relaunched(browser):
+    """BROWSER if it still answers, else a fresh Chromium launched by the same Playwright (kept for the rest of the
+    module's tests; Playwright closes it when the module's browser fixture ends)."""
+    while not browser.is_connected() and id(browser) in _RELAUNCHED:
+        browser = _RELAUNCHED[id(browser)]
+    if browser.is_connected():
+        return browser
+    fresh = browser.browser_type.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+    _RELAUNCHED[id(browser)] = fresh
+    return fresh
+
+
+_RELAUNCHED: dict[int, object] = {}
 
 
 def app_client(app):

@@ -7,10 +7,12 @@ import shutil
 import urllib.parse
 import urllib.request
 
+import warnings
+
 import pytest
 
-from support import REPO, SHOTS, shot
-from test_browser import expect, page, server  # noqa: F401 (fixtures)
+from support import REPO, SHOTS, ChromiumStalled, browser_page, relaunched, shot
+from test_browser import expect, server  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.slow
 README_SHOT = REPO / "docs" / "screenshots" / "cluster-view.png"
@@ -20,6 +22,20 @@ QUERY = "baking bread with a starter"
 def api(server: str, path: str, **params) -> dict:
     with urllib.request.urlopen(f"{server}{path}?{urllib.parse.urlencode(params)}", timeout=30) as response:
         return json.load(response)
+
+
+def on_a_page(browser, server: str, check) -> None:
+    """CHECK on a fresh page, and once more on a fresh Chromium if the first one stopped answering: WebGL drawn by
+    SwiftShader has stalled Chromium in this module twice in CI (each time in the first test, the rest of the run
+    passing), never here in dozens of runs. A second stall fails the test, saying what Chromium was doing."""
+    try:
+        with browser_page(relaunched(browser), server) as page:
+            check(page)
+        return
+    except ChromiumStalled as stall:
+        warnings.warn(f"{stall}; running the test once more on a fresh Chromium")
+    with browser_page(relaunched(browser), server) as page:
+        check(page)
 
 
 def click_node(page, node_id: str) -> None:
@@ -34,7 +50,11 @@ def click_node(page, node_id: str) -> None:
     page.mouse.click(x, y)
 
 
-def test_typing_lights_up_semantic_matches_and_a_click_opens_the_panel(page, server):
+def test_typing_lights_up_semantic_matches_and_a_click_opens_the_panel(browser, server):
+    on_a_page(browser, server, lambda page: typing_lights_up_semantic_matches(page, server))
+
+
+def typing_lights_up_semantic_matches(page, server: str) -> None:
     page.goto("/cluster?project=notes")
     page.wait_for_function("() => window.skmCluster && window.skmCluster.ready")
     graph = api(server, "/api/graph", project="notes")
@@ -72,7 +92,11 @@ def test_typing_lights_up_semantic_matches_and_a_click_opens_the_panel(page, ser
         shutil.copyfile(SHOTS / "cluster-view.png", README_SHOT)
 
 
-def test_legend_and_filters_hide_nodes_and_all_projects_loads(page, server):
+def test_legend_and_filters_hide_nodes_and_all_projects_loads(browser, server):
+    on_a_page(browser, server, legend_and_filters_hide_nodes)
+
+
+def legend_and_filters_hide_nodes(page) -> None:
     page.goto("/cluster?project=notes")
     page.wait_for_function("() => window.skmCluster && window.skmCluster.ready")
     hidden = ("() => window.skmCluster.graph.nodes()"
