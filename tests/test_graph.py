@@ -143,6 +143,27 @@ def test_graph_follows_added_edited_and_deleted_documents(client, engine, vault)
     assert stored == len(deleted["nodes"])
 
 
+def test_a_note_deleted_while_the_graph_is_built_is_left_out_of_the_saved_positions(engine, vault):
+    """The server builds graphs in the background from a read snapshot and saves positions through the writer: a
+    sync that deletes a note in between made the save fail ("FOREIGN KEY constraint failed") and logged a traceback."""
+    from indexer.graph import ForgeGraphs
+
+    def sync_then_save(name, changed, gone, afresh):
+        (vault / "Projects" / "Compost log.md").unlink()
+        engine.writer(name).sync()  # lands after the graph read its notes, before their positions are kept
+        engine._save_positions(name, changed, gone, afresh)
+
+    graphs = ForgeGraphs(engine._scope_indexes, engine.search, sync_then_save)
+    graph = graphs.graph("notes")
+    assert "Projects/Compost log.md" in {n["path"] for n in graph["nodes"]}  # drawn from what it read
+    index = engine.index("notes")
+    kept = index.sql("SELECT d.rel_path FROM graph_positions g JOIN documents d USING (document_id)")
+    drawn = [n["path"] for n in graph["nodes"]]
+    assert sorted(r[0] for r in kept) == sorted(p for p in drawn if p != "Projects/Compost log.md")
+    refreshed = engine.graphs.graph("notes")
+    assert "Projects/Compost log.md" not in {n["path"] for n in refreshed["nodes"]}
+
+
 def test_graph_search_lights_up_what_semantic_search_returns(client):
     query = "baking bread with a starter"
     lit = get(client, f"/api/graph/search?project=notes&q={query}")

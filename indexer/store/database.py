@@ -149,14 +149,17 @@ class Store:
 
     def save_graph_positions(self, changed: list[tuple[str, float, float, str]], gone: list[str],
                              afresh: bool) -> None:
-        """Keep the Forge Graph's node positions: those that changed, without the documents gone."""
+        """Keep the Forge Graph's node positions: those that changed, without the documents gone. The graph was
+        drawn from a read of the index, so a document a sync deleted since then is skipped, not a foreign-key error."""
         with self.lock, self.conn:
             if afresh:
                 self.conn.execute("DELETE FROM graph_positions")
             self.conn.executemany("DELETE FROM graph_positions WHERE document_id = ?", [(d,) for d in gone])
             self.conn.executemany(
-                "INSERT INTO graph_positions (document_id, x, y, placed) VALUES (?, ?, ?, ?) ON CONFLICT(document_id) "
-                "DO UPDATE SET x = excluded.x, y = excluded.y, placed = excluded.placed", changed)
+                "INSERT INTO graph_positions (document_id, x, y, placed) SELECT document_id, ?, ?, ? FROM documents "
+                "WHERE document_id = ? ON CONFLICT(document_id) "
+                "DO UPDATE SET x = excluded.x, y = excluded.y, placed = excluded.placed",
+                [(x, y, placed, d) for d, x, y, placed in changed])
 
     # --- the substring index, which a big sync leaves to catch up (migration m015) ------------------------------
 
