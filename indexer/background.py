@@ -247,6 +247,14 @@ class BackgroundIndexer:
                 self._restart_watcher()
                 project.close()
 
+    def _closed_since(self, project: Project) -> bool:
+        """Whether PROJECT was removed or renamed (and closed) while work on it was in hand: that work's failure
+        is the end of it, said in a line, not an error."""
+        if self.projects.get(project.name) is project:
+            return False
+        logger.info("Stopped indexing %s: the project was removed or renamed meanwhile", project.name)
+        return True
+
     def _restart_watcher(self, wait: bool = True) -> None:
         if self._watcher:
             self._watcher.stop()
@@ -509,6 +517,8 @@ class BackgroundIndexer:
             self.last_sync[name] = {"error": str(exc), "at": time.time()}
             return
         except Exception as exc:
+            if self._closed_since(project):
+                return
             if is_damage(exc):
                 self.report_damage(name, f"SQLite says: {exc}")
                 return
@@ -537,6 +547,8 @@ class BackgroundIndexer:
         except DiskFull as exc:  # caught up once there is room again
             self._wait_for_space(str(exc))
         except Exception as exc:  # search finds what the index holds; the next start tries again
+            if self._closed_since(project):
+                return
             if is_damage(exc):
                 self.report_damage(project.name, f"SQLite says: {exc}")
                 return
@@ -561,7 +573,9 @@ class BackgroundIndexer:
                         self._wait_for_space(str(exc))
                         break
                     except Exception as exc:
-                        if is_damage(exc):
+                        if self._closed_since(project):
+                            pass
+                        elif is_damage(exc):
                             self.report_damage(project.name, f"SQLite says: {exc}")
                         else:
                             logger.exception("Embedding for %s failed", project.name)

@@ -270,3 +270,42 @@ def test_one_big_note_never_holds_up_another_projects_edits_or_a_stop(tmp_path):
         assert time.monotonic() - started < 8, "Ctrl+C waited for the big note"
     with running_server(tmp_path, None, home=tmp_path / "home", env=env, projects={"notes", "b"}) as server:
         eventually(lambda: search(server, "notes", "glaucous") == 1, timeout=120)  # read whole at the next start
+
+
+def test_removing_a_project_while_it_embeds_stops_quietly_and_deletes_its_index(home, vault, monkeypatch, caplog):
+    """Row 30 of issue 40: a project removed while a batch of its passages was in the model logged "Embedding for
+    notes failed" with a traceback (the batch came back to a closed index)."""
+    import logging
+    import threading
+
+    from indexer.engine import Engine
+
+    home.add_project(vault, "notes")
+    in_model, release, returned = threading.Event(), threading.Event(), threading.Event()
+    real = home.embedder.embed
+
+    def held(texts, **kwargs):  # the first batch waits in the model until the project is removed
+        in_model.set()
+        release.wait(60)
+        try:
+            return real(texts, **kwargs)
+        finally:
+            returned.set()
+
+    monkeypatch.setattr(home.embedder, "embed", held)
+    caplog.set_level(logging.INFO, logger="indexer")
+    svc = BackgroundIndexer(home, role="test").start()
+    try:
+        assert in_model.wait(120), "embedding never started"
+        index_dir = home.project("notes").index_dir
+        Engine(home, background=svc).remove_project("notes")
+        release.set()
+        assert returned.wait(60)
+        eventually(lambda: any("removed" in r.getMessage() for r in caplog.records))
+        assert not index_dir.exists()
+        assert "notes" not in svc.projects
+        assert [p["project"] for p in svc.status()["projects"]] == []
+        assert [r.getMessage() for r in caplog.records if r.exc_info or r.levelno >= logging.WARNING] == []
+    finally:
+        release.set()
+        svc.stop()
