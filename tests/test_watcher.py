@@ -309,3 +309,15 @@ def test_removing_a_project_while_it_embeds_stops_quietly_and_deletes_its_index(
     finally:
         release.set()
         svc.stop()
+
+
+def test_a_note_replaced_by_a_folder_of_the_same_name_leaves_the_index(service, vault):
+    """Row 30 of issue 40: a file replaced by a folder stayed indexed until the next run."""
+    note = vault / "Reading list.md"
+    note.write_text("# Reading list\n\nA lighthouse keeper's diary.\n")
+    eventually(lambda: "Reading list.md" in paths(service))
+    note.unlink()
+    note.mkdir()
+    (note / "Later.md").write_text("# Later\n\nBooks for the winter.\n")
+    eventually(lambda: "Reading list.md/Later.md" in paths(service))
+    eventually(lambda: "Reading list.md" not in paths(service))
