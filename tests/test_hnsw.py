@@ -80,3 +80,37 @@ def test_exact_stays_the_default_and_a_wrong_mode_says_what_to_write(data_home, 
     monkeypatch.setenv("SKMEMORY_VECTOR_SEARCH", "approximate")
     with pytest.raises(SKMemoryError, match="SKMEMORY_VECTOR_SEARCH must be one of exact, hnsw"):
         Settings.from_env()
+
+
+def test_a_deleted_chroma_index_is_restored_from_the_index_s_own_copies(data_home, vault, real_embedder,
+                                                                          monkeypatch):
+    """Row 24 of issue 40: in HNSW mode a deleted Chroma folder answered every meaning search with nothing, and
+    said nothing. Its vectors are restored from SQLite's copies at the next open (no passage embedded again)."""
+    import shutil
+
+    monkeypatch.setenv("SKMEMORY_VECTOR_SEARCH", "hnsw")
+    home = Home(Settings.from_env(), embedder=real_embedder)
+    info = home.add_project(vault, "notes")
+    questions = ["baking bread with a sourdough starter", "tmux cheatsheet"]
+    engine = Engine(home)
+    try:
+        engine.reindex("notes")
+        engine.embed_pending("notes")
+        expected = {q: chunks(engine.search(q, mode="semantic", limit=5)) for q in questions}
+        embedded = engine.status()["projects"][0]["embedded"]
+    finally:
+        engine.close()
+    assert all(expected.values())
+
+    shutil.rmtree(info.index_dir / "chroma")
+    engine = Engine(Home(Settings.from_env(), embedder=real_embedder))
+    try:
+        project = engine.writer("notes")  # as `skmemory serve` opens it
+        for q in questions:
+            assert chunks(engine.search(q, mode="semantic", limit=5)) == expected[q]
+        status = project.status()  # what the server's status shows
+        assert status["embedded"] == embedded and status["pending"] == 0  # restored, not embedded again
+        assert project.vectors.count() == embedded
+        assert "restored" in status["repair"] and "notes" in status["repair"]
+    finally:
+        engine.close()

@@ -221,7 +221,14 @@ def test_start_up_repair_is_free_when_the_stores_agree_and_finds_each_kind_of_dr
     assert (report.orphan_vectors, report.missing_vectors, report.recovered) == (1, 1, 1)
     assert "orphan-chunk" not in project.vectors.ids()
     assert embedded[1] in project.store.embedded_ids()
-    assert project.store.query("SELECT embed_state FROM chunks WHERE chunk_id = ?", (embedded[0],))[0][0] == "pending"
+    # The lost vector is put back from SQLite's own copy, not embedded again; without a sound copy it would wait.
+    assert report.restored == 1 and embedded[0] in project.vectors.ids() and embedded[0] in project.store.embedded_ids()
+    project.vectors.delete([embedded[2]])
+    with project.store.conn:
+        project.store.conn.execute("UPDATE chunks SET vector = NULL WHERE chunk_id = ?", (embedded[2],))
+    report = project.reconcile()
+    assert (report.missing_vectors, report.restored) == (1, 0)
+    assert project.store.query("SELECT embed_state FROM chunks WHERE chunk_id = ?", (embedded[2],))[0][0] == "pending"
 
 
 def test_a_clean_close_spares_the_next_start_any_look_at_chroma(home, vault):

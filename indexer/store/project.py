@@ -42,8 +42,9 @@ class ReconcileReport:
     """What start-up repair found between SQLite and ChromaDB."""
 
     orphan_vectors: int = 0
-    missing_vectors: int = 0
+    missing_vectors: int = 0  # embedded in SQLite, not in Chroma: restored from SQLite's copies, else embedded again
     recovered: int = 0
+    restored: int = 0
 
 
 class Project:
@@ -157,10 +158,15 @@ class Project:
         return True
 
     def reconcile(self) -> ReconcileReport:
-        """Repair the two stores after a crash: drop orphan vectors, re-queue chunks whose vectors are missing."""
+        """Repair the two stores after a crash: drop orphan vectors, put back vectors Chroma lost from SQLite's
+        copies (re-queue the chunks without a sound copy).
+
+        With SKMEMORY_VECTOR_SEARCH=hnsw, meaning search asks Chroma itself, so Chroma is checked at every open, a
+        clean one too: a deleted or emptied collection would otherwise answer every search with nothing."""
         report = ReconcileReport()
         with self._vector_lock:
-            if self._clean_start or self._stores_agree():
+            hnsw = self.settings.vector_search == "hnsw"
+            if (self._clean_start and not hnsw) or self._stores_agree():
                 return report
             in_chroma = self.vectors.ids()
             all_chunks = self.store.all_chunk_ids()
@@ -169,7 +175,7 @@ class Project:
             if orphans:
                 self.vectors.delete(orphans)
             missing = sorted(embedded - in_chroma)
-            self.store.set_embed_state(missing, "pending")
+            report.restored = self._restore_vectors(missing)  # the rest wait to be embedded again
             # Upserted but killed before SQLite heard of it: the id encodes the text, so the vector is right.
             pending = {r[0] for r in self.store.query("SELECT chunk_id FROM chunks WHERE embed_state = 'pending'")}
             recovered = sorted(pending & in_chroma)
@@ -179,7 +185,32 @@ class Project:
         report.orphan_vectors, report.missing_vectors, report.recovered = len(orphans), len(missing), len(recovered)
         if orphans or missing or recovered:
             logger.info("Reconciled %s: %s", self.name, report)
+        if hnsw and missing and self._clean_start:  # closed cleanly, so Chroma lost them after: say so
+            again = len(missing) - report.restored
+            self.repair = (f"The vector index of project '{self.name}' ({self.info.index_dir / 'chroma'}) had lost "
+                           f"{len(missing):,} of {len(embedded):,} vectors; {report.restored:,} were restored from the "
+                           f"index's own copies" + (f", and {again:,} are embedded again." if again else "."))
+            logger.warning("%s", self.repair)
         return report
+
+    def _restore_vectors(self, chunk_ids: list[str]) -> int:
+        """Put these chunks' vectors back into Chroma from SQLite's float32 copies (those that are sound); mark them
+        pending first, so a copy that is missing or damaged is embedded again. Return how many were restored."""
+        if not chunk_ids:
+            return 0
+        wanted = set(chunk_ids)
+        ids, matrix, _ = self.store.load_vectors()
+        keep = [i for i, cid in enumerate(ids) if cid in wanted]
+        self.store.set_embed_state(chunk_ids, "pending")
+        for start in range(0, len(keep), 5000):
+            part = keep[start:start + 5000]
+            rows = self.store.query(f"SELECT chunk_id, document_id FROM chunks WHERE chunk_id IN "
+                                    f"({','.join('?' * len(part))})", [ids[i] for i in part])
+            document = {r[0]: r[1] for r in rows}
+            part_ids = [ids[i] for i in part]
+            self.vectors.upsert(part_ids, matrix[part], [{"document_id": document[c]} for c in part_ids])
+            self.store.set_embedded(part_ids, matrix[part])
+        return len(keep)
 
     def _stores_agree(self) -> bool:
         """Whether the two stores hold the same chunks, told from counts and the pending chunks alone: reading every
