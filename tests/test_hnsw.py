@@ -114,3 +114,49 @@ def test_a_deleted_chroma_index_is_restored_from_the_index_s_own_copies(data_hom
         assert "restored" in status["repair"] and "notes" in status["repair"]
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("chroma_deletes", [True, False], ids=["deleted", "set-aside"])
+def test_a_scribbled_chroma_index_is_rebuilt_from_the_index_s_own_copies(data_home, tmp_path, real_embedder,
+                                                                           monkeypatch, chroma_deletes):
+    """Row 24 of issue 40: in HNSW mode a scribbled Chroma index failed every meaning search ("Error loading hnsw
+    index") at every start. It is found at the next open, dropped, and rebuilt from SQLite's copies."""
+    import os
+
+    vault = tmp_path / "many"
+    vault.mkdir()
+    topics = ["bread", "tides", "violins", "glaciers", "beetles", "bridges", "comets", "orchards"]
+    for i in range(1200):  # enough vectors for Chroma to keep an HNSW index on disk
+        (vault / f"note {i}.md").write_text(f"# Note {i}\\n\\nA short note about {topics[i % 8]}, number {i}.\\n")
+    monkeypatch.setenv("SKMEMORY_VECTOR_SEARCH", "hnsw")
+    home = Home(Settings.from_env(), embedder=real_embedder)
+    info = home.add_project(vault, "notes")
+    engine = Engine(home)
+    try:
+        engine.reindex("notes")
+        engine.embed_pending("notes")
+        expected = chunks(engine.search("glaciers", mode="semantic", limit=5))
+    finally:
+        engine.close()
+    assert len(expected) == 5
+
+    headers = list((info.index_dir / "chroma").glob("*/header.bin"))
+    assert headers, "Chroma kept no HNSW index on disk"
+    for header in headers:
+        header.write_bytes(os.urandom(header.stat().st_size))
+    if not chroma_deletes:  # Chroma refuses to delete it: the folder is set aside instead
+        from indexer.store.vectors import VectorStore
+
+        def refuse(self):
+            raise RuntimeError("cannot delete")
+
+        monkeypatch.setattr(VectorStore, "drop", refuse)
+    engine = Engine(Home(Settings.from_env(), embedder=real_embedder))
+    try:
+        project = engine.writer("notes")
+        assert bool(list(info.index_dir.glob("chroma.damaged-*"))) != chroma_deletes
+        assert [c for c, _ in chunks(engine.search("glaciers", mode="semantic", limit=5))] == [c for c, _ in expected]
+        status = project.status()
+        assert status["pending"] == 0 and "damaged" in status["repair"] and "restored" in status["repair"]
+    finally:
+        engine.close()

@@ -6,6 +6,7 @@ import logging
 import shutil
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
@@ -166,6 +167,10 @@ class Project:
         report = ReconcileReport()
         with self._vector_lock:
             hnsw = self.settings.vector_search == "hnsw"
+            damage = self._hnsw_damage() if hnsw else None
+            if damage:  # dropped, and made again below from SQLite's copies
+                logger.warning("Chroma's index of %s cannot be searched (%s); rebuilding it", self.name, damage)
+                self._drop_collection()
             if (self._clean_start and not hnsw) or self._stores_agree():
                 return report
             in_chroma = self.vectors.ids()
@@ -185,13 +190,43 @@ class Project:
         report.orphan_vectors, report.missing_vectors, report.recovered = len(orphans), len(missing), len(recovered)
         if orphans or missing or recovered:
             logger.info("Reconciled %s: %s", self.name, report)
-        if hnsw and missing and self._clean_start:  # closed cleanly, so Chroma lost them after: say so
+        if hnsw and missing and (self._clean_start or damage):  # Chroma lost them after a clean close: say so
             again = len(missing) - report.restored
-            self.repair = (f"The vector index of project '{self.name}' ({self.info.index_dir / 'chroma'}) had lost "
-                           f"{len(missing):,} of {len(embedded):,} vectors; {report.restored:,} were restored from the "
-                           f"index's own copies" + (f", and {again:,} are embedded again." if again else "."))
+            what = f"was damaged ({damage})" if damage else f"had lost {len(missing):,} of {len(embedded):,} vectors"
+            self.repair = (f"The vector index of project '{self.name}' ({self.vectors.location}) {what}; "
+                           f"{report.restored:,} vectors were restored from the index's own copies"
+                           + (f", and {again:,} are embedded again." if again else "."))
             logger.warning("%s", self.repair)
         return report
+
+    def _drop_collection(self) -> None:
+        """Delete the Chroma collection (its folder set aside if Chroma cannot delete it); the next use makes it
+        again, empty."""
+        try:
+            self.vectors.drop()
+        except Exception:
+            self.vectors.close()
+            if self.settings.chroma_url:
+                raise
+            folder = self.info.index_dir / "chroma"
+            aside = folder.with_name(f"chroma.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+            folder.rename(aside)
+            logger.warning("Chroma could not delete the damaged index of %s; it was set aside at %s", self.name, aside)
+        self._vectors = None
+
+    def _hnsw_damage(self) -> str | None:
+        """What Chroma says when asked for one neighbour (None when it answers): a damaged HNSW file fails every
+        search of the project ("Error loading hnsw index") until the index is made again."""
+        row = self.store.query("SELECT vector FROM chunks WHERE embed_state = 'embedded' AND vector IS NOT NULL "
+                               "AND NOT keyword_only LIMIT 1")
+        if not row:
+            return None
+        try:
+            if self.vectors.count():
+                self.vectors.query(np.frombuffer(row[0][0], dtype=np.float32), 1)
+        except Exception as exc:  # chromadb's errors name no common class beyond this
+            return f"{type(exc).__name__}: {str(exc)[:200]}"
+        return None
 
     def _restore_vectors(self, chunk_ids: list[str]) -> int:
         """Put these chunks' vectors back into Chroma from SQLite's float32 copies (those that are sound); mark them
