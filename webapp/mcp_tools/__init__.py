@@ -17,7 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from . import listing, memory, mindmaps, read, search
 from .common import MAX_ANSWER_CHARS, READ_ONLY, bound
 
-CAP_SENTENCE = f"An answer holds at most {MAX_ANSWER_CHARS:,} characters (more, cut)."
+CAP_SENTENCE = f"Answers hold at most {MAX_ANSWER_CHARS:,} characters (more: cut)."
 
 FAMILIES = (search, listing, read, memory, mindmaps)
 

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from indexer import MODES
 from indexer.errors import SKMemoryError
@@ -25,22 +25,22 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS,
                              description="Natural language or keywords.")]
-Project = Annotated[str | None, Field(description="Project name (default: the first; list_projects names them).")]
-Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Most results to return.")]
+Project = Annotated[str | None, Field(description="Project name (default: the first).")]
+Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Most results.")]
 Detail = Annotated[Literal["notes", "chunks"], Field(
-    description="notes: a compact row per note (~60 tokens); chunks: each matching passage whole (~600).")]
+    description="notes: a row per note (~60 tokens); chunks: whole passages (~600).")]
 Note = Annotated[str, Field(min_length=1, max_length=1000,
                                   description="Its path as results give it, its title or its id.")]
 MapPath = Annotated[str | None, Field(description="A .mmdata path (default: the map open in SK Memory, else the "
                                                   "project's only map).")]
 Explain = Annotated[bool, Field(description="Say why each result ranked.")]
-Correct = Annotated[bool, Field(description="Correct a word no note holds (`corrected` says so); false: as typed.")]
-ExplainDocument = Annotated[str | None, Field(description="A document_id: say why it ranked there or was left out.")]
+Correct = Annotated[bool, Field(description="Fix a word no note holds (see `corrected`); false: as typed.")]
+ExplainDocument = Annotated[str | None, Field(description="A document_id: why it ranked so or was left out.")]
 TagList = Annotated[list[str], Field(description="Tags without '#'; a parent matches its sub-tags.")]
 
 
 class DateBounds(BaseModel):
-    """Days as YYYY-MM-DD (server-local): before and after exclusive, on that day."""
+    """Days as YYYY-MM-DD (server-local); before and after exclude the day."""
 
     model_config = ConfigDict(extra="forbid")
     before: str | None = None
@@ -63,6 +63,11 @@ class VaultFilters(BaseModel):
 
 
 Filters = Annotated[VaultFilters | None, Field(description="Metadata filters.")]
+# The listings take the same filters; their schema points to vault_search's instead of repeating its 1,100
+# characters four times over in tools/list (the call is still checked against VaultFilters, with its errors).
+ListingFilters = Annotated[VaultFilters | None, WithJsonSchema({
+    "type": "object", "description": "vault_search's filters: folder, tags, type, related, properties, created, "
+                                     "modified."})]
 
 
 # The most characters any answer holds (about 10,000 tokens): a list that would go past it is cut from its end,

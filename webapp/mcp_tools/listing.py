@@ -8,7 +8,7 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from . import answers as shape
-from .common import Filters, Limit, Project, answer, filters_of, get
+from .common import Limit, ListingFilters, Project, answer, filters_of, get
 from .models import ListAnswer, ProjectsAnswer
 
 MAX_TAGS = 500  # the most tags one answer lists (the web API's limit too)
@@ -22,7 +22,7 @@ def vault_search_by_tag(link, tags: Annotated[list[str], Field(min_length=1, des
                                                                "tag matches its sub-tags.")],
                               match: Annotated[Literal["all", "any"], Field(
                                   description="'all': notes with every tag; 'any': with at least one.")] = "all",
-                              filters: Filters = None, limit: Limit = 20,
+                              filters: ListingFilters = None, limit: Limit = 20,
                               project: Project = None) -> Annotated[CallToolResult, ListAnswer]:
     """List notes with all (or any) of the tags, newest first, optionally narrowed by metadata filters.
 
@@ -35,7 +35,7 @@ def vault_search_by_tag(link, tags: Annotated[list[str], Field(min_length=1, des
 
 def vault_search_by_folder(link, folder: Annotated[str, Field(description="Folder path inside the project, such as "
                                                               "'Projects' ('' lists everything).")],
-                                 filters: Filters = None, limit: Limit = 20,
+                                 filters: ListingFilters = None, limit: Limit = 20,
                                  project: Project = None) -> Annotated[CallToolResult, ListAnswer]:
     """List the notes in a folder and its subfolders, by path; browse a folder before reading its notes.
 
@@ -48,7 +48,7 @@ def vault_search_by_folder(link, folder: Annotated[str, Field(description="Folde
 
 def vault_search_by_property(link, properties: Annotated[dict[str, str | int | float | bool], Field(
                                        min_length=1, description="Frontmatter keys and the values they must have.")],
-                                   filters: Filters = None, limit: Limit = 20,
+                                   filters: ListingFilters = None, limit: Limit = 20,
                                    project: Project = None) -> Annotated[CallToolResult, ListAnswer]:
     """List notes whose frontmatter has every given key with the given value, newest first.
 
@@ -60,7 +60,7 @@ def vault_search_by_property(link, properties: Annotated[dict[str, str | int | f
                  limit=limit, project=project)
 
 
-def vault_recent_notes(link, filters: Filters = None, limit: Limit = 20,
+def vault_recent_notes(link, filters: ListingFilters = None, limit: Limit = 20,
                              project: Project = None) -> Annotated[CallToolResult, ListAnswer]:
     """List the most recently modified notes, optionally narrowed by metadata filters.
 

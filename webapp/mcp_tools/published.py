@@ -14,6 +14,10 @@ from __future__ import annotations
 
 NULL = {"type": "null"}
 SCHEMA_MAPS = ("properties", "$defs", "patternProperties")  # keys whose value maps names to schemas
+# Keywords that bind a value of their own type only: beside a list of types they check what they checked in anyOf.
+TYPE_BOUND = {"items", "minItems", "maxItems", "uniqueItems", "minLength", "maxLength", "pattern", "format",
+              "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "properties", "additionalProperties",
+              "required"}
 
 
 def published(schema: dict | None, inputs: bool) -> dict | None:
@@ -44,4 +48,23 @@ def _compact(node, inputs: bool):
         rest = [schema for schema in out["anyOf"] if schema != NULL]
         if len(rest) == 1:
             out = {**rest[0], **{k: v for k, v in out.items() if k not in ("anyOf", "default")}}
-    return out
+    return _typed(out)
+
+
+def _typed(node: dict) -> dict:
+    """`anyOf` of bare types ({"type": "string"}, {"type": "null"}; one of them may carry more, such as an
+    array's items) written as JSON Schema's list of types: {"type": ["string", "null"]}, which checks the same."""
+    options = node.get("anyOf")
+    if not isinstance(options, list) or not all(isinstance(o, dict) and isinstance(o.get("type"), str)
+                                                for o in options):
+        return node
+    richer = [o for o in options if set(o) != {"type"}]
+    if any(set(o) - {"type"} - TYPE_BOUND for o in richer):  # an enum or a const would bind every type
+        return node
+    types = [o["type"] for o in options]
+    if len(richer) > 1 or len(set(types)) != len(types) or "type" in node:
+        return node
+    extra = {k: v for k, v in richer[0].items() if k != "type"} if richer else {}
+    if set(extra) & set(node):
+        return node
+    return {"type": types, **extra, **{k: v for k, v in node.items() if k != "anyOf"}}

@@ -35,13 +35,12 @@ def hybrid_search(link, query: Query, project: Project = None, tags_all: TagList
                         limit: Limit = 10, detail: Detail = "notes", explain: Explain = False,
                         explain_document: ExplainDocument = None,
                         correct: Correct = True) -> Annotated[CallToolResult, NotesAnswer]:
-    """Search one project's notes by meaning and by exact words at once; the recommended default.
+    """Search one project's notes by meaning and exact words at once; the recommended default.
 
-    Answers one row per note (path, title, score, the matching section's heading and file lines, a ~30-token
-    snippet), best first; `more`: the limit cut the list. 10 rows are about 600 tokens. Read a row with
-    read_note(path, start_line=lines[0]). Before the model is ready it answers by keyword at once
-    (semantic_available false, semantic_reason says why). With several projects and none named, it searches
-    the first (`project`) and lists the others (`other_projects`).
+    One row per note, best first: path, title, score, the matching section's heading and lines, a ~30-token
+    snippet (10 rows: ~600 tokens); `more`: the limit cut. Read a row with read_note(path, start_line=lines[0]).
+    While the model loads it answers by keyword (semantic_available false, semantic_reason says why). With
+    several projects and none named it searches the first and names the rest (`other_projects`).
     Prefer vault_search for metadata filters, search_all_projects for every project.
     Example: hybrid_search(query="how do I keep a process running after logout", limit=5)
     """
@@ -139,7 +138,7 @@ def get_context(link, query: Query, token_budget: Annotated[int, Field(
 
 
 def related_notes(link, text: Annotated[str, Field(max_length=1_000_000, description="The text to relate: a page, "
-                                                   "a draft, a passage you hold (up to 1,000,000 characters).")] = "",
+                                                   "a draft, a passage you hold.")] = "",
                   note: Annotated[str | None, Field(max_length=1000, description="Or a note (path, title or id): "
                                                     "its own text, itself left out.")] = None,
                   title: Annotated[str, Field(max_length=1000, description="The text's title, if any.")] = "",
@@ -147,9 +146,8 @@ def related_notes(link, text: Annotated[str, Field(max_length=1_000_000, descrip
     """Find the notes related to a text you hold (or to one note): by the meaning of its passages, the note names it
     mentions and its rarest words; each row says why.
 
-    Give `text` (a page, a draft, a long passage) or `note`. 10 rows are about 800 tokens. Then read a row with
-    read_note(path, start_line=lines[0]). Prefer hybrid_search for a short question, suggest_links for the links a
-    note could have.
+    Give `text` or `note`; 10 rows are about 800 tokens. Read a row with read_note(path, start_line=lines[0]).
+    Prefer hybrid_search for a short question, suggest_links for the links a note could have.
     Example: related_notes(text="Kanban boards for personal tasks: lanes, WIP limits ...", limit=5)
     """
     body = {"text": text, "title": title, "note": note, "project": project, "limit": min(limit + 1, MAX_LIMIT)}
