@@ -24,6 +24,7 @@ from .search.index import ProjectIndex
 from .search.memory import memory_search
 from .search.request import SearchRequest
 from .search.related import related as related_to_text
+from .search.slots import SearchSlots
 from .search.sibling_requests import (ContextRequest, ListingRequest, MemoryRequest, RelatedRequest,
                                       RelatedTextRequest)
 from .search.rerank import Reranker
@@ -37,6 +38,7 @@ SYNC_WAIT = 60.0  # seconds a mind-map save waits for the running indexer to ind
 EMBED_WAIT = 30.0  # and then for the map's new chunks to be embedded, so that a search right after finds them
 
 logger = logging.getLogger(__name__)
+SEARCH_SLOTS = SearchSlots()  # one per process, like the cores it shares out
 
 
 class Engine:
@@ -252,7 +254,7 @@ class Engine:
         """
         if not isinstance(request, SearchRequest):
             request = SearchRequest(request, **options)
-        with FOREGROUND:  # bulk embedding steps aside while a search runs
+        with FOREGROUND, SEARCH_SLOTS:  # bulk embedding steps aside while a search runs; a few run at once
             indexes = self._scope_indexes(request.project, request.scope)
             if request.mode == "vault":
                 result = vault_search(indexes[0], request, self.reranker)
@@ -277,7 +279,8 @@ class Engine:
         fields (`engine.context("garden watering", token_budget=800)`)."""
         if not isinstance(request, ContextRequest):
             request = ContextRequest(**options) if request is None else ContextRequest(request, **options)
-        return build_context(self._scope_indexes(request.project, request.scope) or [self.index(None)], request)
+        with SEARCH_SLOTS:
+            return build_context(self._scope_indexes(request.project, request.scope) or [self.index(None)], request)
 
     @property
     def reranker(self) -> Reranker:
@@ -295,7 +298,8 @@ class Engine:
 
     def list_notes(self, request: ListingRequest) -> dict:
         """List notes by metadata alone (spec 001's listings): by tag, by folder, by property or most recent."""
-        return browse.list_notes(self.index(request.project), request)
+        with SEARCH_SLOTS:
+            return browse.list_notes(self.index(request.project), request)
 
     def search_by_tag(self, tags: list[str] | str, match: str = "all", filters: dict | None = None,
                       limit: int = 20, project: str | None = None) -> dict:
@@ -385,7 +389,8 @@ class Engine:
                 exclude.add(row["document_id"])
                 title = title or row["title"]
                 text = f"{text}\n\n{note_text(index, row, self.home.settings.max_file_bytes)}".strip()
-            answer = related_to_text(indexes, title, text, request.url, request.limit, exclude)
+            with SEARCH_SLOTS:
+                answer = related_to_text(indexes, title, text, request.url, request.limit, exclude)
             return {**answer, "truncated": request.truncated}
         if not isinstance(request, RelatedRequest):
             request = RelatedRequest(request, project, limit)

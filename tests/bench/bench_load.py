@@ -127,6 +127,7 @@ def main() -> None:
         idle_rate = (embedded_now(port) - first) / (time.monotonic() - started)
 
         latencies: list[float] = []
+        by_kind: dict[str, list[float]] = {}
         errors: list[str] = []
         lock = threading.Lock()
         stop = time.monotonic() + args.seconds
@@ -140,6 +141,7 @@ def main() -> None:
                     request(port, path, body)
                     with lock:
                         latencies.append(time.perf_counter() - began)
+                        by_kind.setdefault(kind_of(path), []).append(latencies[-1])
                 except (urllib.error.URLError, OSError, ValueError) as exc:
                     with lock:
                         errors.append(f"{path.split('?')[0]}: {exc}")
@@ -175,11 +177,21 @@ def main() -> None:
     print(f"{'one client, idle':24}{i50:10.0f}{i95:10.0f}{i99:10.0f}")
     print(f"{f'{args.clients} clients, embedding':24}{l50:10.0f}{l95:10.0f}{l99:10.0f}")
     print(f"{'ratio':24}{l50 / i50:10.1f}{l95 / i95:10.1f}{l99 / i99:10.1f}")
+    for kind, values in sorted(by_kind.items()):
+        k50, k95, k99 = percentiles(values)
+        print(f"{f'  {kind} ({len(values)})':24}{k50:10.0f}{k95:10.0f}{k99:10.0f}")
     print(f"embedder: {idle_rate:.1f} chunks/s alone, {load_rate:.1f} chunks/s under load "
           f"({load_rate / idle_rate:.2f}x)" if idle_rate else "embedder: no progress measured alone")
     print(f"throughput: one client {len(idle) / sum(idle):.1f} searches/s idle, {args.clients} clients "
           f"{len(latencies) / args.seconds:.1f} searches/s under load; server memory at most "
           f"{peak['rss'] / 2**20:.2f} GB RSS ({peak['pss'] / 2**20:.2f} GB PSS); data home {home}")
+
+
+def kind_of(path: str) -> str:
+    """The search a request makes: vault, or /api/search's mode."""
+    if not path.startswith("/api/search?"):
+        return path.rsplit("/", 1)[-1]
+    return urllib.parse.parse_qs(path.split("?", 1)[1]).get("mode", ["hybrid"])[0]
 
 
 def memory_kb(pid: int, name: str, field: str) -> int:

@@ -1,0 +1,59 @@
+"""How many searches run at once: a few, in the order they came; the rest wait their turn.
+
+Python runs one thread's bytecode at a time. Fifty searches started together each got a fiftieth of the interpreter,
+so each took as long as all fifty, and the interpreter's hand-offs between fifty threads cost more on top: under 50
+clients the server answered no faster than under one, and a search that costs twice the others took twice as long
+again. With a few running (enough to keep every core busy while SQLite and numpy work without the interpreter lock),
+a search waits for its turn and then runs at full speed: the same work done, and the wait no longer grows with what
+the search itself costs.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+
+
+def default_size() -> int:
+    """One search per core, and one more to fill the moments a search spends in SQLite or numpy."""
+    return (os.cpu_count() or 2) + 1
+
+
+class SearchSlots:
+    """At most `size` searches at once, first come first served. A search within a search (Cluster View's light-up
+    runs one) holds its caller's slot."""
+
+    def __init__(self, size: int | None = None):
+        self.size = size or default_size()
+        self._free = self.size
+        self._line: deque[threading.Event] = deque()
+        self._lock = threading.Lock()
+        self._depth = threading.local()
+
+    def __enter__(self) -> "SearchSlots":
+        depth = getattr(self._depth, "n", 0)
+        self._depth.n = depth + 1
+        if depth:
+            return self
+        with self._lock:
+            if self._free and not self._line:
+                self._free -= 1
+                return self
+            turn = threading.Event()
+            self._line.append(turn)
+        turn.wait()  # the slot is handed over by the search that ends
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._depth.n -= 1
+        if self._depth.n:
+            return
+        with self._lock:
+            if self._line:
+                self._line.popleft().set()
+            else:
+                self._free += 1
+
+    @property
+    def waiting(self) -> int:
+        return len(self._line)

@@ -1,0 +1,59 @@
+"""The search slots: a few searches at once, the others in the order they came."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from indexer.search.slots import SearchSlots
+
+
+@pytest.mark.parametrize("size", [1, 2])
+def test_at_most_size_run_at_once_and_the_rest_go_in_the_order_they_came(size):
+    slots = SearchSlots(size)
+    running, most, order = [0], [0], []
+    lock, release = threading.Lock(), threading.Event()
+
+    def search(name: str) -> None:
+        with slots:
+            with lock:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+                order.append(name)
+            release.wait(10)
+            with lock:
+                running[0] -= 1
+
+    threads = []
+    for name in ("a", "b", "c", "d", "e"):
+        threads.append(threading.Thread(target=search, args=(name,)))
+        threads[-1].start()
+        deadline = time.monotonic() + 5  # each is running or in line before the next comes
+        while len(order) + slots.waiting < len(threads) and time.monotonic() < deadline:
+            time.sleep(0.005)
+    assert order == ["a", "b"][:size] and slots.waiting == 5 - size
+    release.set()
+    for t in threads:
+        t.join(10)
+    assert most[0] == size and slots.waiting == 0
+    if size == 1:  # one at a time: each in its turn (with two, the two let in together race to say so)
+        assert order == ["a", "b", "c", "d", "e"]
+    assert sorted(order) == ["a", "b", "c", "d", "e"]
+
+
+def test_a_search_within_a_search_holds_its_caller_s_slot():
+    slots = SearchSlots(1)
+    done = threading.Event()
+
+    def nested() -> None:
+        with slots:
+            with slots:  # Cluster View's light-up runs a search inside its own
+                done.set()
+
+    thread = threading.Thread(target=nested)
+    thread.start()
+    thread.join(5)
+    assert done.is_set()
+    with slots:  # and gave it back
+        pass
