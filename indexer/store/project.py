@@ -229,23 +229,29 @@ class Project:
         return None
 
     def _restore_vectors(self, chunk_ids: list[str]) -> int:
-        """Put these chunks' vectors back into Chroma from SQLite's float32 copies (those that are sound); mark them
-        pending first, so a copy that is missing or damaged is embedded again. Return how many were restored."""
-        if not chunk_ids:
-            return 0
-        wanted = set(chunk_ids)
-        ids, matrix, _ = self.store.load_vectors()
-        keep = [i for i, cid in enumerate(ids) if cid in wanted]
+        """Put these chunks' vectors back into Chroma from SQLite's float32 copies; a chunk whose copy is missing
+        or unsound (not the model's width, not unit length) waits to be embedded again. Return how many were put
+        back."""
         self.store.set_embed_state(chunk_ids, "pending")
-        for start in range(0, len(keep), 5000):
-            part = keep[start:start + 5000]
-            rows = self.store.query(f"SELECT chunk_id, document_id FROM chunks WHERE chunk_id IN "
-                                    f"({','.join('?' * len(part))})", [ids[i] for i in part])
-            document = {r[0]: r[1] for r in rows}
-            part_ids = [ids[i] for i in part]
-            self.vectors.upsert(part_ids, matrix[part], [{"document_id": document[c]} for c in part_ids])
-            self.store.set_embedded(part_ids, matrix[part])
-        return len(keep)
+        restored = 0
+        for start in range(0, len(chunk_ids), 5000):
+            part = chunk_ids[start:start + 5000]
+            rows = self.store.query(f"SELECT chunk_id, document_id, vector FROM chunks WHERE vector IS NOT NULL AND "
+                                    f"chunk_id IN ({','.join('?' * len(part))})", part)
+            if not rows:
+                continue
+            widths = [len(r[2]) for r in rows]
+            width = max(set(widths), key=widths.count)  # the model's: nearly every row's
+            rows = [r for r in rows if len(r[2]) == width and width % 4 == 0]
+            matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+            with np.errstate(all="ignore"):
+                sound = np.abs(np.linalg.norm(matrix, axis=1) - 1.0) < 0.01  # the model's vectors are unit length
+            ids = [r[0] for r, ok in zip(rows, sound) if ok]
+            if ids:
+                self.vectors.upsert(ids, matrix[sound], [{"document_id": r[1]} for r, ok in zip(rows, sound) if ok])
+                self.store.set_embedded(ids, matrix[sound])
+                restored += len(ids)
+        return restored
 
     def _stores_agree(self) -> bool:
         """Whether the two stores hold the same chunks, told from counts and the pending chunks alone: reading every
