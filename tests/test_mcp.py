@@ -266,6 +266,10 @@ def test_bad_calls_get_sentences_and_the_server_carries_on(live, tmp_path):
             assert "No note in project 'notes' has the path, title or id 'nope'" in await error(
                 "get_document", {"note": "nope"})
             assert "No note" in await error("read_note", {"note": "../../etc/passwd"})
+            # A name nearly right (a typo, a wrong folder) is answered with the notes it nearly names.
+            assert "did you mean 'Projects/Garden plan.md'?" in await error("read_note", {"note": "Garden plna"})
+            assert "did you mean 'Reference/tmux cheatsheet.md'?" in await error(
+                "get_document", {"note": "Notes/tmux cheatsheet.md"})
             assert "comes before start_line" in await error(
                 "read_note", {"note": "Projects/Garden plan.md", "start_line": 9, "end_line": 2})
             assert "no section 'Harvest'; its headings: 'Garden plan', 'Spring', 'Watering'" in await error(

@@ -6,6 +6,7 @@ long, fills an agent's context. documents.py holds the full views the window use
 """
 from __future__ import annotations
 
+import difflib
 import json
 from collections import Counter
 
@@ -25,6 +26,21 @@ FRONTMATTER_VALUE_CHARS = 300
 PROPERTY_SAMPLES = 5
 
 
+def nearly_named(index: ProjectIndex, ref: str, most: int = 3) -> list[str]:
+    """The paths of the notes whose path, file name or title is closest to REF (a typo, a folder guessed wrong),
+    closest first; none when nothing is close."""
+    key = ref.lower().strip().removesuffix(".md")[:200]
+    if not key:
+        return []
+    names: dict[str, str] = {}  # a name as written lowercase -> the path it belongs to
+    for d in project_links(index)[0]:
+        path = d["rel_path"]
+        for name in (path.lower().removesuffix(".md"), file_stem(path.lower()), (d["title"] or "").strip().lower()):
+            names.setdefault(name, path)
+    close = difflib.get_close_matches(key, list(names), n=most * 3, cutoff=0.75)
+    return list(dict.fromkeys(names[name] for name in close))[:most]
+
+
 def resolve_note(index: ProjectIndex, note: str):
     """The document row a reference names: a document id, a relative path, a file name or a title (link rules)."""
     ref = (note or "").strip()
@@ -34,8 +50,10 @@ def resolve_note(index: ProjectIndex, note: str):
     found = at_path or resolve_link(index, ref) or ref.lower()
     row = note_reads.document(index, found)
     if row is None:
-        raise DocumentNotFound(f"No note in project '{index.name}' has the path, title or id '{ref[:200]}'; "
-                               "search for it first, and pass a result's path.")
+        near = nearly_named(index, ref)
+        hint = (f"did you mean {' or '.join(repr(p) for p in near)}? If not, search for it and pass a result's path."
+                if near else "search for it first, and pass a result's path.")
+        raise DocumentNotFound(f"No note in project '{index.name}' has the path, title or id '{ref[:200]}'; {hint}")
     if not at_path and row["document_id"] != ref:  # named by title or file name: say when more than one has it
         key = ref.lower().removesuffix(".md")
         docs = project_links(index)[0]
