@@ -79,7 +79,29 @@ async def measure(env: dict, note: str, query: str, rounds: int) -> tuple[list[t
                         size = len(result.content[0].text)
                     label = tool + (" (detail=chunks)" if args.get("detail") else "")
                     rows.append((label, size, size // 4, statistics.median(times) * 1000))
+                rows.append(await agent_task(session, query))
     return rows, listing, read
+
+
+async def agent_task(session, query: str) -> tuple:
+    """An agent's task end to end: find what the vault says about QUERY, read that section, list the note's
+    backlinks; as (label, characters, tokens, ms) over every call it took."""
+    started, sizes = time.perf_counter(), []
+
+    async def call(tool: str, args: dict):
+        result = await session.call_tool(tool, args)
+        if result.is_error:
+            raise SystemExit(f"{tool} {args}: {result.content[0].text}")
+        sizes.append(len(result.content[0].text))
+        return result.structured_content
+
+    top = (await call("hybrid_search", {"query": query, "limit": 5}))["results"][0]
+    where = {"section": top["heading"]} if top.get("heading") else {"start_line": top["lines"][0]}
+    await call("read_note", {"note": top["path"], **where})
+    await call("links", {"note": top["path"], "direction": "backlinks"})
+    total = sum(sizes)
+    return (f"**agent task** (search, read the section, backlinks: {len(sizes)} calls)", total, total // 4,
+            (time.perf_counter() - started) * 1000)
 
 
 async def first_answers(env: dict, query: str, rounds: int) -> tuple[list[float], list[float]]:
