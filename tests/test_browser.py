@@ -334,9 +334,19 @@ def test_a_help_topic_reads_as_a_page_at_an_address_of_its_own(page, server):
     expect(panel).to_contain_text(f"127.0.0.1:{port}")
     if port != "8765":
         expect(panel).not_to_contain_text("8765")
+    expect(page).to_have_title("The search window · Help · SK Memory")  # the tab names the topic, as a reload does
     page.reload()  # the address opens the same topic on its own
     expect(page.locator("#doc-panel #doc-title")).to_have_text("The search window")
     shot(page, "help-topic")
+    # A related topic opens as a help topic too, at its own address, not as a file of the checkout.
+    related = panel.locator("#related .related-link").first
+    expect(related).to_have_attribute("href", re.compile(r"^/help/"))
+    title = related.inner_text()
+    related.click()
+    expect(panel.locator("#doc-title")).to_have_text(title)
+    expect(page).to_have_url(re.compile(r"/help/[^/]+$"))
+    expect(page).to_have_title(f"{title} · Help · SK Memory")
+    expect(panel.locator(".doc-path")).to_have_count(0)
     missing = page.request.get("/help/No such topic")
     assert missing.status == 404 and "There is no help topic &#39;No such topic&#39;" in missing.text()
 

@@ -108,4 +108,4 @@ def init_app(app: Flask) -> None:
 
     @app.context_processor
     def globals_():
-        return {"htmx_js": HTMX_JS}
+        return {"htmx_js": HTMX_JS, "doc_url": documents.doc_url}

@@ -18,6 +18,13 @@ RELATED_LIMIT = 8
 DOCS_ADDRESS = "127.0.0.1:8765"  # as the user docs write the server's address
 
 
+def doc_url(project: str, document_id: str, path: str, **params) -> str:
+    """Where a document opens: a help topic at its own address (/help/<topic>), any other in the panel's route."""
+    if project == USER_DOCS_NAME:
+        return url_for("help.help_topic", topic=path.removesuffix(".md"))
+    return url_for("documents.document", document_id=document_id, project=project, **params)
+
+
 @bp.get("/documents/<document_id>")
 def document(document_id: str):
     context = panel(document_id, arg("project", max_chars=64) or None)
@@ -33,6 +40,8 @@ def panel(document_id: str, project: str | None) -> dict:
 
     def link_href(target: str) -> str | None:  # a wikilink opens its note in the window
         found = engine.resolve_link(target, doc["path"], doc["project"])
+        if found and doc["project"] == USER_DOCS_NAME:
+            return doc_url(USER_DOCS_NAME, found, engine.document(found, USER_DOCS_NAME)["path"])
         return url_for("documents.document", document_id=found, project=doc["project"]) if found else None
 
     shown = preview(doc["content"], doc["file_type"], doc["passages"], match, link_href)
