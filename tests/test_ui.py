@@ -423,3 +423,12 @@ def test_counts_and_labels_say_what_was_searched(client):
         client, "/search?project=notes&kw=1&smart=1&tag=1&tags=project&limit=1")).split())
     assert '<span class="mode-name">tag</span>' in page, page[:2000]
     assert "1 of 2 documents" in page and "Load 1 more</button>" in page
+
+
+def test_the_o_key_is_named_only_where_a_project_is_an_obsidian_vault(client, vault):
+    """O opens a result in Obsidian, which only an Obsidian vault (a folder holding .obsidian/) can do: the window's
+    key list named it for every folder."""
+    page = client.get("/", base_url=BASE).get_data(as_text=True)
+    assert "opens in Obsidian" not in page and "<kbd>Enter</kbd> opens" in page
+    (vault / ".obsidian").mkdir()
+    assert "<kbd>O</kbd> opens in Obsidian" in client.get("/", base_url=BASE).get_data(as_text=True)

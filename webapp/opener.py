@@ -26,6 +26,11 @@ def obsidian_url(doc: dict) -> str | None:
     return f"obsidian://open?vault={quote(root.name, safe='')}&file={quote(doc['path'], safe='')}"
 
 
+def any_obsidian_vault(roots) -> bool:
+    """Whether any of these project folders is an Obsidian vault (holds .obsidian/)."""
+    return any((Path(root) / ".obsidian").is_dir() for root in roots)
+
+
 def inside_project(doc: dict) -> Path:
     """The document's file, refused unless it is a regular file inside its project's folder (links resolved)."""
     root = project_root(doc).resolve()

@@ -8,6 +8,8 @@ from htmx_flask import Htmx
 from markupsafe import Markup, escape
 
 from ..assets import static_folder
+from ..current import get_engine
+from ..opener import any_obsidian_vault
 from ..highlights import pieces
 
 HTMX_JS = "htmx-2.0.4.min.js"
@@ -89,6 +91,11 @@ def add_security_headers(response):
     return response
 
 
+def obsidian_vaults() -> bool:
+    """Whether any project is an Obsidian vault: the window names the O key only then."""
+    return any_obsidian_vault(info.root for info in get_engine().home.projects() if not info.builtin)
+
+
 def init_app(app: Flask) -> None:
     """Register the search window's blueprints, its static files and template helpers."""
     from . import cluster, documents, files, help, mindmap, projects, search, status, strip
@@ -108,4 +115,4 @@ def init_app(app: Flask) -> None:
 
     @app.context_processor
     def globals_():
-        return {"htmx_js": HTMX_JS, "doc_url": documents.doc_url}
+        return {"htmx_js": HTMX_JS, "doc_url": documents.doc_url, "obsidian_vaults": obsidian_vaults}
