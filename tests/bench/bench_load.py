@@ -87,6 +87,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--idle-seconds", type=float, default=20, help="how long the embedder is timed alone")
+    parser.add_argument("--idle-searches", type=int, default=300,
+                        help="how many searches one client sends to the idle server, for the baseline (at most 400)")
     args = parser.parse_args()
     for folder in (args.search, args.embed):
         if not folder.is_dir():
@@ -114,7 +116,7 @@ def main() -> None:
         queries = queries_from(port)
 
         idle = []
-        for path, body in queries[:100]:
+        for path, body in queries[:args.idle_searches]:
             started = time.perf_counter()
             request(port, path, body)
             idle.append(time.perf_counter() - started)
