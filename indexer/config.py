@@ -37,6 +37,7 @@ class Settings:
     query_backend: str = "onnx"  # 'onnx' (one-thread ONNX Runtime copy of the model) or 'torch'
     embed_backend: str = "auto"  # 'auto' (torch on CUDA, else onnx-int8), 'torch', 'onnx' (fp32) or 'onnx-int8'
     index_cpu: int = 0  # cores the bulk embedder may use at once; 0: every core of the machine (at low priority)
+    search_slots: int = 0  # searches that run at once, the rest waiting in line; 0: cores + 1 (search/slots.py)
     vector_search: str = "exact"  # 'exact' (every vector compared, the default) or 'hnsw' (Chroma's approximate index)
     # Indexing and embedding wait while the data folder's disk has less than this free (MB): a write that fails for
     # space can leave Chroma's native code stuck, holding the whole process (issue 40 row 22), so none is tried.
@@ -68,6 +69,7 @@ class Settings:
             embed_backend=_choice_env("SKMEMORY_EMBED_BACKEND", ("auto", "torch", "onnx", "onnx-int8"), "auto"),
             vector_search=_choice_env("SKMEMORY_VECTOR_SEARCH", ("exact", "hnsw"), "exact"),
             index_cpu=_int_env("SKMEMORY_INDEX_CPU", 0, minimum=0),
+            search_slots=_int_env("SKMEMORY_SEARCH_SLOTS", 0, minimum=0),
             disk_floor_mb=_int_env("SKMEMORY_DISK_FLOOR_MB", 100, minimum=0),
         )
 

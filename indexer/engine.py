@@ -38,7 +38,6 @@ SYNC_WAIT = 60.0  # seconds a mind-map save waits for the running indexer to ind
 EMBED_WAIT = 30.0  # and then for the map's new chunks to be embedded, so that a search right after finds them
 
 logger = logging.getLogger(__name__)
-SEARCH_SLOTS = SearchSlots()  # one per process, like the cores it shares out
 
 
 class Engine:
@@ -56,6 +55,7 @@ class Engine:
         self._mindmaps = None
         self._graphs = None
         self._closed = False
+        self._slots = SearchSlots(home.settings.search_slots or None)  # how many searches run at once
 
     def close(self) -> None:
         self._closed = True
@@ -254,7 +254,7 @@ class Engine:
         """
         if not isinstance(request, SearchRequest):
             request = SearchRequest(request, **options)
-        with FOREGROUND, SEARCH_SLOTS:  # bulk embedding steps aside while a search runs; a few run at once
+        with FOREGROUND, self._slots:  # bulk embedding steps aside while a search runs; a few run at once
             indexes = self._scope_indexes(request.project, request.scope)
             if request.mode == "vault":
                 result = vault_search(indexes[0], request, self.reranker)
@@ -279,7 +279,7 @@ class Engine:
         fields (`engine.context("garden watering", token_budget=800)`)."""
         if not isinstance(request, ContextRequest):
             request = ContextRequest(**options) if request is None else ContextRequest(request, **options)
-        with SEARCH_SLOTS:
+        with self._slots:
             return build_context(self._scope_indexes(request.project, request.scope) or [self.index(None)], request)
 
     @property
@@ -298,7 +298,7 @@ class Engine:
 
     def list_notes(self, request: ListingRequest) -> dict:
         """List notes by metadata alone (spec 001's listings): by tag, by folder, by property or most recent."""
-        with SEARCH_SLOTS:
+        with self._slots:
             return browse.list_notes(self.index(request.project), request)
 
     def search_by_tag(self, tags: list[str] | str, match: str = "all", filters: dict | None = None,
@@ -389,7 +389,7 @@ class Engine:
                 exclude.add(row["document_id"])
                 title = title or row["title"]
                 text = f"{text}\n\n{note_text(index, row, self.home.settings.max_file_bytes)}".strip()
-            with SEARCH_SLOTS:
+            with self._slots:
                 answer = related_to_text(indexes, title, text, request.url, request.limit, exclude)
             return {**answer, "truncated": request.truncated}
         if not isinstance(request, RelatedRequest):

@@ -57,3 +57,18 @@ def test_a_search_within_a_search_holds_its_caller_s_slot():
     assert done.is_set()
     with slots:  # and gave it back
         pass
+
+
+def test_the_setting_sizes_the_engine_s_slots_and_a_bad_value_says_what_to_write(monkeypatch, tmp_path):
+    from indexer.config import Settings
+    from indexer.engine import Engine
+    from indexer.errors import SKMemoryError
+    from indexer.home import Home
+    from indexer.search.slots import default_size
+
+    assert Engine(Home(Settings.from_env()))._slots.size == default_size()
+    monkeypatch.setenv("SKMEMORY_SEARCH_SLOTS", "6")
+    assert Engine(Home(Settings.from_env()))._slots.size == 6
+    monkeypatch.setenv("SKMEMORY_SEARCH_SLOTS", "a few")
+    with pytest.raises(SKMemoryError, match="SKMEMORY_SEARCH_SLOTS must be a whole number"):
+        Settings.from_env()
