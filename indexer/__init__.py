@@ -41,6 +41,7 @@ _EXPORTS = {
     "BackgroundIndexer": ".background",  # what `serve` and `watch` start: sync, watch and embed
     "ReadRate": ".background",  # files read per second and seconds left in a sync, for progress
     "FOREGROUND": ".ingest.embeddings",  # work a person waits for: bulk embedding steps aside while it runs
+    "PERSON_FIRST": ".search.slots",  # a search from the window: it goes before agents' searches in line
     "ensure_demo_project": ".content.demo",
     "USER_DOCS_NAME": ".content.docs",
     "ensure_user_docs": ".content.docs",

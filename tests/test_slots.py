@@ -72,3 +72,30 @@ def test_the_setting_sizes_the_engine_s_slots_and_a_bad_value_says_what_to_write
     monkeypatch.setenv("SKMEMORY_SEARCH_SLOTS", "a few")
     with pytest.raises(SKMemoryError, match="SKMEMORY_SEARCH_SLOTS must be a whole number"):
         Settings.from_env()
+
+
+def test_a_person_s_search_goes_before_every_agent_s_in_line():
+    from indexer.search.slots import PERSON_FIRST
+
+    slots = SearchSlots(1)
+    order, release = [], threading.Event()
+
+    def search(name: str, person: bool) -> None:
+        if person:
+            PERSON_FIRST.set(True)  # this thread's context only, as the web app sets it per request
+        with slots:
+            order.append(name)
+            release.wait(10)
+
+    threads = []
+    for name, person in (("holder", False), ("agent 1", False), ("agent 2", False), ("person", True),
+                         ("agent 3", False), ("person 2", True)):
+        threads.append(threading.Thread(target=search, args=(name, person)))
+        threads[-1].start()
+        deadline = time.monotonic() + 5
+        while len(order) + slots.waiting < len(threads) and time.monotonic() < deadline:
+            time.sleep(0.005)
+    release.set()
+    for t in threads:
+        t.join(10)
+    assert order == ["holder", "person", "person 2", "agent 1", "agent 2", "agent 3"]

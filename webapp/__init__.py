@@ -33,17 +33,22 @@ def create_app(test_config: dict | None = None):
 
 def _foreground(app) -> None:
     """Every request is work a person or an agent waits for: bulk embedding steps aside while one is answered
-    (indexer.ingest.embeddings.Foreground)."""
-    from flask import g
+    (indexer.ingest.embeddings.Foreground). A page of the window is a person's: its search goes before agents' in
+    the line of searches (indexer/search/slots.py)."""
+    from flask import g, request
 
-    from indexer import FOREGROUND
+    from indexer import FOREGROUND, PERSON_FIRST
 
     @app.before_request
     def enter() -> None:
         FOREGROUND.__enter__()
         g.skm_foreground = True
+        if not request.path.startswith("/api/"):  # the window's pages: a person is waiting, not a program
+            g.skm_person = PERSON_FIRST.set(True)
 
     @app.teardown_request
     def leave(_exc) -> None:
         if g.pop("skm_foreground", False):
             FOREGROUND.__exit__(None, None, None)
+        if (token := g.pop("skm_person", None)) is not None:
+            PERSON_FIRST.reset(token)

@@ -9,9 +9,13 @@ the search itself costs.
 """
 from __future__ import annotations
 
+import contextvars
 import os
 import threading
 from collections import deque
+
+# Set (by the web app) for a search a person waits for in the window: it goes before every agent's in line.
+PERSON_FIRST: contextvars.ContextVar[bool] = contextvars.ContextVar("skm_person_first", default=False)
 
 
 def default_size() -> int:
@@ -21,12 +25,13 @@ def default_size() -> int:
 
 
 class SearchSlots:
-    """At most `size` searches at once, first come first served. A search within a search (Cluster View's light-up
-    runs one) holds its caller's slot."""
+    """At most `size` searches at once, first come first served, except that a person's (PERSON_FIRST) go before
+    every agent's. A search within a search (Cluster View's light-up runs one) holds its caller's slot."""
 
     def __init__(self, size: int | None = None):
         self.size = size or default_size()
         self._free = self.size
+        self._people: deque[threading.Event] = deque()
         self._line: deque[threading.Event] = deque()
         self._lock = threading.Lock()
         self._depth = threading.local()
@@ -37,11 +42,11 @@ class SearchSlots:
         if depth:
             return self
         with self._lock:
-            if self._free and not self._line:
+            if self._free and not self._line and not self._people:
                 self._free -= 1
                 return self
             turn = threading.Event()
-            self._line.append(turn)
+            (self._people if PERSON_FIRST.get() else self._line).append(turn)
         turn.wait()  # the slot is handed over by the search that ends
         return self
 
@@ -50,11 +55,11 @@ class SearchSlots:
         if self._depth.n:
             return
         with self._lock:
-            if self._line:
-                self._line.popleft().set()
+            if self._people or self._line:
+                (self._people or self._line).popleft().set()
             else:
                 self._free += 1
 
     @property
     def waiting(self) -> int:
-        return len(self._line)
+        return len(self._people) + len(self._line)

@@ -114,6 +114,8 @@ def main() -> None:
                 sys.exit("the server did not become ready")
             time.sleep(0.5)
         queries = queries_from(port)
+        window_queries = [(urllib.parse.parse_qs(p.split("?", 1)[1])["q"][0], None) for p, _ in queries
+                          if "mode=hybrid" in p]
 
         idle = []
         for path, body in queries[:args.idle_searches]:
@@ -148,6 +150,25 @@ def main() -> None:
                     with lock:
                         errors.append(f"{path.split('?')[0]}: {exc}")
 
+        person: list[float] = []
+
+        def window() -> None:  # a person typing in the search window meanwhile: one search at a time, as htmx sends
+            rng = random.Random(99)
+            titles = [q for q, _ in window_queries]
+            while time.monotonic() < stop:
+                began = time.perf_counter()
+                try:
+                    params = urllib.parse.urlencode({"q": rng.choice(titles), "project": "search"})
+                    req = urllib.request.Request(f"http://127.0.0.1:{port}/search?{params}",
+                                                 headers={"HX-Request": "true"})
+                    with urllib.request.urlopen(req, timeout=120) as response:
+                        response.read()
+                    person.append(time.perf_counter() - began)
+                except (urllib.error.URLError, OSError) as exc:
+                    with lock:
+                        errors.append(f"/search: {exc}")
+                time.sleep(0.2)
+
         peak = {"rss": 0, "pss": 0}
 
         def sample() -> None:  # the server's resident memory as ps and the OOM killer count it, and its share
@@ -159,6 +180,7 @@ def main() -> None:
         first, started = embedded_now(port), time.monotonic()
         threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
         threads.append(threading.Thread(target=sample))
+        threads.append(threading.Thread(target=window))
         for t in threads:
             t.start()
         for t in threads:
@@ -182,6 +204,10 @@ def main() -> None:
     for kind, values in sorted(by_kind.items()):
         k50, k95, k99 = percentiles(values)
         print(f"{f'  {kind} ({len(values)})':24}{k50:10.0f}{k95:10.0f}{k99:10.0f}")
+    if person:
+        w50, w95, w99 = percentiles(person)
+        print(f"{f'the window meanwhile ({len(person)})':24}{w50:10.0f}{w95:10.0f}{w99:10.0f}  (a person's searches, "
+              "one at a time)")
     print(f"embedder: {idle_rate:.1f} chunks/s alone, {load_rate:.1f} chunks/s under load "
           f"({load_rate / idle_rate:.2f}x)" if idle_rate else "embedder: no progress measured alone")
     print(f"throughput: one client {len(idle) / sum(idle):.1f} searches/s idle, {args.clients} clients "
