@@ -21,14 +21,14 @@ def project_root(doc: dict) -> Path:
 def obsidian_url(doc: dict) -> str | None:
     """An obsidian://open link to the note when its project is an Obsidian vault (it holds .obsidian/), else None."""
     root = project_root(doc)
-    if not (root / ".obsidian").is_dir():
+    if not is_obsidian_vault(root):
         return None
     return f"obsidian://open?vault={quote(root.name, safe='')}&file={quote(doc['path'], safe='')}"
 
 
-def any_obsidian_vault(roots) -> bool:
-    """Whether any of these project folders is an Obsidian vault (holds .obsidian/)."""
-    return any((Path(root) / ".obsidian").is_dir() for root in roots)
+def is_obsidian_vault(root) -> bool:
+    """Whether a project folder is an Obsidian vault (holds .obsidian/)."""
+    return (Path(root) / ".obsidian").is_dir()
 
 
 def inside_project(doc: dict) -> Path:

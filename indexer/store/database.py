@@ -422,11 +422,19 @@ class Store:
                 [(memoryview(np.ascontiguousarray(v, dtype=np.float32)), i) for i, v in zip(chunk_ids, vectors)],
             )
 
-    def load_vectors(self) -> tuple[list[str], np.ndarray, list[str]]:
-        """Return (ids, float32 matrix) of embedded chunks with a stored copy, and the embedded ids without one."""
+    def load_vectors(self, chunk_ids: list[str] | None = None) -> tuple[list[str], np.ndarray, list[str]]:
+        """Return (ids, float32 matrix) of embedded chunks with a sound stored copy, and the embedded ids without
+        one; of these chunks only, when given."""
         with self.lock:
-            rows = self.conn.execute("SELECT chunk_id, vector FROM chunks "
-                                     "WHERE embed_state = 'embedded' AND NOT keyword_only").fetchall()
+            if chunk_ids is None:
+                rows = self.conn.execute("SELECT chunk_id, vector FROM chunks "
+                                         "WHERE embed_state = 'embedded' AND NOT keyword_only").fetchall()
+            else:
+                rows = []
+                for start in range(0, len(chunk_ids), 5000):
+                    part = chunk_ids[start:start + 5000]
+                    rows += self.conn.execute(f"SELECT chunk_id, vector FROM chunks WHERE chunk_id IN "
+                                              f"({','.join('?' * len(part))})", part).fetchall()
         blobs = [r[1] for r in rows if r[1] is not None]
         if not blobs:
             return [], np.zeros((0, 0), dtype=np.float32), [r[0] for r in rows]

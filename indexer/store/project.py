@@ -230,28 +230,19 @@ class Project:
 
     def _restore_vectors(self, chunk_ids: list[str]) -> int:
         """Put these chunks' vectors back into Chroma from SQLite's float32 copies; a chunk whose copy is missing
-        or unsound (not the model's width, not unit length) waits to be embedded again. Return how many were put
-        back."""
+        or unsound (Store.load_vectors' checks) waits to be embedded again. Return how many were put back."""
         self.store.set_embed_state(chunk_ids, "pending")
-        restored = 0
-        for start in range(0, len(chunk_ids), 5000):
-            part = chunk_ids[start:start + 5000]
-            rows = self.store.query(f"SELECT chunk_id, document_id, vector FROM chunks WHERE vector IS NOT NULL AND "
-                                    f"chunk_id IN ({','.join('?' * len(part))})", part)
-            if not rows:
-                continue
-            widths = [len(r[2]) for r in rows]
-            width = max(set(widths), key=widths.count)  # the model's: nearly every row's
-            rows = [r for r in rows if len(r[2]) == width and width % 4 == 0]
-            matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-            with np.errstate(all="ignore"):
-                sound = np.abs(np.linalg.norm(matrix, axis=1) - 1.0) < 0.01  # the model's vectors are unit length
-            ids = [r[0] for r, ok in zip(rows, sound) if ok]
-            if ids:
-                self.vectors.upsert(ids, matrix[sound], [{"document_id": r[1]} for r, ok in zip(rows, sound) if ok])
-                self.store.set_embedded(ids, matrix[sound])
-                restored += len(ids)
-        return restored
+        if not chunk_ids:
+            return 0
+        ids, matrix, _ = self.store.load_vectors(chunk_ids)
+        for start in range(0, len(ids), 5000):
+            part = ids[start:start + 5000]
+            rows = self.store.query(f"SELECT chunk_id, document_id FROM chunks WHERE chunk_id IN "
+                                    f"({','.join('?' * len(part))})", part)
+            document = {r[0]: r[1] for r in rows}
+            self.vectors.upsert(part, matrix[start:start + 5000], [{"document_id": document[c]} for c in part])
+            self.store.set_embedded(part, matrix[start:start + 5000])
+        return len(ids)
 
     def _stores_agree(self) -> bool:
         """Whether the two stores hold the same chunks, told from counts and the pending chunks alone: reading every

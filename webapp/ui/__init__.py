@@ -9,7 +9,7 @@ from markupsafe import Markup, escape
 
 from ..assets import static_folder
 from ..current import get_engine
-from ..opener import any_obsidian_vault
+from ..opener import is_obsidian_vault
 from ..highlights import pieces
 
 HTMX_JS = "htmx-2.0.4.min.js"
@@ -93,7 +93,7 @@ def add_security_headers(response):
 
 def obsidian_vaults() -> bool:
     """Whether any project is an Obsidian vault: the window names the O key only then."""
-    return any_obsidian_vault(info.root for info in get_engine().home.projects() if not info.builtin)
+    return any(is_obsidian_vault(info.root) for info in get_engine().home.projects() if not info.builtin)
 
 
 def init_app(app: Flask) -> None:

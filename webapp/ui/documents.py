@@ -38,10 +38,14 @@ def panel(document_id: str, project: str | None) -> dict:
     match = matching_passage(doc["passages"], at_lines)  # the passage the panel names is the one it highlights
     engine = get_engine()
 
+    topics: dict[str, str] = {}
+
     def link_href(target: str) -> str | None:  # a wikilink opens its note in the window
         found = engine.resolve_link(target, doc["path"], doc["project"])
-        if found and doc["project"] == USER_DOCS_NAME:
-            return doc_url(USER_DOCS_NAME, found, engine.document(found, USER_DOCS_NAME)["path"])
+        if found and doc["project"] == USER_DOCS_NAME:  # a topic's path from the list of topics, read once
+            if not topics:
+                topics.update((d["document_id"], d["path"]) for d in engine.documents(USER_DOCS_NAME)["documents"])
+            return doc_url(USER_DOCS_NAME, found, topics[found])
         return url_for("documents.document", document_id=found, project=doc["project"]) if found else None
 
     shown = preview(doc["content"], doc["file_type"], doc["passages"], match, link_href)
