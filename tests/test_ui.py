@@ -432,3 +432,18 @@ def test_the_o_key_is_named_only_where_a_project_is_an_obsidian_vault(client, va
     assert "opens in Obsidian" not in page and "<kbd>Enter</kbd> opens" in page
     (vault / ".obsidian").mkdir()
     assert "<kbd>O</kbd> opens in Obsidian" in client.get("/", base_url=BASE).get_data(as_text=True)
+
+
+def test_a_table_split_across_passages_previews_every_row(client, engine, vault):
+    """A long table is cut into several passages; the preview renders each passage apart, so the rows after a cut
+    must still read as table rows (the help's key list lost every row after its first passage)."""
+    rows = "".join(f"| Ctrl+{n} | moves the cursor to the place numbered {n} in the list of places you keep |\n"
+                   for n in range(120))
+    (vault / "Keys.md").write_text(f"# Keys\n\n| Key | What it does |\n|---|---|\n{rows}\nAfter the table.\n")
+    engine.reindex("notes")
+    panel = results_of(client, f"/documents/{doc_id(engine, 'Keys')}?project=notes")
+    preview = panel.split('class="preview"')[1]
+    assert panel.count('class="passage') > 1  # the table really was cut
+    assert preview.count("<td>Ctrl+") == 120 and "| Ctrl+" not in preview
+    assert preview.count("<th>Key</th>") == 1  # the header once, not again at each cut
+    assert "After the table." in preview

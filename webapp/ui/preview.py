@@ -47,14 +47,40 @@ def preview(content: str, file_type: str, passages: list[dict] | None = None, ma
     """The document as HTML, one block per passage; passage number `match` is marked as the match. link_href
     turns a wikilink's target into the address that opens that note in the window (None: not indexed)."""
     parts = [p for p in passages or [] if p["start"] < PREVIEW_CHARS] or [{"start": 0, "end": len(content)}]
-    html = []
+    html, open_table = [], ""
     for i, part in enumerate(parts):
-        body = render(content[part["start"]:min(part["end"], PREVIEW_CHARS)], file_type, link_href)
+        text = content[part["start"]:min(part["end"], PREVIEW_CHARS)]
+        # A chunk cut inside a table starts with bare rows: they go on under the header the passage above showed.
+        header = open_table if text.lstrip(" ").startswith("|") else ""
+        if file_type in MARKDOWN_TYPES:
+            open_table = _open_table(header + text)
+        body = render(header + text, file_type, link_href)
+        if header:
+            body = Markup(_THEAD.sub("", str(body), count=1))
         if i == match:
             html.append(Markup('<div class="passage match" id="match" tabindex="-1">%s</div>') % body)
         else:
             html.append(Markup('<div class="passage">%s</div>') % body)
     return Markup("").join(html)
+
+
+_DELIMITER_ROW = re.compile(r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
+_THEAD = re.compile(r"<thead>.*?</thead>\s*", re.S)
+_TABLE_LOOKBACK = 2_000  # lines of a passage searched upwards for the header of the table it ends in
+
+
+def _open_table(text: str) -> str:
+    """The header and delimiter rows of the table text ends inside, or '' where its last line is not a table row."""
+    block = []
+    for line in reversed(text.rstrip("\n").split("\n")[-_TABLE_LOOKBACK:]):
+        if not line.strip() or "|" not in line:
+            break
+        block.append(line)
+    block.reverse()
+    for i in range(len(block) - 1, 0, -1):
+        if _DELIMITER_ROW.match(block[i]):
+            return f"{block[i - 1]}\n{block[i]}\n"
+    return ""
 
 
 def matching_passage(parts: list[dict], at_lines: tuple[int, int] | None) -> int | None:
