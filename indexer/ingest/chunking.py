@@ -73,6 +73,9 @@ _HEADING_LINE = re.compile(r"[ \t]*(?:[-*+][ \t]+)?#{1,6}(?:[ \t]|$)")
 
 
 COUNT_BATCH = 1024  # texts per tokenizer call when counting
+WORD_CACHE = 500_000  # distinct words whose counts a counter remembers (~60 MB at most, with WORD_CACHE_CHARS)
+WORD_CACHE_CHARS = 8_000_000
+_JOINING = re.compile("[\x1c-\x1f]")  # str.split() cuts at these; the tokenizer deletes them, joining the words
 # A text longer than this is over any window whatever it holds (a token covers at most ~100 characters of a word,
 # and this is far past 256 of them once whitespace is set aside for all but pathological text): it is not counted
 # exactly, only split, and it is tokenised in segments of about this size, so a 20 MB paragraph costs what its
@@ -92,6 +95,8 @@ class TokenCounter:
     def __init__(self, tokenizer=None):
         # tokenizer is a tokenizers.Tokenizer with truncation and padding off, or None for the approximate counter.
         self._tokenizer = tokenizer
+        self._words: dict[str, int] = {}  # word -> its word-piece count (count_many)
+        self._word_chars = 0
 
     @classmethod
     def for_model(cls, model_dir: Path | None = None) -> "TokenCounter":
@@ -122,16 +127,48 @@ class TokenCounter:
         return self.count_many([text])[0]
 
     def count_many(self, texts: list[str]) -> list[int]:
-        """Count tokens for many texts in one batch, [CLS] and [SEP] included in each."""
+        """Count tokens for many texts in one batch, [CLS] and [SEP] included in each.
+
+        The tokenizer never makes a word-piece across whitespace, so a text's count is the sum of its words' counts
+        (words as str.split() cuts them): each distinct word is tokenised once and remembered, since a vault repeats
+        its words. That took the tokenizer from ~70 % of a big sync's parsing to a few per cent. A text holding one
+        of the four characters split() cuts at and the tokenizer deletes instead (U+001C-U+001F, which join the
+        words around them) is tokenised whole."""
         if not texts:
             return []
         if self._tokenizer is None:
             return [len(_approximate_pieces(t)) + _SPECIAL_TOKENS for t in texts]
-        counts: list[int] = []
+        split = [None if _JOINING.search(t) else t.split() for t in texts]
+        known = self._learn({w for words in split if words for w in words})
+        counts = [-1 if words is None else sum(map(known.__getitem__, words)) + _SPECIAL_TOKENS for words in split]
+        whole = [i for i, words in enumerate(split) if words is None]
+        for i, count in zip(whole, self._lengths([texts[i] for i in whole], special=True)):
+            counts[i] = count
+        return counts
+
+    def _learn(self, words: set[str]) -> dict[str, int]:
+        """The remembered word counts, with every word of words in them. Past WORD_CACHE words or characters the
+        memory starts over (a vault of rare words, such as logs or base64, would otherwise only grow it)."""
+        known = self._words
+        new = [w for w in words if w not in known]
+        if not new:
+            return known
+        chars = sum(map(len, new))
+        if len(known) + len(new) > WORD_CACHE or self._word_chars + chars > WORD_CACHE_CHARS:
+            known, new = {}, list(words)
+            chars = sum(map(len, new))
+            self._words, self._word_chars = known, 0
+        known.update(zip(new, self._lengths(new, special=False)))
+        self._word_chars += chars
+        return known
+
+    def _lengths(self, texts: list[str], special: bool) -> list[int]:
+        """The tokenizer's token count of each text, in batches (a whole log at once would hold every encoding)."""
         # encode_batch_fast skips the character offsets a count never reads (tokenizers >= 0.20)
         encode = getattr(self._tokenizer, "encode_batch_fast", self._tokenizer.encode_batch)
-        for start in range(0, len(texts), COUNT_BATCH):  # a whole log at once would hold every encoding in memory
-            counts += [len(e) for e in encode(texts[start:start + COUNT_BATCH])]
+        counts: list[int] = []
+        for start in range(0, len(texts), COUNT_BATCH):
+            counts += map(len, encode(texts[start:start + COUNT_BATCH], add_special_tokens=special))
         return counts
 
     def fits_many(self, texts: list[str]) -> list[int]:
