@@ -78,6 +78,22 @@ def test_counter_counts_special_tokens_and_is_not_padded_or_truncated(counter):
     assert counter.count_many(["", "hello world", "hello " * 300]) == [2, 4, 302]
 
 
+def test_counts_from_remembered_words_equal_the_tokenizers_own(monkeypatch):
+    """Counts are summed from each distinct word's count; they must be the tokenizer's count of the whole text, on
+    text where words and pieces part ways: accents, CJK, punctuation inside words, a word past WordPiece's 100
+    characters, the separators split() cuts at and the tokenizer deletes, and after the memory starts over."""
+    whole = TokenCounter.for_model()._tokenizer
+    texts = ["Café au lait, s'il vous plaît!", "東京は日本の首都です", "e-mail: a.b@c.org (see [[Note#Part]])",
+             "x" * 150 + " short", "a\x1cb c\x1fd: joined by the separators", "", "   ", "tab\tand\u2028line\u00a0sep",
+             "don't stop: 3.14159 ≈ π", paragraph(random.Random(5), 400)]
+    expected = [len(e) for e in whole.encode_batch(texts)]
+    counter = TokenCounter.for_model()
+    assert counter.count_many(texts) == expected
+    assert counter.count_many(texts[::-1]) == expected[::-1]  # from memory the second time
+    monkeypatch.setattr("indexer.ingest.chunking.WORD_CACHE", 20)  # a memory smaller than one text's words
+    assert counter.count_many(texts) == expected and len(counter._words) <= 600
+
+
 def test_counter_falls_back_to_an_approximation_when_the_tokenizer_is_missing(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="indexer.ingest.chunking"):
         approx = TokenCounter.for_model(tmp_path)

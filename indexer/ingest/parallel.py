@@ -31,6 +31,7 @@ PARALLEL_MIN_FILES = 64
 APART_BYTES = 2 << 20  # a file this big is parsed in a process of its own, which a stop can end (prepare_one)
 MAX_WORKERS = 4
 WINDOW_PER_WORKER = 8
+WORKER_NICE = 10
 UNEXPECTED = "Indexing failed unexpectedly; see the log."
 
 
@@ -136,6 +137,12 @@ def _start_worker(model_dir: str | None) -> None:
     # Ctrl+C reaches the whole process group: the writer stops the workers, and a worker's own KeyboardInterrupt
     # would only print its traceback (about 40 lines for a pool of four)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The writer is a sync's critical path (its SQLite inserts take twice the CPU the workers' parsing does): the
+    # workers yield a core to it, and to the person's own programs. britannica-10k keyword-searchable: 70.7 -> 65.6 s.
+    try:
+        os.nice(WORKER_NICE)
+    except OSError:
+        pass
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # the pool is the parallelism
     _counter = TokenCounter.for_model(Path(model_dir) if model_dir else None)
 

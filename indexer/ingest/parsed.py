@@ -55,3 +55,4 @@ class ChunkDraft:
     # Every section the chunk spans: {"heading_path", "lines": [first, last], "offset": where it starts in content}
     sections: list[dict] = field(default_factory=list)
     keyword_only: bool = False  # a note with no words for the model: findable by keyword search, never embedded
+    paragraphs: tuple | None = None  # boilerplate.paragraph_keys(content), made where the file is parsed

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from .boilerplate import paragraph_keys
 from .chunking import MAX_TOKENS, TokenCounter, chunk_document
 from ..errors import ExtractionError
 from .extract import parse_file
@@ -139,7 +140,7 @@ def chunk_rows(document_id: str, drafts: list[ChunkDraft]) -> list[ChunkRow]:
         chunk_id = hashlib.sha1(f"{document_id}\0{content_hash}\0{occurrence}".encode()).hexdigest()[:24]
         rows.append(ChunkRow(chunk_id, draft.ordinal, draft.heading_path, draft.content, draft.embed_text,
                              draft.start_line, draft.end_line, content_hash, draft.ref, draft.sections,
-                             draft.keyword_only))
+                             draft.keyword_only, draft.paragraphs))
     return rows
 
 
@@ -206,6 +207,8 @@ def prepare_file(root: Path, rel_path: str, counter: TokenCounter, max_bytes: in
         logger.exception("Extractor failed on %s", rel_path)
         return Prepared(rel_path, "failed", read, error=f"Could not parse this file ({type(exc).__name__}: {exc}).")
     drafts = draft_chunks(parsed, counter, embed_budget)
+    for draft in drafts:  # in the parsing worker, not the writer: a big sync waits on the writer
+        draft.paragraphs = paragraph_keys(draft.content)
     parsed.sections = []
     return Prepared(rel_path, "parsed", read, parsed, drafts)
 

@@ -36,3 +36,4 @@ class ChunkRow:
     ref: dict | None = None  # a mind map node reference (see indexer/mindmap), kept current on every save
     sections: list[dict] | None = None  # the sections a packed chunk spans (see indexer/chunking.py)
     keyword_only: bool = False  # never embedded (a note with no words for the model)
+    paragraphs: tuple | None = None  # boilerplate.paragraph_keys(content) when the parse made them (else the writer)

@@ -342,7 +342,8 @@ class Store:
             if existing:
                 c.execute("DELETE FROM paragraphs WHERE document_id = ?", (doc.document_id,))
             c.executemany("INSERT OR IGNORE INTO paragraphs (hash, document_id) VALUES (?, ?)",
-                          {(key, doc.document_id) for ch in chunks for key, _ in paragraph_keys(ch.content)})
+                          {(key, doc.document_id) for ch in chunks
+                           for key, _ in (paragraph_keys(ch.content) if ch.paragraphs is None else ch.paragraphs)})
             # The note's properties are BM25 words of its first chunk only (migration m008); a new document's rows
             # have none yet (rewriting an FTS5 row costs a delete and an insert).
             if existing:
