@@ -314,7 +314,7 @@ class Store:
             reusable = _vectors_by_hash(c, [ch.content_hash for ch in chunks
                                             if ch.chunk_id not in existing and not ch.keyword_only])
             c.executemany("DELETE FROM chunks WHERE chunk_id = ?", [(i,) for i in removed])
-            added = 0
+            new = []
             for ch in chunks:
                 if ch.chunk_id in existing:
                     c.execute(
@@ -328,16 +328,14 @@ class Store:
                         c.execute("UPDATE chunks SET content = ?, heading_path = ? WHERE chunk_id = ?",
                                   (ch.content, json.dumps(ch.heading_path), ch.chunk_id))
                 else:
-                    added += 1
-                    c.execute(
-                        """INSERT INTO chunks (chunk_id, document_id, ordinal, heading_path, content, embed_text,
-                               start_line, end_line, content_hash, ref, sections, vector, keyword_only, embed_state)
-                           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                        (ch.chunk_id, doc.document_id, ch.ordinal, json.dumps(ch.heading_path), ch.content,
-                         ch.embed_text, ch.start_line, ch.end_line, ch.content_hash, _ref_json(ch.ref),
-                         _sections_json(ch.sections), None if ch.keyword_only else reusable.get(ch.content_hash),
-                         int(ch.keyword_only), "embedded" if ch.keyword_only else "pending"),
-                    )
+                    new.append((ch.chunk_id, doc.document_id, ch.ordinal, json.dumps(ch.heading_path), ch.content,
+                                ch.embed_text, ch.start_line, ch.end_line, ch.content_hash, _ref_json(ch.ref),
+                                _sections_json(ch.sections), None if ch.keyword_only else reusable.get(ch.content_hash),
+                                int(ch.keyword_only), "embedded" if ch.keyword_only else "pending"))
+            c.executemany("""INSERT INTO chunks (chunk_id, document_id, ordinal, heading_path, content, embed_text,
+                                 start_line, end_line, content_hash, ref, sections, vector, keyword_only, embed_state)
+                             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""", new)
+            added = len(new)
             # Which notes hold each paragraph: text many notes share is boilerplate (ingest/boilerplate.py).
             if existing:
                 c.execute("DELETE FROM paragraphs WHERE document_id = ?", (doc.document_id,))
