@@ -133,3 +133,19 @@ def test_projects_are_managed_through_the_api_with_clear_refusals(client, tmp_pa
     foreign = post("/api/projects", {"path": str(folder)}, headers={"Origin": "http://evil.example"})
     assert foreign.status_code == 403
     assert [p["name"] for p in get(client, "/api/projects").get_json()["projects"]] == ["notes"]
+
+
+def test_the_extension_s_searches_go_before_agents_and_an_api_client_s_do_not(client, monkeypatch):
+    """The Chrome extension's popup is a person typing: its searches join the person's line (as the window's do);
+    a program calling the API, or a page claiming another extension's origin, joins the agents' line."""
+    from indexer.search.slots import PERSON_FIRST
+
+    engine = client.application.config["ENGINE"]
+    seen = []
+    real = engine.search
+    monkeypatch.setattr(engine, "search", lambda *a, **kw: seen.append(PERSON_FIRST.get()) or real(*a, **kw))
+    assert get(client, "/api/search?q=garden", headers={"Origin": "chrome-extension://" + "a" * 32}).status_code == 200
+    assert get(client, "/api/search?q=garden").status_code == 200
+    assert get(client, "/api/search?q=garden", headers={"Origin": "chrome-extension://" + "b" * 32}).status_code == 200
+    assert get(client, "/search?q=garden").status_code == 200  # the window's page
+    assert seen == [True, False, False, True]

@@ -33,8 +33,8 @@ def create_app(test_config: dict | None = None):
 
 def _foreground(app) -> None:
     """Every request is work a person or an agent waits for: bulk embedding steps aside while one is answered
-    (indexer.ingest.embeddings.Foreground). A page of the window is a person's: its search goes before agents' in
-    the line of searches (indexer/search/slots.py)."""
+    (indexer.ingest.embeddings.Foreground). A page of the window, or the Chrome extension's popup and side panel, is
+    a person's: its search goes before agents' in the line of searches (indexer/search/slots.py)."""
     from flask import g, request
 
     from indexer import FOREGROUND, PERSON_FIRST
@@ -43,7 +43,7 @@ def _foreground(app) -> None:
     def enter() -> None:
         FOREGROUND.__enter__()
         g.skm_foreground = True
-        if not request.path.startswith("/api/"):  # the window's pages: a person is waiting, not a program
+        if not request.path.startswith("/api/") or _from_extension(app, request):  # a person waits, not a program
             g.skm_person = PERSON_FIRST.set(True)
 
     @app.teardown_request
@@ -52,3 +52,11 @@ def _foreground(app) -> None:
             FOREGROUND.__exit__(None, None, None)
         if (token := g.pop("skm_person", None)) is not None:
             PERSON_FIRST.reset(token)
+
+
+def _from_extension(app, request) -> bool:
+    """A request from SK Memory's Chrome extension (its own origin, which Chrome sets and a page cannot)."""
+    from webapp.security import allowed_origins
+
+    origin = request.headers.get("Origin", "")
+    return origin.startswith("chrome-extension://") and origin in allowed_origins(app)
