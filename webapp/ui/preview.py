@@ -55,8 +55,8 @@ def preview(content: str, file_type: str, passages: list[dict] | None = None, ma
         if file_type in MARKDOWN_TYPES:
             open_table = _open_table(header + text)
         body = render(header + text, file_type, link_href)
-        if header:
-            body = Markup(_THEAD.sub("", str(body), count=1))
+        if header:  # drawn as the same table going on: no header again, no gap above it
+            body = Markup(_THEAD.sub("", str(body).replace("<table>", '<table class="continued">', 1), count=1))
         if i == match:
             html.append(Markup('<div class="passage match" id="match" tabindex="-1">%s</div>') % body)
         else:
