@@ -115,6 +115,46 @@ def test_grouped_commits_keep_each_document_whole(tmp_path):
         assert not store.conn.in_transaction
 
 
+def test_the_order_of_waiting_chunks_is_read_ahead_yet_a_note_saved_meanwhile_goes_first(tmp_path):
+    """The embedder reads which chunks come next for several groups at once; a note saved meanwhile is still embedded
+    next, and chunks that went meanwhile (here deleted by another connection, which this one cannot see) are
+    skipped, not mistaken for the end of the work."""
+    import sqlite3
+
+    home = Home(Settings.from_env(tmp_path / "home"), embedder=Embedder(tmp_path / "no-model"))
+    (tmp_path / "notes").mkdir()
+    home.add_project(tmp_path / "notes", "p")
+
+    def save(store, n: int) -> None:
+        store.save_document(DocumentRow(f"doc{n}", f"n{n}.md", "markdown", f"N{n}", {}, None, float(n), 1, f"h{n}",
+                                        1, []), [ChunkRow(f"c{n}", 0, [], f"note {n}", f"note {n}", 1, 1, f"c{n}")],
+                            [], [])
+
+    def next_ids(store, limit: int = 2) -> list[str]:
+        return [r["chunk_id"] for r in store.pending_chunks(limit)]
+
+    with home.open_project("p", role="tests") as project:
+        store = project.store
+        for n in range(1, 21):
+            save(store, n)
+        def embed_next(expected: list[str]) -> None:
+            assert next_ids(store) == expected
+            store.set_embedded(expected, [[0.1, 0.2]] * len(expected))
+
+        embed_next(["c20", "c19"])  # newest first
+        embed_next(["c18", "c17"])  # read ahead, and left current by its own embedding
+        save(store, 99)
+        embed_next(["c99", "c16"])  # the note saved meanwhile goes first
+        other = sqlite3.connect(store.path)
+        other.execute("DELETE FROM chunks WHERE chunk_id IN (" + ",".join(f"'c{n}'" for n in range(4, 16)) + ")")
+        other.commit()
+        other.close()
+        assert next_ids(store) == ["c3", "c2"]  # the next two went: the order is read again, not the end
+        embed_next(["c3", "c2"])  # taken before and not embedded: still waiting, so still first
+        embed_next(["c1"])
+        assert next_ids(store) == []
+
+
 def test_the_deep_tail_of_a_long_note_is_embedded_after_the_top_of_every_note(tmp_path):
     notes = tmp_path / "notes"
     notes.mkdir()

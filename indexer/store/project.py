@@ -490,7 +490,7 @@ class Project:
         """Embed waiting chunks in groups, newest documents first, until none are left; return how many."""
         if not self.embedder.available:
             raise EmbeddingsUnavailable(f"Embeddings are unavailable: {self.embedder.unavailable_reason}")
-        total = self.store.counts()["pending"]
+        total = self.store.counts()["pending"] if progress else 0  # a scan of every chunk: only when shown
         done = batches = 0
         while not (stop and stop.is_set()) and (max_batches is None or batches < max_batches):
             rows = self.store.pending_chunks(self.embed_group_size)
