@@ -13,7 +13,7 @@ BASE = "http://127.0.0.1:8765"
 EXTENSION = "chrome-extension://fphfhnaleelndngdmghiokeflbahepef"
 SAVED = ("---\nsource: https://bakery.example/guides/starter/\n---\n# Starter guide (saved)\n\n"
          "A page I kept about feeding a starter.\n")
-MENTIONS = ("# Weekend\n\nBaked with the Sourdough bread recipe again.\n\nChecked the [[Compost log]] and the "
+MENTIONS = ("# Weekend\n\n| Baked | with the **Sourdough bread** recipe again |\n\nChecked the [[Compost log]] and the "
             "tmux cheatsheet.\n\n```\nSourdough bread in code is not a mention\n```\n")
 PAGE = ("Keeping a sourdough starter alive. A starter is flour and water that wild yeast and bacteria ferment. "
         "Feed it equal weights of flour and water every day at room temperature, or weekly from the fridge. "
@@ -118,6 +118,7 @@ def test_link_suggestions_name_unlinked_mentions_with_their_line_and_the_link_to
     found = engine.link_suggestions("Journal/Weekend.md")
     mentions = {m["path"]: m for m in found["unlinked_mentions"]}
     assert mentions["Projects/Sourdough.md"]["line"] == 3
+    assert mentions["Projects/Sourdough.md"]["text"] == "Baked with the Sourdough bread recipe again"  # as read
     assert mentions["Projects/Sourdough.md"]["wikilink"] == "[[Sourdough|Sourdough bread]]"
     assert mentions["Projects/Sourdough.md"]["markdown_link"] == "[Sourdough bread](../Projects/Sourdough.md)"
     assert mentions["Reference/tmux cheatsheet.md"]["line"] == 5

@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from ..ingest.extract.inline import CODE_SPAN
 from ..ingest.files import TooLarge, UnsafeFile, read_inside
+from ..ingest.readable import display_text
 from . import chunk_reads, note_reads
 from .documents import backlinks, project_links
 from .index import ProjectIndex
@@ -83,8 +84,9 @@ def _mentions(index: ProjectIndex, text: str, me: str, linked: set[str]) -> list
             for doc in names[name]:
                 if doc not in found and doc != me and doc not in linked and doc in catalogue:
                     rel_path, title = catalogue[doc]
+                    shown = display_text(line) or " ".join(line.split())  # the line as read: no pipes or marks
                     found[doc] = {"document_id": doc, "title": title, "path": rel_path, "line": number,
-                                  "text": " ".join(line.split())[:200], "reason": f"names “{title}” without a link"}
+                                  "text": shown[:200], "reason": f"names “{title}” without a link"}
     return sorted(found.values(), key=lambda m: (m["line"], m["path"]))
 
 
