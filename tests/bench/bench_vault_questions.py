@@ -39,6 +39,7 @@ from indexer.config import Settings  # noqa: E402
 from indexer.engine import Engine  # noqa: E402
 from indexer.home import Home  # noqa: E402
 from indexer.search.chunk_reads import hit_rows  # noqa: E402
+from indexer.store.database import LONG_NOTE_TAIL_FROM  # noqa: E402
 from indexer.search.query import Query  # noqa: E402
 from indexer.search.request import SearchRequest  # noqa: E402
 from indexer.search.semantic import semantic_search  # noqa: E402
@@ -111,8 +112,12 @@ def title_items(index, limit: int = 200) -> list[dict]:
             if r[0].endswith(".md") and count[r[1].strip().lower()] == 1 and r[1].strip()][:limit]
 
 
+# Note-first embedding's stages: the passages of every note below this ordinal are embedded (store.pending_chunks).
+STAGES = {"keyword": 0, "first": 1, "top": LONG_NOTE_TAIL_FROM}
+
+
 def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict, keep: Path | None = None,
-            only: set[str] | None = None, embed_minutes: float | None = None) -> None:
+            only: set[str] | None = None, embed_minutes: float | None = None, stage: str = "full") -> None:
     spec = json.loads(path.read_text(encoding="utf-8"))
     vault = corpora / spec["corpus"]
     if not vault.is_dir():
@@ -143,7 +148,13 @@ def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict, keep: Pa
             stop = threading.Event()
             if embed_minutes is not None:  # a heavy vault: every note's first passages, then as far as time allows
                 threading.Timer(embed_minutes * 60, stop.set).start()
-            project.embed_pending(stop)
+            if stage in STAGES:  # part-way through note-first embedding, which embeds these first
+                while stage != "keyword" and project.store.query(
+                        "SELECT count(*) FROM chunks WHERE embed_state = 'pending' AND NOT keyword_only "
+                        "AND ordinal < ?", (STAGES[stage],))[0][0] and project.embed_pending(stop, max_batches=1):
+                    pass
+            else:
+                project.embed_pending(stop)
             stop.set()
             embedded = time.perf_counter() - started
             counts = project.store.counts()
@@ -202,19 +213,23 @@ def main() -> None:
     parser.add_argument("--show-misses", action="store_true", help="print each question a mode misses at 5")
     parser.add_argument("--home", type=Path, help="keep each vault's index here and reuse it next time")
     parser.add_argument("--modes", help="only these modes, comma-separated (e.g. hybrid,vault_search)")
+    parser.add_argument("--stage", choices=["keyword", *STAGES, "full"], default="full",
+                        help="embed only this far, as note-first embedding gets there: nothing (keyword), every "
+                             "note's first passage (first), the top of every note (top), or every passage (full); "
+                             "use a fresh --home for each")
     parser.add_argument("--embed-minutes", type=float,
                         help="stop embedding after this long (britannica-10k: its first passages take ~11 minutes)")
     args = parser.parse_args()
     report(args.questions, args.corpora, args.show_misses, args.home,
-           set(args.modes.split(",")) if args.modes else None, args.embed_minutes)
+           set(args.modes.split(",")) if args.modes else None, args.embed_minutes, args.stage)
 
 
 def report(questions: list[Path], corpora: Path, show_misses: bool = False, keep: Path | None = None,
-           only: set[str] | None = None, embed_minutes: float | None = None) -> None:
+           only: set[str] | None = None, embed_minutes: float | None = None, stage: str = "full") -> None:
     """Score every question file and, for more than one, the pooled figures."""
     pooled: dict = {}
     for path in questions:
-        run_set(path, corpora, show_misses, pooled, keep, only, embed_minutes)
+        run_set(path, corpora, show_misses, pooled, keep, only, embed_minutes, stage)
     if len(questions) > 1:
         print("all sets pooled:")
         for (kind, name), (hits, reciprocal, firsts) in pooled.items():
