@@ -38,12 +38,13 @@ def _foreground(app) -> None:
     from flask import g, request
 
     from indexer import FOREGROUND, PERSON_FIRST
+    from webapp.security import from_extension
 
     @app.before_request
     def enter() -> None:
         FOREGROUND.__enter__()
         g.skm_foreground = True
-        if not request.path.startswith("/api/") or _from_extension(app, request):  # a person waits, not a program
+        if not request.path.startswith("/api/") or from_extension(app):  # a person waits, not a program
             g.skm_person = PERSON_FIRST.set(True)
 
     @app.teardown_request
@@ -52,11 +53,3 @@ def _foreground(app) -> None:
             FOREGROUND.__exit__(None, None, None)
         if (token := g.pop("skm_person", None)) is not None:
             PERSON_FIRST.reset(token)
-
-
-def _from_extension(app, request) -> bool:
-    """A request from SK Memory's Chrome extension (its own origin, which Chrome sets and a page cannot)."""
-    from webapp.security import allowed_origins
-
-    origin = request.headers.get("Origin", "")
-    return origin.startswith("chrome-extension://") and origin in allowed_origins(app)

@@ -33,6 +33,13 @@ def allowed_origins(app: Flask) -> set[str]:
     return origins
 
 
+def from_extension(app: Flask) -> bool:
+    """Whether this request comes from SK Memory's Chrome extension: its own origin, which Chrome sets and a page
+    cannot."""
+    origin = request.headers.get("Origin", "")
+    return origin.startswith("chrome-extension://") and origin in allowed_origins(app)
+
+
 def _refuse(status: int, error: str, detail: str):
     response = jsonify({"error": error, "detail": detail})
     response.status_code = status
@@ -46,7 +53,7 @@ def check_request():
         return _refuse(400, "bad_host", f"This server only answers to http://127.0.0.1:{app.config['SKMEMORY_PORT']}/; "
                                         "open it by that address.")
     origin = request.headers.get("Origin")
-    if origin is not None and origin.startswith("chrome-extension://") and origin in allowed_origins(app):
+    if from_extension(app):
         allowed = (request.path in EXTENSION_PATHS and request.method in SAFE_METHODS or
                    request.path in EXTENSION_READS and request.method in SAFE_METHODS | {"POST"})
         if not allowed:

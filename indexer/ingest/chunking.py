@@ -131,7 +131,7 @@ class TokenCounter:
 
         The tokenizer never makes a word-piece across whitespace, so a text's count is the sum of its words' counts
         (words as str.split() cuts them): each distinct word is tokenised once and remembered, since a vault repeats
-        its words. That took the tokenizer from ~70 % of a big sync's parsing to a few per cent. A text holding one
+        its words (preparing 1,000 britannica-10k notes: 7.3 s -> 2.5 s). A text holding one
         of the four characters split() cuts at and the tokenizer deletes instead (U+001C-U+001F, which join the
         words around them) is tokenised whole."""
         if not texts:
