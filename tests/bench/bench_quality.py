@@ -170,7 +170,7 @@ def main() -> None:
 
 
 def evaluate(engine: Engine, index, queries: list[dict], relevant: dict[str, set[str]]) -> None:
-    db = index.db
+    db = sqlite3.connect(f"file:{index.database}?mode=ro", uri=True)  # the bench's own reads (its baselines)
     doc_of_rowid = {r[0]: corpus_id(r[1]) for r in db.execute(
         "SELECT c.rowid, d.rel_path FROM chunks c JOIN documents d USING (document_id)")}
     doc_of_chunk = {r[0]: corpus_id(r[1]) for r in db.execute(
