@@ -215,6 +215,18 @@ def test_a_note_of_properties_is_read_by_the_model_as_its_name_and_properties(co
     assert not film.keyword_only
 
 
+def test_a_templates_empty_fields_are_read_by_the_model_as_what_it_records(counter):
+    # kepano's Coffee Template: nothing but properties, most of them empty. Its fields are what it is for; before,
+    # the model read "Coffee Template / categories: Coffee" and the template sat under hybrid's 0.3 floor for a
+    # question about rating beans by origin and process.
+    meta = {"categories": ["[[Coffee]]"], "maker": None, "producer": None, "country": [], "variety": "",
+            "process": None, "rating": None, "last": None, "seen": False}
+    [template] = chunk_document(ParsedDocument("markdown", "Coffee Template", [], frontmatter=meta), counter)
+    assert template.embed_text == ("Coffee Template\ncategories: Coffee; maker; producer; country; variety; process; "
+                                   "rating")  # `last` says when, not what; a false flag is a value, not a field
+    assert not template.keyword_only
+
+
 def test_the_notes_own_description_opens_its_first_chunk_and_gives_a_bodiless_page_meaning(counter):
     sections = [Section(["Usage"], "## Usage\n\nType /cloze to hide an answer.", 5, 7)]
     meta = {"description": "Creates collapsible content that is not shown by default", "type": "Command"}

@@ -559,6 +559,25 @@ def test_a_leg_that_cannot_see_a_note_does_not_count_against_it():
         assert seen["a"] > unseen["a"] and seen["b"] == unseen["b"]
 
 
+def test_a_template_of_empty_fields_is_found_by_what_it_records(tmp_path, real_embedder):
+    """kepano's templates are properties only, most of them empty: the fields say what the template is for."""
+    vault = tmp_path / "vault"
+    (vault / "Templates").mkdir(parents=True)
+    (vault / "Templates/Coffee Template.md").write_text(
+        "---\ncategories:\n  - \"[[Coffee]]\"\nmaker:\nproducer:\ncountry: []\nvariety:\nprocess:\nrating:\n"
+        "last:\n---\n")
+    (vault / "Templates/Food Template.md").write_text(
+        "---\ncategories:\n  - \"[[Food]]\"\nmaker:\nrating:\nprice:\nlast: {{date}}\n---\n")
+    (vault / "Templates/Book Template.md").write_text("---\ncategories:\n  - \"[[Books]]\"\nauthor: []\n"
+                                                     "genre: []\npages:\nrating:\n---\n")
+    (vault / "Morning.md").write_text("# Morning\n\nMade a pot of coffee before the walk; the dog waited.\n")
+    with indexed(Home(Settings(home=tmp_path / "home"), embedder=real_embedder), vault) as engine:
+        question = "where I note which farm and country my beans came from and how they were processed"
+        answer = engine.search(question, mode="hybrid", project="notes", limit=10)
+        assert answer["results"][0]["path"] == "Templates/Coffee Template.md"
+        assert engine.vault_search(question)["results"][0]["path"] == "Templates/Coffee Template.md"
+
+
 def test_a_hub_note_without_text_for_the_model_is_found_by_its_title(tmp_path, real_embedder):
     """kepano's vault has 62 such notes (Books, Movies, People: a title and `![[X.base]]`); a search for the title
     gave the template first, because the hub could only score on one leg of three. The model reads such a note as

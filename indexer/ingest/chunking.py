@@ -19,9 +19,9 @@ The design, in the order the work is done:
    an empty task) never makes a chunk on its own: it joins its neighbours. A document with nothing but such units
    (a template, a page that only embeds a base, a film note of properties) gets one chunk of its text for keyword
    search, and the model reads what the note is: its description when its frontmatter has one (below), else its
-   title and its properties ("Blade Runner / director: Ridley Scott; year: 1982"), so it can be found by meaning
-   and by its own name. Only a note with no words at all, not even in its title, is `keyword_only`. A cut is not
-   made where it would leave a scrap.
+   title and its properties ("Blade Runner / director: Ridley Scott; year: 1982"; a field left empty by its name
+   alone, as a template's are), so it can be found by meaning and by its own name. Only a note with no words at
+   all, not even in its title, is `keyword_only`. A cut is not made where it would leave a scrap.
 4. **Where a chunk came from.** A chunk records every section it spans, with its heading path, its lines in the
    file and its offset in the chunk's content, so a result can point at the part that matched. The content is
    the file's text with the original line breaks between sections, so line N of the content is line
@@ -47,7 +47,7 @@ logger = logging.getLogger(__name__)
 
 MAX_TOKENS = 256  # the all-MiniLM-L6-v2 window, in word-piece tokens including [CLS]/[SEP] and the prefix
 PREFIX_MAX_TOKENS = 32
-CHUNKER_VERSION = 3  # bump when the same file would be cut differently: indexes re-chunk at start-up
+CHUNKER_VERSION = 4  # bump when the same file would be cut differently: indexes re-chunk at start-up
 MIN_FILL = 0.5  # a chunk is cut no earlier than this share of its window, unless the text runs out
 MIN_TAIL = 0.25  # ... nor where what is left of the document would be shorter than this share
 _KEY_CHARS = 24  # how much of a unit's opening decides ties between equally strong cuts
@@ -583,7 +583,9 @@ IDENTITY_SKIPPED = frozenset({"cover", "image", "banner", "icon", "created", "up
 
 
 def _properties_text(doc: ParsedDocument) -> str:
-    """A note's properties as words ("director: Ridley Scott; year: 1982"): links as their text, no URLs."""
+    """A note's properties as words ("director: Ridley Scott; year: 1982"): links as their text, no URLs. A property
+    left empty is named alone ("Coffee Template / categories: Coffee; producer; country; process; rating"): a
+    template's or a stub's empty fields are what it is for."""
     parts = []
     for key, value in (doc.frontmatter.items() if isinstance(doc.frontmatter, dict) else ()):
         if str(key).lower() in IDENTITY_SKIPPED:
@@ -594,6 +596,8 @@ def _properties_text(doc: ParsedDocument) -> str:
         words = [w for w in words if has_words(w)]
         if words:
             parts.append(f"{key}: {', '.join(words)}")
+        elif value in (None, "", [], {}) and has_words(str(key)):
+            parts.append(str(key))
     return "; ".join(parts)
 
 
