@@ -7,11 +7,13 @@ Run by hand:
 Prints each picked note's path and its opening (the first `--chars` characters of its text, frontmatter left out),
 so that a question is written from what the note says, in other words than it uses. The seed and the count are
 recorded in the question file (`picked_by`), so anyone can list the same notes again. Notes shorter than
-`--min-chars` are skipped (there is nothing to ask about an empty daily note).
+`--min-chars` are skipped (there is nothing to ask about an empty daily note), and so are the notes a question file
+already asks about (`--skip-used FILE`), to write more questions from notes no question has used yet.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import re
 from pathlib import Path
@@ -34,9 +36,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=36)
     parser.add_argument("--chars", type=int, default=700)
     parser.add_argument("--min-chars", type=int, default=200)
+    parser.add_argument("--skip-used", type=Path, help="a question file: leave out the notes its questions ask about")
     args = parser.parse_args()
     vault = args.corpora / args.corpus
     notes = candidates(vault, args.min_chars)
+    if args.skip_used:
+        spec = json.loads(args.skip_used.read_text(encoding="utf-8"))
+        used = {path for item in spec.get("questions", []) for path in item["relevant"]}
+        notes = [p for p in notes if p.relative_to(vault).as_posix() not in used]
     for path in random.Random(args.seed).sample(notes, min(args.count, len(notes))):
         text = FRONTMATTER.sub("", path.read_text(errors="replace")).strip()
         print(f"=== {path.relative_to(vault).as_posix()}\n{text[:args.chars]}\n")
