@@ -193,16 +193,16 @@ class Store:
         return self.query("SELECT count(*) FROM chunks WHERE rowid > ?", (upto,))[0][0]
 
     def defer_substrings(self) -> None:
-        """Leave chunks written from now on out of the substring index until catch_up_substrings adds them: a big
-        sync writes each chunk into the keyword indexes it needs first, and the trigram index (60 % of the writes)
-        after, in batches."""
+        """Leave chunks written from now on out of the substring index and the word list of typo correction until
+        catch_up_substrings adds them: a big sync writes each chunk into the keyword indexes it needs first, and the
+        trigram index (60 % of the writes) and the word list after, in batches."""
         with self.lock, self.conn:
             self.conn.execute(f"UPDATE trigram_state SET upto = (SELECT coalesce(max(rowid), 0) FROM chunks) "
                               f"WHERE id = 1 AND upto = {SUBSTRINGS_LIVE}")
 
     def catch_up_substrings(self, batch: int = 2000) -> int:
-        """Add up to `batch` chunks the substring index lacks, in one commit; return how many are still left.
-        When none are left the index follows every write again."""
+        """Add up to `batch` chunks the substring index and the word list lack, in one commit; return how many are
+        still left. When none are left both follow every write again."""
         with self.lock, self.conn:
             upto = self.conn.execute("SELECT upto FROM trigram_state WHERE id = 1").fetchone()[0]
             if upto == SUBSTRINGS_LIVE:
@@ -211,6 +211,8 @@ class Store:
             until = self.conn.execute("SELECT max(rowid) FROM (SELECT rowid FROM chunks WHERE rowid > ? "
                                       "ORDER BY rowid LIMIT ?)", (upto, batch)).fetchone()[0] or upto
             self.conn.execute("INSERT INTO chunks_trigram(rowid, content) SELECT rowid, content FROM chunks "
+                              "WHERE rowid > ? AND rowid <= ?", (upto, until))
+            self.conn.execute("INSERT INTO words(rowid, text) SELECT rowid * 2, content FROM chunks "
                               "WHERE rowid > ? AND rowid <= ?", (upto, until))
             whole = until >= last
             self.conn.execute("UPDATE trigram_state SET upto = ? WHERE id = 1", (SUBSTRINGS_LIVE if whole else until,))
