@@ -220,10 +220,11 @@ def test_a_templates_empty_fields_are_read_by_the_model_as_what_it_records(count
     # the model read "Coffee Template / categories: Coffee" and the template sat under hybrid's 0.3 floor for a
     # question about rating beans by origin and process.
     meta = {"categories": ["[[Coffee]]"], "maker": None, "producer": None, "country": [], "variety": "",
-            "process": None, "rating": None, "last": None, "seen": False}
+            "process": None, "rating": None, "last": None, "seen": False, "tags": [], "aliases": None}
     [template] = chunk_document(ParsedDocument("markdown", "Coffee Template", [], frontmatter=meta), counter)
     assert template.embed_text == ("Coffee Template\ncategories: Coffee; maker; producer; country; variety; process; "
-                                   "rating")  # `last` says when, not what; a false flag is a value, not a field
+                                   "rating")  # `last` says when, not what; a false flag is a value, not a field;
+    # empty tags and aliases, which every template carries, say nothing of what it records
     assert not template.keyword_only
 
 

@@ -580,6 +580,7 @@ def _by_chars(units: list[_Unit]) -> list[list[_Unit]]:
 # Properties that say where a note's file or picture lives, or when it was touched: not what the note is about.
 IDENTITY_SKIPPED = frozenset({"cover", "image", "banner", "icon", "created", "updated", "modified", "last",
                               "date", "id", "uuid", "cssclasses", "cssclass", "publish", "permalink"})
+OWN_FIELDS = frozenset({"tags", "tag", "aliases", "alias"})  # Obsidian's own: left empty, they say nothing of a note
 
 
 def _properties_text(doc: ParsedDocument) -> str:
@@ -596,7 +597,7 @@ def _properties_text(doc: ParsedDocument) -> str:
         words = [w for w in words if has_words(w)]
         if words:
             parts.append(f"{key}: {', '.join(words)}")
-        elif value in (None, "", [], {}) and has_words(str(key)):
+        elif value in (None, "", [], {}) and has_words(str(key)) and str(key).lower() not in OWN_FIELDS:
             parts.append(str(key))
     return "; ".join(parts)
 
