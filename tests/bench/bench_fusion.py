@@ -6,12 +6,12 @@ Run by hand (not part of the test suite), on data homes the other benches indexe
         --home /tmp/bq8 --scifact /tmp/skm-scifact/data
 
 (`bench_vault_questions.py ... --home /tmp/bq8` and `bench_quality.py ../shared/corpora/scifact --home
-/tmp/skm-scifact` make those homes.) For every question it reads what vault.rank_notes reads: the BM25 leg (notes
-with every word, then notes with some of them, under the first), and every note's best and first passage by meaning
-(exact cosine over every vector, so a rule may also look under the 0.3 floor). Each rule then ranks the notes, the
-name bonus added as rank_notes adds it. Printed: hit@5 / MRR@10 / nDCG@10 of the tuning half, pooled and per corpus,
-and SciFact's test queries. The held-out half is printed only with --held-out: choose a rule on the tuning half and
-SciFact, then look at the held-out half once.
+/tmp/skm-scifact` make those homes.) For every question it runs the engine's note ranking whole (vault.rank_notes)
+and keeps its legs and its fused scores (the default rule), and every note's best and first passage by meaning
+(exact cosine over every vector, so a rule may also look under the 0.3 floor). Each other rule ranks the notes from
+those legs, the name bonus added as rank_notes adds it. Printed: hit@5 / MRR@10 / nDCG@10 of the tuning half,
+pooled and per corpus, and SciFact's test queries. The held-out half is printed only with --held-out: choose a
+rule on the tuning half and SciFact, then look at the held-out half once.
 """
 from __future__ import annotations
 
@@ -34,19 +34,20 @@ from indexer.home import Home  # noqa: E402
 from indexer.search import chunk_reads, vault  # noqa: E402
 from indexer.search.grammar import TITLE_BONUS  # noqa: E402
 from indexer.search.query import Query  # noqa: E402
-from indexer.search.semantic import HYBRID_THRESHOLD  # noqa: E402
 
 CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 
 
 @dataclass
 class Legs:
-    """What the legs say of one question: (note, score) lists best first, and each note's similarities."""
+    """What the engine's note ranking read for one question (vault.rank_notes, whole), and every note's similarities."""
 
     relevant: set[str]
     half: str
-    strict: list[tuple[str, float]]  # BM25, every word
-    some: list[tuple[str, float]]  # BM25, some of the words (not in strict)
+    bm25: list[tuple]  # (note, rowid, score), best first: every word, then some of them under those
+    meaning: list[tuple]  # (note, chunk, similarity) at the 0.3 floor, best first
+    first_chunk: list[tuple]  # the same of each note's first passage
+    default: dict[str, float]  # the engine's own fused score, name bonus included
     best: dict[str, float] = field(default_factory=dict)  # the note's best passage by meaning, every note
     first: dict[str, float] = field(default_factory=dict)  # its first passage
     named: dict[str, int] = field(default_factory=dict)
@@ -56,55 +57,48 @@ def read_legs(home_dir: Path, project: str, items: list[dict]) -> list[Legs]:
     home = Home(Settings.from_env(home_dir))
     engine = Engine(home)
     try:
+        engine.writer(project)  # opens (and migrates) the index, as the other benches do
         index = engine.index(project)
         home.embedder.load()
+        paths = dict(index.sql("SELECT document_id, rel_path FROM documents"))
         owner = None
         out = []
         for item in items:
             query = Query.parse(item["q"])
-            strict = [(doc, score) for doc, _, score in vault.bm25_leg(index, query.fts.match, None, None)]
-            have = {doc for doc, _ in strict}
-            any_match = query.any_match(index)
-            some = [(doc, score) for doc, _, score in vault.bm25_leg(index, any_match, None, None)
-                    if doc not in have] if any_match else []
+            ranking = vault.rank_notes(index, query, vault.LEG_CHUNKS, whole=True)
+            leg = {name: [(paths[hit[0]], *hit[1:]) for hit in ranking.legs.get(name, []) if hit[0] in paths]
+                   for name in ("bm25", "meaning", "first_chunk")}
+            legs = Legs(set(item["relevant"]), item.get("half", "tune"), leg["bm25"], leg["meaning"],
+                        leg["first_chunk"], {paths[c.document_id]: c.score for c in ranking.fused},
+                        named={paths[d]: n for d, n in (query.named_documents(index) if query.terms else {}).items()})
             hits = index.cache.search(query.vector(index), -1.0, None)
             if owner is None:
                 owner = chunk_reads.owners(index, [cid for cid, _ in hits])
-            legs = Legs(set(item["relevant"]), item.get("half", "tune"), strict, some,
-                        named=query.named_documents(index) if query.terms else {})
             for cid, similarity in hits:  # best first
                 doc, ordinal = owner.get(cid, (None, None))
-                if doc is not None:
-                    legs.best.setdefault(doc, similarity)
+                if doc in paths:
+                    legs.best.setdefault(paths[doc], similarity)
                     if ordinal == 0:
-                        legs.first[doc] = similarity
+                        legs.first[paths[doc]] = similarity
             out.append(legs)
-        paths = dict(index.sql("SELECT document_id, rel_path FROM documents"))
     finally:
         engine.close()
-    for legs in out:  # note ids to paths, as the questions name them
-        legs.strict = [(paths[d], s) for d, s in legs.strict if d in paths]
-        legs.some = [(paths[d], s) for d, s in legs.some if d in paths]
-        legs.best = {paths[d]: s for d, s in legs.best.items() if d in paths}
-        legs.first = {paths[d]: s for d, s in legs.first.items() if d in paths}
-        legs.named = {paths[d]: n for d, n in legs.named.items() if d in paths}
     return out
 
 
 def product_legs(q: Legs, under_floor: float | None = None) -> tuple[list, list, list]:
-    """The legs as rank_notes hands them to vault.fuse: notes with some of the words under those with all of
-    them; meaning legs at the 0.3 floor, or, with under_floor, down to it for the notes BM25 found."""
-    floor = min((s for _, s in q.strict), default=None)
-    some = [(d, s if floor is None else min(s, floor * 0.999)) for d, s in q.some]
-    bm25 = [(d, i, s) for i, (d, s) in enumerate(q.strict + some)]
-    worded = {d for d, _, _ in bm25}
+    """The legs as rank_notes handed them to vault.fuse; with under_floor, the meaning legs also hold the notes BM25
+    found down to that similarity."""
+    if under_floor is None:
+        return q.bm25, q.meaning, q.first_chunk
+    worded = {hit[0] for hit in q.bm25}
 
-    def leg(sims: dict[str, float]) -> list:
-        keep = [(d, s) for d, s in sims.items() if s >= HYBRID_THRESHOLD
-                or (under_floor is not None and d in worded and s >= under_floor)]
-        return [(d, d, s) for d, s in sorted(keep, key=lambda x: -x[1])]
+    def leg(kept: list[tuple], sims: dict[str, float]) -> list:
+        have = {hit[0] for hit in kept}
+        more = [(d, d, s) for d, s in sims.items() if d in worded and d not in have and s >= under_floor]
+        return sorted(kept + more, key=lambda hit: -hit[2])
 
-    return bm25, leg(q.best), leg(q.first)
+    return q.bm25, leg(q.meaning, q.best), leg(q.first_chunk, q.first)
 
 
 def fused(q: Legs, how: str = vault.DEFAULT_FUSION, under_floor: float | None = None) -> dict[str, float]:
@@ -139,7 +133,7 @@ def convex(alpha: float) -> Callable[[Legs], dict[str, float]]:
 
 RULES: dict[str, Callable[[Legs], dict[str, float]]] = {
     "semantic (exact, no floor)": lambda q: dict(q.best),
-    "max_min (the default)": fused,
+    "max_min (the default)": lambda q: dict(q.default),
     "max_min, bonus 0.5": with_bonus(0.5),
     "max_min, bonus 0.7": with_bonus(0.7),
     "max_min, meaning under the floor for BM25's notes": lambda q: fused(q, under_floor=0.0),
