@@ -101,6 +101,18 @@ def export_onnx(model_dir: Path, target: Path) -> Path:
     return target
 
 
+def exported_onnx(model_dir: Path | None = None, cache_dir: Path | None = None) -> tuple[Path, Path]:
+    """(the model's folder, its exported fp32 ONNX file in the cache), exporting it first if the cache has none."""
+    from ..config import Settings, default_model_path
+
+    model_dir = Path(model_dir) if model_dir else default_model_path()
+    path = (cache_dir or Settings.from_env().model_cache_dir) / cache_key(model_dir) / ONNX_NAME
+    if not path.exists():
+        logger.info("Exporting %s to ONNX for fast queries (once): %s", model_dir.name, path)
+        export_onnx(model_dir, path)
+    return model_dir, path
+
+
 def _mean_pooled(model, model_dir: Path) -> np.ndarray:
     """The torch model's unit vectors of the probe sentences, pooled as sentence-transformers pools them."""
     from transformers import AutoTokenizer
@@ -119,20 +131,12 @@ class OnnxEncoder:
 
     def __init__(self, onnx_path: Path, model_dir: Path, threads: int | None = 1, quantized: bool = False,
                  workers: int = 1):
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        options = ort.SessionOptions()
+        self.workers = max(1, workers)
         if workers > 1:
             threads = 1  # each worker is one thread running whole texts; the session adds none of its own
-        if threads:
-            options.intra_op_num_threads = threads
-            options.inter_op_num_threads = 1
-        if threads == 1:  # nobody to wait for: never spin (a spinning thread takes a core from the server)
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.log_severity_level = 3
-        self.session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+        self._open(onnx_path, threads)
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_seq_length(model_dir))
         self.tokenizer.no_padding()  # tokenizer.json pads to 128; embed pads each batch to its longest text
@@ -144,27 +148,28 @@ class OnnxEncoder:
         # vector a function of its text only, a query's included, and costs nothing on a CPU: 90 chunks/s at
         # batch 1 against 81 at 32 (no padding either).
         self.quantized = quantized
-        self.workers = max(1, workers)
         self.before_each = None  # called before each run of the bulk embedder (Foreground.wait_clear)
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+
+    def _open(self, onnx_path: Path, threads: int | None) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+        if threads == 1:  # nobody to wait for: never spin (a spinning thread takes a core from the server)
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.log_severity_level = 3
+        self.session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
 
     @classmethod
     def for_model(cls, model_dir: Path | None = None, cache_dir: Path | None = None, threads: int | None = 1,
                   quantized: bool = False, workers: int = 1) -> "OnnxEncoder":
         """Open the exported copy of a model, exporting it first if the cache has none (needs torch once)."""
-        from ..config import default_model_path
-
-        model_dir = Path(model_dir) if model_dir else default_model_path()
-        if cache_dir is None:
-            from ..config import Settings
-
-            cache_dir = Settings.from_env().model_cache_dir
-        folder = cache_dir / cache_key(model_dir)
-        path = folder / ONNX_NAME
-        if not path.exists():
-            logger.info("Exporting %s to ONNX for fast queries (once): %s", model_dir.name, path)
-            export_onnx(model_dir, path)
+        model_dir, path = exported_onnx(model_dir, cache_dir)
         if quantized:
             path = quantized_copy(path, model_dir)
         return cls(path, model_dir, threads, quantized=quantized, workers=workers)
@@ -215,14 +220,18 @@ class OnnxEncoder:
             for row, i in enumerate(picked):
                 ids[row, :len(encodings[i].ids)] = encodings[i].ids
                 mask[row, :len(encodings[i].ids)] = 1
-            hidden = self.session.run(None, {"input_ids": ids, "attention_mask": mask,
-                                             "token_type_ids": np.zeros_like(ids)})[0]
+            hidden = self._hidden(ids, mask)
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
             pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
             picked_all += picked
             pooled_all.append(pooled.astype(np.float32, copy=False))
         return picked_all, np.concatenate(pooled_all) if pooled_all else np.zeros((0, 0), dtype=np.float32)
+
+    def _hidden(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The model's last hidden states of a padded batch of token ids."""
+        return self.session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                       "token_type_ids": np.zeros_like(ids)})[0]
 
     @property
     def dimension(self) -> int:
