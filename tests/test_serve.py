@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from indexer.ingest import openvino_encoder
 from support import SKMEMORY, free_port, running_server
 
 
@@ -334,7 +335,8 @@ def test_embedding_paused_stays_paused_across_a_start_and_resume_embeds_the_rest
         assert state["embedding_paused"] is True and words["embedded"] == 0 and words["pending"] > 0
         shown = run("status", "words", env=env).stdout
         assert "embedding: paused (`skmemory resume` goes on)" in shown
-        assert "int8 ONNX on" in shown and "at low priority" in shown
+        how = "int8 OpenVINO on" if openvino_encoder.available() else "int8 ONNX on"
+        assert how in shown and "at low priority" in shown
         found = fetch(port, "/api/search?q=heron&mode=keyword&project=words")
         assert found["results"], "keyword search works while embedding is paused"
 

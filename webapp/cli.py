@@ -349,7 +349,8 @@ def status(ctx: click.Context, name: str | None, as_json: bool) -> None:
 
 def _embedding_how(s: dict) -> str:
     """What embeds on this machine, in words: 'int8 ONNX on 2 threads at low priority'."""
-    backend = {"onnx-int8": "int8 ONNX", "onnx": "fp32 ONNX", "torch": "torch"}.get(s.get("bulk_backend") or "")
+    backend = {"onnx-int8": "int8 ONNX", "openvino-int8": "int8 OpenVINO", "onnx": "fp32 ONNX",
+               "torch": "torch"}.get(s.get("bulk_backend") or "")
     if not backend:
         return ""
     threads = s.get("embed_threads")

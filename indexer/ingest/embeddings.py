@@ -14,14 +14,17 @@ from ..errors import EmbeddingsUnavailable
 logger = logging.getLogger(__name__)
 
 MODEL_NAME = "all-MiniLM-L6-v2"
-# What embeds documents and queries (SKMEMORY_EMBED_BACKEND). 'auto': torch on a CUDA GPU, else 'onnx-int8', the
-# model's dynamic int8 copy in ONNX Runtime: 4.7x torch's chunks/s on a 2-core CPU without importing torch, within a
-# point of fp32 on every graded set, and on the fp32 model's similarity scale: 99.9 % of (query, passage) pairs fall on
-# the same side of hybrid's 0.3 floor and of semantic's 0.5 (tests/bench/bench_scale.py, docs/performance.md).
-# 'onnx' runs the fp32 weights (torch's vectors, 2.3x); 'torch' is sentence-transformers.
+# What embeds documents and queries (SKMEMORY_EMBED_BACKEND). 'auto': torch on a CUDA GPU; else 'openvino-int8' where
+# OpenVINO is installed (a static int8 copy: 1.3-1.6x 'onnx-int8' on the same passages, openvino_encoder.py), else
+# 'onnx-int8', the model's dynamic int8 copy in ONNX Runtime: 4.7x torch's chunks/s on a 2-core CPU without importing
+# torch, within a point of fp32 on every graded set, and on the fp32 model's similarity scale: 99.9 % of (query,
+# passage) pairs fall on the same side of hybrid's 0.3 floor and of semantic's 0.5 (tests/bench/bench_scale.py,
+# docs/performance.md). 'onnx' runs the fp32 weights (torch's vectors, 2.3x); 'torch' is sentence-transformers.
+# Queries are always embedded by the fp32 weights.
 # Which vectors a backend makes, for the index fingerprint: ONNX fp32 runs torch's weights (cosine >= 0.9999,
 # checked at export), so the two share vectors; int8 vectors differ a little and are never mixed with them.
-_VECTORS = {"torch": "torch fp32", "onnx": "torch fp32", "onnx-int8": "onnx int8, fp32 feed-forward out"}
+_VECTORS = {"torch": "torch fp32", "onnx": "torch fp32", "onnx-int8": "onnx int8, fp32 feed-forward out",
+            "openvino-int8": "openvino static int8, fp32 first feed-forward out"}
 
 
 class Foreground:
@@ -112,13 +115,17 @@ class Embedder:
 
     @property
     def backend(self) -> str:
-        """What embeds: 'torch', 'onnx' (fp32) or 'onnx-int8'; 'auto' resolves to torch on CUDA, else onnx-int8."""
+        """What embeds: 'torch', 'onnx' (fp32), 'onnx-int8' or 'openvino-int8'; 'auto' resolves to torch on CUDA,
+        else openvino-int8 where OpenVINO is installed, else onnx-int8."""
         if self._backend is None:
             from ..config import Settings
+            from . import openvino_encoder
 
             chosen = self.backend_requested or Settings.from_env().embed_backend
-            if chosen == "auto":
-                chosen = "torch" if pick_device(self.requested_device).startswith("cuda") else "onnx-int8"
+            if chosen == "auto" and pick_device(self.requested_device).startswith("cuda"):
+                chosen = "torch"
+            elif chosen == "auto":
+                chosen = "openvino-int8" if openvino_encoder.available() else "onnx-int8"
             self._backend = chosen
         return self._backend
 
@@ -160,8 +167,14 @@ class Embedder:
             from ..config import Settings
             from .onnx_encoder import ONNX_NAME, OnnxEncoder
 
-            bulk = OnnxEncoder.for_model(path, self.cache_dir or Settings.from_env().model_cache_dir, threads=None,
-                                         quantized=self.backend == "onnx-int8", workers=self.workers)
+            cache = self.cache_dir or Settings.from_env().model_cache_dir
+            if self.backend == "openvino-int8":
+                from .openvino_encoder import OpenVinoEncoder
+
+                bulk = OpenVinoEncoder.for_model(path, cache, threads=None, workers=self.workers)
+            else:
+                bulk = OnnxEncoder.for_model(path, cache, threads=None, quantized=self.backend == "onnx-int8",
+                                             workers=self.workers)
             bulk.before_each = FOREGROUND.wait_clear  # a search in progress goes first
             # Queries always run the fp32 weights: a question is short, and int8's error on it moved the demo's
             # "keep a program alive after I disconnect" to systemd from 0.284 to 0.262, under hybrid's 0.3 floor;

@@ -14,7 +14,8 @@ of its vectors to torch fp32's (mean and minimum). Backends:
     torch-bf16     the same under CPU bf16 autocast
     onnx-unsorted  ONNX Runtime fp32, batches in the order given
     onnx           ONNX Runtime fp32, batches sorted by token count (the default bulk backend on CPU)
-    onnx-int8      ONNX Runtime, dynamic int8 MatMul weights per channel, one text per run (opt-in)
+    onnx-int8      ONNX Runtime, dynamic int8 MatMul weights per channel, one text per run
+    openvino-int8  OpenVINO, static int8 (NNCF, calibrated on the built-in notes), one text per run (the default)
     onnx-int8-fused   the same quantisation on the transformers optimizer's fused graph
     openvino       OpenVINO fp32 on the exported ONNX, sorted, when the `openvino` package imports
 
@@ -37,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from indexer.config import Settings  # noqa: E402
 from indexer.home import Home  # noqa: E402
 
-ALL = ["torch", "torch-bf16", "onnx-unsorted", "onnx", "onnx-int8", "onnx-int8-fused", "openvino"]
+ALL = ["torch", "torch-bf16", "onnx-unsorted", "onnx", "onnx-int8", "onnx-int8-fused", "openvino", "openvino-int8"]
 
 
 def sample_chunks(folder: Path, n: int, seed: int, keep: Path | None = None) -> list[str]:
@@ -91,7 +92,8 @@ class Onnx:
 
         self.sorted = variant != "onnx-unsorted"
         self.encoder = OnnxEncoder.for_model(settings.model_path, settings.model_cache_dir, threads=None,
-                                             quantized=variant == "onnx-int8")
+                                             quantized=variant == "onnx-int8",
+                                             workers=settings.embed_workers if variant == "onnx-int8" else 1)
         if variant == "onnx-int8-fused":
             self.encoder = OnnxEncoder(quantized_copy(fused_graph(self.encoder.path), self.encoder.model_dir),
                                        self.encoder.model_dir, threads=None, quantized=True)
@@ -136,6 +138,10 @@ def make(name: str, settings: Settings):
         return Torch(bf16=name == "torch-bf16")
     if name == "openvino":
         return OpenVino(settings)
+    if name == "openvino-int8":
+        from indexer.ingest.openvino_encoder import OpenVinoEncoder
+
+        return OpenVinoEncoder.for_model(settings.model_path, settings.model_cache_dir, workers=settings.embed_workers)
     return Onnx(settings, name)
 
 

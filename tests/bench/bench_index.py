@@ -71,7 +71,7 @@ def main() -> None:
     parser.add_argument("--raw-chunks", type=int, default=600, help="chunks for the raw model's rate (default 600)")
     parser.add_argument("--backends", default="torch,onnx-int8",
                         help="comma-separated raw-model backends to time on the same chunks: torch, onnx, "
-                        "onnx-int8 (the pipeline embeds with SKMEMORY_EMBED_BACKEND's)")
+                        "onnx-int8, openvino-int8 (the pipeline embeds with SKMEMORY_EMBED_BACKEND's)")
     parser.add_argument("--shape-only", action="store_true", help="print the chunk shape and stop (no model)")
     args = parser.parse_args()
     if not args.path.is_dir():
@@ -140,7 +140,8 @@ def main() -> None:
 
 
 def _other_embedder(backend: str, home: Home):
-    """The model in another backend than the pipeline's (torch, onnx or onnx-int8), for the raw comparison."""
+    """The model in another backend than the pipeline's (torch, onnx, onnx-int8 or openvino-int8), for the raw
+    comparison."""
     from indexer.ingest.embeddings import Embedder
 
     embedder = Embedder(home.settings.model_path, cache_dir=home.settings.model_cache_dir, backend=backend,

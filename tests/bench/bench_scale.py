@@ -7,10 +7,11 @@ Run by hand (not part of the test suite), on data homes an earlier bench indexed
 
 Queries: every graded question of tests/bench/questions and every note title of the sampled projects; chunks: a
 seeded sample of the passages each project embeds. Each is embedded by ONNX fp32 (torch's vectors) and by the
-dynamic int8 copy, and the pairing the engine uses (fp32 queries against int8 passages). Printed per floor (0.3
-hybrid, 0.5 semantic): the share of all pairs on the same side, and of the pairs near it (fp32 within 0.05 of the
-floor, the ones that can flip), raw and calibrated. The calibration is the one the engine fits and stores
-(indexer/ingest/scale.py), fitted here on the even chunks and judged on the odd.
+int8 copy (--backend: ONNX Runtime's dynamic one or OpenVINO's static one), and the pairing the engine uses (fp32
+queries against int8 passages). Printed per floor (0.3 hybrid, 0.5 semantic): the share of all pairs on the same
+side, and of the pairs near it (fp32 within 0.05 of the floor, the ones that can flip), raw and calibrated. The
+calibration is the one the engine fits and stores (indexer/ingest/scale.py), fitted here on the even chunks and
+judged on the odd.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from indexer.config import Settings  # noqa: E402
 from indexer.ingest.onnx_encoder import OnnxEncoder  # noqa: E402
+from indexer.ingest.openvino_encoder import OpenVinoEncoder  # noqa: E402
 
 QUESTIONS = Path(__file__).resolve().parent / "questions"
 STEP = 0.025  # the knots' spacing in the backend's cosine
@@ -88,6 +90,8 @@ def main() -> None:
     parser.add_argument("--home", type=Path, required=True, help="a folder of data homes with indexed projects")
     parser.add_argument("--chunks", type=int, default=1500)
     parser.add_argument("--seed", type=int, default=36)
+    parser.add_argument("--backend", default="onnx-int8", choices=("onnx-int8", "openvino-int8"),
+                        help="which int8 copy embeds the passages (default onnx-int8)")
     args = parser.parse_args()
     passages, titles = texts(args.home, args.chunks, args.seed)
     questions = [q["q"] for f in sorted(QUESTIONS.glob("*.json"))
@@ -95,7 +99,10 @@ def main() -> None:
     queries = questions + titles
     settings = Settings.from_env()
     fp32 = OnnxEncoder.for_model(settings.model_path, settings.model_cache_dir, threads=None)
-    int8 = OnnxEncoder.for_model(settings.model_path, settings.model_cache_dir, threads=None, quantized=True)
+    if args.backend == "openvino-int8":
+        int8 = OpenVinoEncoder.for_model(settings.model_path, settings.model_cache_dir, workers=settings.embed_workers)
+    else:
+        int8 = OnnxEncoder.for_model(settings.model_path, settings.model_cache_dir, threads=None, quantized=True)
     print(f"{len(queries)} queries ({len(questions)} questions, {len(titles)} titles) x {len(passages)} passages",
           flush=True)
     fp32_queries, int8_passages = fp32.embed(queries), int8.embed(passages)

@@ -1,0 +1,182 @@
+"""The bulk embedder on a CPU where OpenVINO is installed: a static int8 copy of the model, 1.6x ONNX Runtime's
+dynamic int8 copy on the same passages at batch 1, one thread each (tests/bench/bench_embedders.py).
+
+Static int8 quantises each layer's activations with scales measured once, on texts that ship with SK Memory (the
+demo notes and the user docs), instead of per run: no scale is computed while embedding, and a text's vector is a
+function of that text alone. The copy is made once per model, beside the exported ONNX file
+(`model-int8-ov.xml` / `.bin`), by NNCF's post-training quantisation with its transformer preset (which leaves the
+attention scores and the normalisations in floating point) and the first layer's feed-forward output in fp32 (its
+GELU's long tail; mean cosine to fp32 on 600 real passages 0.9952 -> 0.9961 for 0-6 % of the speed), and checked
+against the fp32 model on probe sentences.
+
+Neither OpenVINO nor NNCF may reach the network or write outside the model cache: NNCF's usage statistics (the
+`openvino_telemetry` package, which would otherwise write a client id under ~/intel and post events) are never
+imported.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+import tempfile
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from .onnx_encoder import _MIN_INT8_COSINE, _PROBES, OnnxEncoder, exported_onnx
+
+logger = logging.getLogger(__name__)
+
+OV_SUFFIX = "-int8-ov-ffn0"  # the copy's name says what it is: a new recipe makes a new file
+CALIBRATION_TEXTS = 300  # passages of the built-in notes the activation scales are measured on
+CALIBRATION_WORDS = 180  # the longest calibration passage, in words: about a passage of a real note at its longest
+
+
+def available() -> bool:
+    """Whether OpenVINO and NNCF are installed (without importing them)."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in ("openvino", "nncf"))
+
+
+class OpenVinoEncoder(OnnxEncoder):
+    """The same embedding as OnnxEncoder (tokenizer, mean pooling, unit length, one text per run), run by OpenVINO on
+    its static int8 copy. The model is compiled once with one stream of one thread per worker, and each worker thread
+    runs its own request: OpenVINO's own way to run texts side by side (two compiled copies, one per thread, ran no
+    faster than one). It is compiled by the first worker to need it, so its threads keep that worker's priority."""
+
+    def _open(self, path: Path, threads: int | None) -> None:
+        ov = _openvino()
+        self._core = ov.Core()
+        self._model = self._core.read_model(str(path))
+        self._streams = self.workers if self.workers > 1 else 1
+        self._threads = self.workers if self.workers > 1 else (threads or 1)
+        self._compiled = None
+        self._compiling = threading.Lock()
+        self._local = threading.local()
+
+    def _hidden(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        inputs = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        request = getattr(self._local, "request", None)
+        if request is None:
+            # Each thread's first run, one thread at a time: the bindings set up their numpy bridge on first use,
+            # and two threads doing so at once deadlocked (`skmemory index` stuck in its first two texts for good).
+            with self._compiling:
+                if self._compiled is None:
+                    self._compiled = self._core.compile_model(self._model, "CPU", {
+                        "NUM_STREAMS": self._streams, "INFERENCE_NUM_THREADS": self._threads,
+                        "INFERENCE_PRECISION_HINT": "f32"})
+                request = self._local.request = self._compiled.create_infer_request()
+                request.infer(inputs)
+                return request.get_output_tensor(0).data
+        request.infer(inputs)
+        return request.get_output_tensor(0).data
+
+    @classmethod
+    def for_model(cls, model_dir: Path | None = None, cache_dir: Path | None = None, threads: int | None = 1,
+                  quantized: bool = True, workers: int = 1) -> "OpenVinoEncoder":
+        """Open the static int8 copy of a model, making it first (once) from its exported ONNX file."""
+        model_dir, onnx_path = exported_onnx(model_dir, cache_dir)
+        return cls(openvino_int8_copy(onnx_path, model_dir), model_dir, threads, quantized=True, workers=workers)
+
+
+def openvino_int8_copy(onnx_path: Path, model_dir: Path) -> Path:
+    """The static int8 OpenVINO copy of an exported model (`<stem>-int8-ov.xml` and `.bin` beside it), made once,
+    atomically (the .xml is renamed into place last), and checked against the fp32 file on the probe sentences."""
+    target = onnx_path.with_name(f"{onnx_path.stem}{OV_SUFFIX}.xml")
+    if target.exists() and target.with_suffix(".bin").exists():
+        return target
+    ov = _openvino()
+    nncf = _offline_nncf()
+    logger.info("Making the static int8 copy of %s for OpenVINO (once, about a minute): %s", model_dir.name, target)
+    encoder = OnnxEncoder(onnx_path, model_dir)  # its tokenizer, and the fp32 vectors the copy is checked against
+    samples = [np.array([e.ids], dtype=np.int64) for e in encoder.tokenizer.encode_batch(calibration_texts())]
+    dataset = nncf.Dataset(samples, lambda ids: {"input_ids": ids, "attention_mask": np.ones_like(ids),
+                                                 "token_type_ids": np.zeros_like(ids)})
+    model = ov.Core().read_model(str(onnx_path))
+    first_feed_forward_out = [op.get_friendly_name() for op in model.get_ops() if op.get_type_name() == "MatMul"
+                              and op.get_friendly_name().endswith("layer.0/output/dense/MatMul")]
+    quantized = nncf.quantize(model, dataset, model_type=nncf.ModelType.TRANSFORMER, subset_size=len(samples),
+                              ignored_scope=nncf.IgnoredScope(names=first_feed_forward_out, validate=False))
+    fd, tmp = tempfile.mkstemp(prefix=".quantize-", suffix=".xml", dir=target.parent)
+    os.close(fd)
+    tmp_xml, tmp_bin = Path(tmp), Path(tmp).with_suffix(".bin")
+    try:
+        ov.save_model(quantized, str(tmp_xml), compress_to_fp16=False)
+        agreement = float(np.min(np.sum(OpenVinoEncoder(tmp_xml, model_dir, quantized=True).embed(_PROBES)
+                                        * encoder.embed(_PROBES), axis=1)))
+        if agreement < _MIN_INT8_COSINE:
+            raise ValueError(f"OpenVINO's int8 copy's vectors differ too much from fp32's (cosine {agreement:.4f})")
+        os.replace(tmp_bin, target.with_suffix(".bin"))
+        os.replace(tmp_xml, target)
+    finally:
+        for path in (tmp_xml, tmp_bin):
+            if path.exists():
+                path.unlink()
+    return target
+
+
+def calibration_texts(limit: int = CALIBRATION_TEXTS) -> list[str]:
+    """Passages of the notes that ship with SK Memory (the demo and the user docs), as the model reads them: each
+    paragraph, and runs of consecutive paragraphs up to CALIBRATION_WORDS words, so that short and long passages
+    both set the scales. The same texts on every machine, so the same model gets the same copy."""
+    from .readable import has_words, reader_text
+
+    content = Path(__file__).resolve().parents[1] / "content"
+    paragraphs: list[str] = []
+    for path in sorted(content.rglob("*.md")):
+        text = re.sub(r"\A---\n.*?\n---\n", "", path.read_text(encoding="utf-8"), flags=re.S)
+        paragraphs += [p for p in (reader_text(block) for block in re.split(r"\n\s*\n", text)) if has_words(p)]
+    texts = list(paragraphs)
+    for start in range(len(paragraphs)):
+        run: list[str] = []
+        for paragraph in paragraphs[start:]:
+            if sum(len(p.split()) for p in run) + len(paragraph.split()) > CALIBRATION_WORDS:
+                break
+            run.append(paragraph)
+        if len(run) > 1:
+            texts.append("\n\n".join(run))
+    return texts[:limit]
+
+
+@contextmanager
+def _without_usage_statistics():
+    """While OpenVINO's tools and NNCF are imported, `openvino_telemetry` cannot be: each then takes its own stub
+    (NNCF would otherwise write a client id under ~/intel and post its events)."""
+    if "openvino_telemetry" in sys.modules:
+        yield
+        return
+    sys.modules["openvino_telemetry"] = None  # type: ignore[assignment]  # an import of it raises ImportError
+    try:
+        yield
+    finally:
+        del sys.modules["openvino_telemetry"]
+
+
+def _openvino():
+    with _without_usage_statistics():
+        import openvino
+    return openvino
+
+
+def _offline_nncf():
+    """NNCF with its usage statistics left out and its progress bars off (they would draw on the server's console)."""
+    with _without_usage_statistics():
+        import nncf
+        import openvino.tools.ovc  # noqa: F401  # what saving a model imports: its telemetry stub, now
+
+        from nncf.common.logging import track_progress
+    logging.getLogger("nncf").setLevel(logging.ERROR)
+    if not getattr(track_progress.track, "_skmemory_quiet", False):
+        shown = track_progress.track.__init__
+
+        def quiet(self, *args, **kwargs):
+            kwargs["disable"] = True
+            shown(self, *args, **kwargs)
+
+        track_progress.track.__init__ = quiet
+        track_progress.track._skmemory_quiet = True
+    return nncf
