@@ -261,3 +261,17 @@ def test_openvino_workers_starting_together_never_deadlock(real_embedder, model_
         except subprocess.TimeoutExpired:
             pytest.fail(f"fresh process {attempt + 1}: the workers never finished their first texts")
         assert out.returncode == 0 and out.stdout.strip() == "(16, 384)", out.stderr[-2000:]
+
+
+@pytest.mark.skipif(not openvino_encoder.available(), reason="OpenVINO and NNCF are not installed here")
+def test_openvino_pads_texts_to_a_few_shapes_without_changing_a_vector(real_embedder):
+    encoder = real_embedder._model
+    assert isinstance(encoder, openvino_encoder.OpenVinoEncoder)
+    for text in real_passages(12):
+        ids = np.array([encoder.tokenizer.encode(text).ids], dtype=np.int64)
+        mask = np.ones_like(ids)
+        padded = np.array(encoder._hidden(ids, mask))  # run at the next multiple of PAD_TO tokens (a copy: the
+        # request's output buffer is used again by the next run)
+        exact = np.array(encoder._run_padded(ids, mask))  # run at the text's own length
+        assert padded.shape == exact.shape == (1, ids.shape[1], 384)
+        assert np.allclose(padded, exact, atol=1e-5), text[:60]
