@@ -1,10 +1,10 @@
-"""The bulk embedder on a CPU where OpenVINO is installed: a static int8 copy of the model, 1.6x ONNX Runtime's
-dynamic int8 copy on the same passages at batch 1, one thread each (tests/bench/bench_embedders.py).
+"""The bulk embedder on a CPU where OpenVINO is installed: a static int8 copy of the model, 1.3-1.6x ONNX Runtime's
+dynamic int8 copy on the same passages, one text per run on one or two workers (docs/performance.md).
 
 Static int8 quantises each layer's activations with scales measured once, on texts that ship with SK Memory (the
 demo notes and the user docs), instead of per run: no scale is computed while embedding, and a text's vector is a
 function of that text alone. The copy is made once per model, beside the exported ONNX file
-(`model-int8-ov.xml` / `.bin`), by NNCF's post-training quantisation with its transformer preset (which leaves the
+(`model-int8-ov-ffn0.xml` / `.bin`), by NNCF's post-training quantisation with its transformer preset (which leaves the
 attention scores and the normalisations in floating point) and the first layer's feed-forward output in fp32 (its
 GELU's long tail; mean cosine to fp32 on 600 real passages 0.9952 -> 0.9961 for 0-6 % of the speed), and checked
 against the fp32 model on probe sentences.
@@ -89,13 +89,14 @@ class OpenVinoEncoder(OnnxEncoder):
     @classmethod
     def for_model(cls, model_dir: Path | None = None, cache_dir: Path | None = None, threads: int | None = 1,
                   quantized: bool = True, workers: int = 1) -> "OpenVinoEncoder":
-        """Open the static int8 copy of a model, making it first (once) from its exported ONNX file."""
+        """Open the static int8 copy of a model, making it first (once) from its exported ONNX file (`quantized` is
+        OnnxEncoder.for_model's: this copy is always int8, run one text at a time)."""
         model_dir, onnx_path = exported_onnx(model_dir, cache_dir)
         return cls(openvino_int8_copy(onnx_path, model_dir), model_dir, threads, quantized=True, workers=workers)
 
 
 def openvino_int8_copy(onnx_path: Path, model_dir: Path) -> Path:
-    """The static int8 OpenVINO copy of an exported model (`<stem>-int8-ov.xml` and `.bin` beside it), made once,
+    """The static int8 OpenVINO copy of an exported model (`<stem>-int8-ov-ffn0.xml` and `.bin` beside it), made once,
     atomically (the .xml is renamed into place last), and checked against the fp32 file on the probe sentences."""
     target = onnx_path.with_name(f"{onnx_path.stem}{OV_SUFFIX}.xml")
     if target.exists() and target.with_suffix(".bin").exists():
