@@ -56,8 +56,7 @@ class OpenVinoEncoder(OnnxEncoder):
         ov = _openvino()
         self._core = ov.Core()
         self._model = self._core.read_model(str(path))
-        self._streams = self.workers if self.workers > 1 else 1
-        self._threads = self.workers if self.workers > 1 else (threads or 1)
+        self._threads = self.workers if self.workers > 1 else (threads or 1)  # one per stream, a stream per worker
         self._compiled = None
         self._compiling = threading.Lock()
         self._local = threading.local()
@@ -78,7 +77,7 @@ class OpenVinoEncoder(OnnxEncoder):
             with self._compiling:
                 if self._compiled is None:
                     self._compiled = self._core.compile_model(self._model, "CPU", {
-                        "NUM_STREAMS": self._streams, "INFERENCE_NUM_THREADS": self._threads,
+                        "NUM_STREAMS": self.workers, "INFERENCE_NUM_THREADS": self._threads,
                         "INFERENCE_PRECISION_HINT": "f32"})
                 request = self._local.request = self._compiled.create_infer_request()
                 request.infer(inputs)
