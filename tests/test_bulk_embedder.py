@@ -196,16 +196,17 @@ def test_bulk_embedding_steps_aside_while_a_search_runs(real_embedder, make_engi
     with patient:
         patient.wait_clear()  # a stream of searches slows embedding, never stops it
 
-    # The model's bulk encoder asks before every text, and a search marks itself in progress.
+    # The model's bulk encoder asks before every run of the model (one text, or at most RUN_TEXTS short ones), and a
+    # search marks itself in progress.
     asked = []
     real_embedder._model.before_each = lambda: asked.append(FOREGROUND.busy)
     try:
-        real_embedder.embed(real_passages(6))
+        real_embedder.embed(real_passages(24))
     finally:
         from indexer.ingest.embeddings import FOREGROUND as shared
 
         real_embedder._model.before_each = shared.wait_clear
-    assert len(asked) == 6 and not any(asked)
+    assert len(asked) >= 24 / openvino_encoder.RUN_TEXTS and not any(asked)
     engine = make_engine(embedder="words")
     seen = []
     real = pipeline.search
@@ -275,3 +276,25 @@ def test_openvino_pads_texts_to_a_few_shapes_without_changing_a_vector(real_embe
         exact = np.array(encoder._run_padded(ids, mask))  # run at the text's own length
         assert padded.shape == exact.shape == (1, ids.shape[1], 384)
         assert np.allclose(padded, exact, atol=1e-5), text[:60]
+
+
+@pytest.mark.skipif(not openvino_encoder.available(), reason="OpenVINO and NNCF are not installed here")
+def test_openvino_runs_short_passages_together_and_each_vector_stays_its_own(real_embedder):
+    encoder = real_embedder._model
+    texts = real_passages(40)
+    runs = []
+    encoder.before_each = lambda: runs.append(1)
+    try:
+        together = encoder.embed(texts)
+    finally:
+        from indexer.ingest.embeddings import FOREGROUND
+
+        encoder.before_each = FOREGROUND.wait_clear
+    assert len(runs) < len(texts) / 2, "short passages share runs of the model"
+    encodings = encoder.tokenizer.encode_batch(texts)
+    for run in encoder._runs(sorted(range(len(texts)), key=lambda i: len(encodings[i].ids)), encodings, 32):
+        width = max(-(-len(encodings[i].ids) // openvino_encoder.PAD_TO) * openvino_encoder.PAD_TO for i in run)
+        assert len(run) <= openvino_encoder.RUN_TEXTS
+        assert len(run) == 1 or width * len(run) <= openvino_encoder.RUN_TOKENS
+    alone = np.stack([encoder.embed([t])[0] for t in texts])
+    assert np.array_equal(together, alone), "a run's static scales make each vector the same as the text alone"

@@ -32,8 +32,9 @@ class Foreground:
 
     The embedding workers run at a lower priority already, but on two cores a search still shared them with the
     model (and with its Python, for the GIL): hybrid p95 on britannica-10k's graded questions went from 54 to 131 ms
-    while it embedded. Each worker asks `wait_clear` before each text it embeds: while something is in progress it
-    waits, at most `patience` seconds, so that a steady stream of searches slows embedding without stopping it.
+    while it embedded. Each worker asks `wait_clear` before each run of the model (a text, or a few short ones):
+    while something is in progress it waits, at most `patience` seconds, so that a steady stream of searches slows
+    embedding without stopping it.
     """
 
     def __init__(self, patience: float = 0.25):

@@ -182,12 +182,9 @@ class OnnxEncoder:
         several workers the batches are shared out among them; each vector is the same as one worker's."""
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        if self.quantized:
-            batch_size = 1
         encodings = self.tokenizer.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids)) if sort else range(len(texts))
-        order = list(order)
-        batches = [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+        batches = self._runs(list(order), encodings, batch_size)
         if self.workers > 1 and len(batches) > 1:
             shares = [share for w in range(self.workers) if (share := batches[w::self.workers])]
             parts = list(self._worker_pool().map(lambda share: self._run(encodings, share), shares))
@@ -197,6 +194,12 @@ class OnnxEncoder:
         for picked, pooled in parts:
             out[picked] = pooled
         return out
+
+    def _runs(self, order: list[int], encodings, batch_size: int) -> list[list[int]]:
+        """The texts (positions, in order) that go through the model together, run by run."""
+        if self.quantized:
+            batch_size = 1
+        return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
 
     def _worker_pool(self) -> ThreadPoolExecutor:
         """The bulk workers, started once, at the priority of the thread that first asks (the embedding thread runs
