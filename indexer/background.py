@@ -650,6 +650,7 @@ class BackgroundIndexer:
             "model": embedder.name,
             "device": embedder.device,
             "bulk_backend": embedder.backend if embedder.state == "ready" else None,
+            "bulk_precision": embedder.precision if embedder.state == "ready" else None,
             "embed_threads": embedder.workers,
             "embedding_paused": self.embedding_paused,
             "disk_full": self.disk_full,

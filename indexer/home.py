@@ -213,6 +213,7 @@ class Home:
             result["embeddings_unavailable_reason"] = problem
             result["model"] = self.embedder.name
         result["bulk_backend"] = self.embedder.backend  # what this machine embeds with (never loads the model)
+        result["bulk_precision"] = self.embedder.precision
         result["embed_threads"] = self.embedder.workers
         result["embedding_paused"] = self.embedding_paused
         return result

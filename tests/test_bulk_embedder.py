@@ -298,3 +298,12 @@ def test_openvino_runs_short_passages_together_and_each_vector_stays_its_own(rea
         assert len(run) == 1 or width * len(run) <= openvino_encoder.RUN_TOKENS
     alone = np.stack([encoder.embed([t])[0] for t in texts])
     assert np.array_equal(together, alone), "a run's static scales make each vector the same as the text alone"
+
+
+def test_openvinos_bf16_vectors_are_never_mixed_with_its_f32_ones(monkeypatch):
+    monkeypatch.setattr(openvino_encoder, "precision", lambda: "bf16")
+    bf16 = Embedder(backend="openvino-int8").fingerprint
+    monkeypatch.setattr(openvino_encoder, "precision", lambda: "f32")
+    f32 = Embedder(backend="openvino-int8").fingerprint
+    assert bf16 != f32 and "bf16" in bf16
+    assert Embedder(backend="onnx-int8").precision is None

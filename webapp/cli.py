@@ -353,6 +353,8 @@ def _embedding_how(s: dict) -> str:
                "torch": "torch"}.get(s.get("bulk_backend") or "")
     if not backend:
         return ""
+    if s.get("bulk_precision") == "bf16":
+        backend = "int8/bf16 OpenVINO"
     threads = s.get("embed_threads")
     if backend == "torch" or not threads:
         return backend
@@ -371,6 +373,7 @@ def _server_status(server, state: dict, name: str) -> dict:
         "embeddings_unavailable_reason": state.get("embeddings_unavailable_reason"),
         "model": state.get("model"),
         "bulk_backend": state.get("bulk_backend"),
+        "bulk_precision": state.get("bulk_precision"),
         "embed_threads": state.get("embed_threads"),
         "embedding_paused": state.get("embedding_paused", False),
         "disk_full": state.get("disk_full"),

@@ -140,9 +140,20 @@ class Embedder:
         return self._workers
 
     @property
+    def precision(self) -> str | None:
+        """What OpenVINO's int8 copy computes its floating-point layers in on this CPU ('bf16' or 'f32'); None for
+        the other backends."""
+        if self.backend != "openvino-int8":
+            return None
+        from .openvino_encoder import precision
+
+        return precision()
+
+    @property
     def fingerprint(self) -> str:
         """Which model and backend make the stored vectors; vectors of two fingerprints are never mixed."""
-        return f"{self.name} (sentence-transformers, {_VECTORS[self.backend]})"
+        vectors = _VECTORS[self.backend] + (", bf16 elsewhere" if self.precision == "bf16" else "")
+        return f"{self.name} (sentence-transformers, {vectors})"
 
     def load(self) -> bool:
         """Load the model if not yet tried; return whether embeddings are available."""

@@ -15,6 +15,7 @@ imported.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -50,6 +51,19 @@ def available() -> bool:
     import importlib.util
 
     return all(importlib.util.find_spec(name) is not None for name in ("openvino", "nncf"))
+
+
+@functools.cache
+def precision() -> str:
+    """What the layers left in floating point compute in: 'bf16' on a CPU with bfloat16 instructions (AVX-512 BF16 or
+    AMX), where it is 1.1-1.2x f32 and changes no ranking (cosine to the f32 run 0.9995; the same top ten of 1,000
+    questions as often as f32 against the fp32 model); else 'f32'. A property of the machine, read from the CPU's flags
+    without loading OpenVINO, so the index fingerprint can say which vectors it holds."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text(errors="replace").split()
+    except OSError:
+        return "f32"
+    return "bf16" if {"avx512_bf16", "amx_bf16"} & set(flags) else "f32"
 
 
 class OpenVinoEncoder(OnnxEncoder):
@@ -97,7 +111,7 @@ class OpenVinoEncoder(OnnxEncoder):
                 if self._compiled is None:
                     self._compiled = self._core.compile_model(self._model, "CPU", {
                         "NUM_STREAMS": self.workers, "INFERENCE_NUM_THREADS": self._threads,
-                        "INFERENCE_PRECISION_HINT": "f32"})
+                        "INFERENCE_PRECISION_HINT": precision()})
                 request = self._local.request = self._compiled.create_infer_request()
                 request.infer(inputs)
                 return request.get_output_tensor(0).data
