@@ -11,7 +11,9 @@ int8 copy (--backend: ONNX Runtime's dynamic one or OpenVINO's static one), and 
 queries against int8 passages). Printed per floor (0.3 hybrid, 0.5 semantic): the share of all pairs on the same
 side, and of the pairs near it (fp32 within 0.05 of the floor, the ones that can flip), raw and calibrated. The
 calibration is the one the engine fits and stores (indexer/ingest/scale.py), fitted here on the even chunks and
-judged on the odd.
+judged on the odd. Last, how much of fp32's ranking the engine's pairing keeps: of each query's top 10 passages, the
+share that stays in the top 10, and how often the first passage is the same (no relevance labels: every query counts,
+so it moves less by chance than hit@5 on 70 graded questions).
 """
 from __future__ import annotations
 
@@ -126,6 +128,18 @@ def main() -> None:
     for floor in FLOORS:
         same, same_near, near = agreement(ref[:, judge], mixed[:, judge], floor)
         print(f"floor {floor}: same side, all pairs {same:.4%}; the {near} pairs within 0.05 of it {same_near:.2%}")
+    overlap, first = same_ranking(ref, mixed)
+    print(f"the same ranking as fp32 (no labels needed): of each query's top 10 passages {overlap:.1%} the same, "
+          f"the same first passage for {first:.1%} of the queries")
+
+
+def same_ranking(reference: np.ndarray, other: np.ndarray, k: int = 10) -> tuple[float, float]:
+    """How closely another embedder ranks the passages as fp32 does, over every query: the mean share of fp32's top k
+    in its top k, and the share of queries with the same first passage."""
+    top_ref = np.argsort(-reference, axis=1)[:, :k]
+    top_other = np.argsort(-other, axis=1)[:, :k]
+    overlap = np.mean([len(set(a) & set(b)) / k for a, b in zip(top_ref, top_other)])
+    return float(overlap), float(np.mean(top_ref[:, 0] == top_other[:, 0]))
 
 
 if __name__ == "__main__":
