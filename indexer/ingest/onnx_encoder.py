@@ -281,8 +281,7 @@ def quantized_copy(path: Path, model_dir: Path) -> Path:
             quantize_dynamic(str(path), tmp, weight_type=QuantType.QInt8, per_channel=True,
                              op_types_to_quantize=["MatMul"], nodes_to_exclude=feed_forward_out,
                              extra_options={"DefaultTensorType": 1})  # FLOAT, for a fused graph's custom ops
-        agreement = float(np.min(np.sum(OnnxEncoder(Path(tmp), model_dir, quantized=True).embed(_PROBES)
-                                        * OnnxEncoder(path, model_dir).embed(_PROBES), axis=1)))
+        agreement = OnnxEncoder(Path(tmp), model_dir, quantized=True).agrees_with(OnnxEncoder(path, model_dir).embed)
         if agreement < _MIN_INT8_COSINE:
             raise ValueError(f"the int8 copy's vectors differ too much from fp32's (cosine {agreement:.4f})")
         os.replace(tmp, target)

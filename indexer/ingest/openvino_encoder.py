@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .onnx_encoder import _MIN_INT8_COSINE, _PROBES, OnnxEncoder, exported_onnx
+from .onnx_encoder import _MIN_INT8_COSINE, OnnxEncoder, exported_onnx
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +52,11 @@ def available() -> bool:
     import importlib.util
 
     return all(importlib.util.find_spec(name) is not None for name in ("openvino", "nncf"))
+
+
+def padded_width(tokens: int) -> int:
+    """The length a text of this many tokens runs at: the next multiple of PAD_TO."""
+    return -(-tokens // PAD_TO) * PAD_TO
 
 
 @functools.cache
@@ -90,7 +95,7 @@ class OpenVinoEncoder(OnnxEncoder):
         run: list[int] = []
         width = 0  # the run's padded width
         for i in order:
-            own = -(-len(encodings[i].ids) // PAD_TO) * PAD_TO
+            own = padded_width(len(encodings[i].ids))
             if run and (len(run) >= min(batch_size, RUN_TEXTS) or max(width, own) * (len(run) + 1) > RUN_TOKENS):
                 runs.append(run)
                 run, width = [], 0
@@ -100,7 +105,7 @@ class OpenVinoEncoder(OnnxEncoder):
 
     def _hidden(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         width = ids.shape[1]
-        padded = -(-width // PAD_TO) * PAD_TO
+        padded = padded_width(width)
         if padded > width:  # masked tokens change nothing (the same vectors, to the last bit, on 600 passages)
             ids, mask = np.pad(ids, ((0, 0), (0, padded - width))), np.pad(mask, ((0, 0), (0, padded - width)))
         return self._run_padded(ids, mask)[:, :width]
@@ -154,8 +159,7 @@ def openvino_int8_copy(onnx_path: Path, model_dir: Path) -> Path:
     tmp_xml, tmp_bin = Path(tmp), Path(tmp).with_suffix(".bin")
     try:
         ov.save_model(quantized, str(tmp_xml), compress_to_fp16=False)
-        agreement = float(np.min(np.sum(OpenVinoEncoder(tmp_xml, model_dir, quantized=True).embed(_PROBES)
-                                        * encoder.embed(_PROBES), axis=1)))
+        agreement = OpenVinoEncoder(tmp_xml, model_dir, quantized=True).agrees_with(encoder.embed)
         if agreement < _MIN_INT8_COSINE:
             raise ValueError(f"OpenVINO's int8 copy's vectors differ too much from fp32's (cosine {agreement:.4f})")
         os.replace(tmp_bin, target.with_suffix(".bin"))
