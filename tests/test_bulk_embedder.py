@@ -5,6 +5,7 @@ or writing outside the model cache, and never mixing vectors of two kinds in one
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -243,8 +244,39 @@ def test_the_openvino_copy_is_made_without_the_network_or_files_outside_the_mode
     # One line: no progress bars on the console either.
     assert out.stdout.split() == [f"model{openvino_encoder.OV_SUFFIX}.xml", "384", "0", "False"], out.stdout
     assert sorted(p.name for p in cache.iterdir()) == sorted(
-        ["model.onnx", f"model{openvino_encoder.OV_SUFFIX}.xml", f"model{openvino_encoder.OV_SUFFIX}.bin"])
+        ["model.onnx", f"model{openvino_encoder.OV_SUFFIX}.xml", f"model{openvino_encoder.OV_SUFFIX}.bin",
+         openvino_encoder.COMPILED_CACHE])  # OpenVINO's compiled forms of the copy, beside it
     assert list(user_home.iterdir()) == []  # no ~/intel, nothing else
+
+
+@pytest.mark.skipif(not openvino_encoder.available(), reason="OpenVINO and NNCF are not installed here")
+def test_openvino_compiles_the_copy_once_and_later_starts_read_it_back(real_embedder, model_cache, tmp_path):
+    # Fresh processes on a copy of the int8 files: the first compiles and keeps the compiled form beside the copy,
+    # the next reads it back (the same file, untouched) and makes the same vectors; a cache that cannot be made (a
+    # file where its folder goes) costs the start-up time, never the vectors.
+    xml = next(model_cache.rglob(f"model{openvino_encoder.OV_SUFFIX}.xml"))
+    for part in (xml, xml.with_suffix(".bin")):
+        (tmp_path / part.name).write_bytes(part.read_bytes())
+    script = ("import sys; from pathlib import Path; from indexer.config import default_model_path\n"
+              "from indexer.ingest.openvino_encoder import OpenVinoEncoder\n"
+              f"e = OpenVinoEncoder(Path({str(tmp_path / xml.name)!r}), default_model_path(), quantized=True, "
+              "workers=2)\n"
+              "print(e.embed(['a heron by the river', 'tar -xzf archive.tar.gz']).tobytes().hex())\n")
+
+    def vectors() -> str:
+        out = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return out.stdout.strip()
+
+    cache = tmp_path / openvino_encoder.COMPILED_CACHE
+    first = vectors()
+    blobs = {p.name: p.stat().st_mtime_ns for p in cache.iterdir()}
+    assert blobs, "the compiled model is kept beside the copy"
+    assert vectors() == first
+    assert {p.name: p.stat().st_mtime_ns for p in cache.iterdir()} == blobs, "read back, not compiled again"
+    shutil.rmtree(cache)
+    cache.write_text("not a folder")
+    assert vectors() == first
 
 
 @pytest.mark.skipif(not openvino_encoder.available(), reason="OpenVINO and NNCF are not installed here")

@@ -20,6 +20,7 @@ import functools
 import logging
 import os
 import re
+import shutil
 import sys
 import tempfile
 import threading
@@ -43,6 +44,8 @@ PAD_TO = 16
 # short: a search waits for the run in progress (Foreground), and 2 x 256 tokens is about as long as one text waited.
 RUN_TEXTS = 8
 RUN_TOKENS = 512
+# OpenVINO keeps each compiled form of the copy here (one per machine and thread count, ~60 MB), beside the copy.
+COMPILED_CACHE = "openvino-compiled"
 CALIBRATION_TEXTS = 300  # passages of the built-in notes the activation scales are measured on
 CALIBRATION_WORDS = 180  # the longest calibration passage, in words: about a passage of a real note at its longest
 
@@ -118,14 +121,28 @@ class OpenVinoEncoder(OnnxEncoder):
             # and two threads doing so at once deadlocked (`skmemory index` stuck in its first two texts for good).
             with self._compiling:
                 if self._compiled is None:
-                    self._compiled = self._core.compile_model(self._model, "CPU", {
-                        "NUM_STREAMS": self.workers, "INFERENCE_NUM_THREADS": self._threads,
-                        "INFERENCE_PRECISION_HINT": precision()})
+                    self._compiled = self._compile()
                 request = self._local.request = self._compiled.create_infer_request()
                 request.infer(inputs)
                 return request.get_output_tensor(0).data
         request.infer(inputs)
         return request.get_output_tensor(0).data
+
+    def _compile(self):
+        """The model compiled for this machine, read from OpenVINO's own cache of compiled models beside the copy
+        (COMPILED_CACHE) after the first time: 0.09 s instead of 0.35-0.5 s, at every start of `skmemory index` or
+        the server. A cache that cannot be written or read is dropped, and the model compiled as without one."""
+        config = {"NUM_STREAMS": self.workers, "INFERENCE_NUM_THREADS": self._threads,
+                  "INFERENCE_PRECISION_HINT": precision()}
+        cache = self.path.parent / COMPILED_CACHE
+        try:
+            self._core.set_property({"CACHE_DIR": str(cache)})
+            return self._core.compile_model(self._model, "CPU", config)
+        except RuntimeError as exc:
+            logger.info("Compiling %s without OpenVINO's cache of compiled models (%s)", self.path.name, exc)
+            self._core.set_property({"CACHE_DIR": ""})
+            shutil.rmtree(cache, ignore_errors=True)
+            return self._core.compile_model(self._model, "CPU", config)
 
     @classmethod
     def for_model(cls, model_dir: Path | None = None, cache_dir: Path | None = None, threads: int | None = 1,
