@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 
 import numpy as np
 import pytest
@@ -108,6 +109,43 @@ def test_embedding_progress_reaches_the_whole_count_without_a_scan_per_group(pro
     assert shown[-1] == (pending, pending)
     assert all(d <= t for d, t in shown) and [d for d, _ in shown] == sorted(d for d, _ in shown)
     assert len(scans) == 1  # the count at the start; the groups add what they embedded
+
+
+def test_chroma_opens_while_the_model_loads_when_chunks_wait(vault, real_embedder, monkeypatch):
+    """A fresh `skmemory index` process: Chroma (0.6 s to import) opens beside the model's load, not after it."""
+    from indexer.config import Settings
+    from indexer.home import Home
+    from indexer.store.vectors import VectorStore
+
+    indexing = Home(Settings.from_env(), embedder=real_embedder)
+    indexing.add_project(vault, "notes")
+    with indexing.open_project("notes") as project:
+        project.sync()  # keyword-only, closed: what the process finds
+    fresh = Embedder()  # not loaded yet, as in a process that has just started
+    home = Home(Settings.from_env(), embedder=fresh)
+    opening = threading.Event()
+    opened_by = []
+    real_open = VectorStore.open
+
+    def open_(*args, **kwargs):
+        opened_by.append(threading.current_thread().name)
+        opening.set()
+        return real_open(*args, **kwargs)
+
+    monkeypatch.setattr(VectorStore, "open", open_)
+    real_load = fresh.load
+    while_loading = []
+
+    def load():
+        if not while_loading:
+            while_loading.append(opening.wait(20))
+        return real_load()
+
+    monkeypatch.setattr(fresh, "load", load)
+    with home.open_project("notes") as project:
+        done = project.embed_pending()
+    assert done == 10 and while_loading == [True]
+    assert opened_by == ["skmemory-open-vectors"]
 
 
 def test_editing_one_paragraph_reembeds_one_chunk(project, vault):

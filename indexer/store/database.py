@@ -148,6 +148,10 @@ class Store:
                 self._pending_seen = -1  # every chunk taken has gone meanwhile: read the order again
             return rows
 
+    def has_pending(self) -> bool:
+        """Whether any chunk waits for an embedding (by the embed state's index: no scan)."""
+        return bool(self.query("SELECT 1 FROM chunks WHERE embed_state = 'pending' LIMIT 1"))
+
     def embedded_ids(self) -> set[str]:
         """Chunks that have a vector (keyword-only chunks have none)."""
         return {r[0]

@@ -119,8 +119,9 @@ class Project:
                 with self._vector_lock:  # after any vector change in flight
                     self.store.set_meta("closed_cleanly", "1")
             self.store.close()
-            if self._vectors is not None:
-                self._vectors.close()
+            with self._vectors_opening:  # after an open in progress (_open_vectors_aside)
+                if self._vectors is not None:
+                    self._vectors.close()
         finally:
             self.lock.release()
 
@@ -491,6 +492,7 @@ class Project:
     def embed_pending(self, stop: threading.Event | None = None, progress: Progress | None = None,
                       max_batches: int | None = None) -> int:
         """Embed waiting chunks in groups, newest documents first, until none are left; return how many."""
+        self._open_vectors_aside()
         if not self.embedder.available:
             raise EmbeddingsUnavailable(f"Embeddings are unavailable: {self.embedder.unavailable_reason}")
         total = self.store.counts()["pending"] if progress else 0  # a scan of every chunk: only when shown
@@ -517,6 +519,21 @@ class Project:
                     total, counted = max(total, done + self.store.counts()["pending"]), time.monotonic()
                 progress(done, max(total, done))
         return done
+
+    def _open_vectors_aside(self) -> None:
+        """Open Chroma on a thread of its own while the model loads, when chunks wait for it: importing chromadb was
+        0.6 s of the first group of a small vault's `skmemory index`, on one core while the model's load left the
+        other free. A failure there is left to the first store, which opens Chroma again and says why."""
+        if self._vectors is not None or not self.embedder.loading or not self.store.has_pending():
+            return
+
+        def open_quietly() -> None:
+            try:
+                self.vectors
+            except Exception:
+                pass
+
+        threading.Thread(target=open_quietly, name="skmemory-open-vectors", daemon=True).start()
 
     def _embed_batch(self, rows, stop: threading.Event | None = None) -> int:
         # A chunk whose text was embedded before carries that vector already: no model needed.
