@@ -138,7 +138,7 @@ class OpenVinoEncoder(OnnxEncoder):
         try:
             self._core.set_property({"CACHE_DIR": str(cache)})
             return self._core.compile_model(self._model, "CPU", config)
-        except RuntimeError as exc:
+        except (RuntimeError, OSError) as exc:
             logger.info("Compiling %s without OpenVINO's cache of compiled models (%s)", self.path.name, exc)
             self._core.set_property({"CACHE_DIR": ""})
             shutil.rmtree(cache, ignore_errors=True)

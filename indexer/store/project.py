@@ -31,7 +31,7 @@ from ..ingest.walk import Containment, IgnoreRules, iter_documents, printable, r
 DEFER_SUBSTRINGS_FILES = 500
 SUBSTRING_BATCH = 2000  # chunks added to the substring index per commit while it catches up (about a second)
 # How often a progress display re-counts the chunks still to embed (a scan of every chunk: 0.2-0.3 s on britannica-10k,
-# which after each group of 128 was 2-3 minutes of a 15-minute run); between counts it adds what was embedded.
+# after each of its 669 groups of 128 before); between counts it adds what was embedded.
 PROGRESS_RECOUNT_SECONDS = 10.0
 
 logger = logging.getLogger(__name__)
