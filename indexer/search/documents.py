@@ -7,12 +7,12 @@ import json
 import numpy as np
 
 from ..errors import DocumentNotFound, InvalidQuery
-from ..ingest.files import TooLarge, UnsafeFile, read_inside
 from ..ingest.readable import display_title
 from . import chunk_reads, note_reads
 from .answers import DocumentRow
 from .hits import chunk_hits, chunk_sections, envelope, iso, note_hits, section_texts
 from .index import ProjectIndex
+from .note_text import file_text
 from .keyword import keyword_search
 from .links import LinkResolver, file_stem, link_key
 from .query import Query
@@ -53,25 +53,16 @@ def document_lines(index: ProjectIndex, document_id: str, start: int, end: int, 
     """A document with `content` exactly lines start..end of its file as it is now (1-based, inclusive)."""
     info = summaries(index, [document_row(index, document_id)])[0]
     rel = info["path"]
-    if rel.lower().endswith(".mmdata"):  # the file holds private notes and attachments the index never does
-        raise InvalidQuery(f"'{rel}' is a mind map; read its nodes without start_line and end_line (private notes "
-                           "are never returned).")
     if end < start:
         raise InvalidQuery(f"end_line ({end}) comes before start_line ({start}); give a range such as 10 to 40.")
-    try:
-        # Search results give file line numbers (`lines`), so a range reads the file, not the joined chunks.
-        text = read_inside(index.root, index.root / rel, max_bytes)[0].decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidQuery(f"'{rel}' is a {info['file_type']} file without text lines; "
-                           "leave out start_line and end_line to get its indexed text.") from None
-    except UnsafeFile as exc:
-        raise DocumentNotFound(f"'{rel}' is not read: {exc}.") from None
-    except TooLarge as exc:
-        raise InvalidQuery(f"'{rel}' is now {exc.size / 2**20:.1f} MB, over the file size limit; "
-                           "leave out start_line and end_line to get its indexed text.") from None
-    except OSError as exc:
-        raise DocumentNotFound(f"'{rel}' cannot be read now ({exc.strerror}); "
-                               "it may have been moved or deleted since it was indexed.") from None
+    # Search results give file line numbers (`lines`), so a range reads the file, not the joined chunks: only where
+    # a reader may see the whole file (a mind map's holds private notes and attachments the index never does).
+    text = file_text(index, rel, max_bytes)
+    if text is None:
+        what = ("a mind map; read its nodes without start_line and end_line (private notes are never returned)"
+                if info["file_type"].startswith("mindmap") else f"a {info['file_type']} file without text lines; "
+                "leave out start_line and end_line to get its indexed text")
+        raise InvalidQuery(f"'{rel}' is {what}.")
     lines = text_lines(text)
     if start > max(len(lines), 1):
         raise InvalidQuery(f"start_line {start} is past the end of '{rel}', which has {len(lines)} lines.")

@@ -11,11 +11,11 @@ import json
 from collections import Counter
 
 from ..errors import DocumentNotFound, InvalidQuery
-from ..ingest.files import TooLarge, UnsafeFile, read_inside
 from ..ingest.readable import display_title
 from . import chunk_reads, note_reads
 from .documents import backlinks, outgoing_links, project_links, resolve_link, sections, summaries, text_lines
 from .index import ProjectIndex
+from .note_text import file_text
 from .links import file_stem
 
 DEFAULT_MAX_CHARS = 8_000  # about 2,000 tokens a page
@@ -181,21 +181,10 @@ def properties(index: ProjectIndex, prefix: str = "", limit: int = 50) -> dict:
 
 
 def _file_lines(index: ProjectIndex, rel: str, max_bytes: int) -> list[str] | None:
-    try:
-        data = read_inside(index.root, index.root / rel, max_bytes)[0]
-    except UnsafeFile as exc:
-        raise DocumentNotFound(f"'{rel}' is not read: {exc}.") from None
-    except TooLarge as exc:
-        raise InvalidQuery(f"'{rel}' is now {exc.size / 2**20:.1f} MB, over the file size limit.") from None
-    except OSError as exc:
-        raise DocumentNotFound(f"'{rel}' cannot be read now ({exc.strerror}); it may have been moved or deleted "
-                               "since it was indexed.") from None
-    if rel.lower().endswith((".pdf", ".docx", ".pptx", ".xlsx", ".mmdata")):
+    """The file's lines where a reader may see the whole file (note_text.py), else None."""
+    text = file_text(index, rel, max_bytes)
+    if text is None:
         return None  # documents without text lines, and mind maps: the file holds private notes the index never does
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
     lines = text_lines(text)
     if text.endswith("\n") and lines:
         lines[-1] += "\n"  # kept, so that a page that reaches the end is the file's text exactly

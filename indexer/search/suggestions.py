@@ -15,11 +15,11 @@ import re
 from urllib.parse import quote
 
 from ..ingest.extract.inline import CODE_SPAN
-from ..ingest.files import TooLarge, UnsafeFile, read_inside
 from ..ingest.readable import display_text
-from . import chunk_reads, note_reads
+from . import note_reads
 from .documents import backlinks, project_links
 from .index import ProjectIndex
+from .note_text import readable_text
 from .notes import resolve_note
 from .related import MAX_NAME_WORDS, NAME_WORD, note_names, related
 
@@ -38,7 +38,7 @@ def link_suggestions(index: ProjectIndex, note: str, max_bytes: int, limit: int 
     linked = {docs[r]["document_id"] for r in (resolver.resolve(t, row["rel_path"])
                                                for t, _ in note_reads.links_from(index, me)) if r is not None}
     linking = {b["document_id"] for b in backlinks(index, row, row_of[me], resolver)} if me in row_of else set()
-    text = note_text(index, row, max_bytes)
+    text = readable_text(index, row, max_bytes)
     mentions = _mentions(index, text, me, linked)
     answer = related([index], row["title"], text, None, limit + len(linked | linking) + len(mentions), {me})
     mentioned = {m["document_id"] for m in mentions}
@@ -54,14 +54,6 @@ def link_suggestions(index: ProjectIndex, note: str, max_bytes: int, limit: int 
         "semantic_available": answer["semantic_available"],
         **({"semantic_reason": answer["semantic_reason"]} if "semantic_reason" in answer else {}),
     }
-
-
-def note_text(index: ProjectIndex, row, max_bytes: int) -> str:
-    """The note's file as it is now (its lines are the file's), else its indexed text."""
-    try:
-        return read_inside(index.root, index.root / row["rel_path"], max_bytes)[0].decode("utf-8")
-    except (UnicodeDecodeError, UnsafeFile, TooLarge, OSError):
-        return "\n\n".join(content for _, _, content in chunk_reads.document_chunk_texts(index, row["document_id"]))
 
 
 def _mentions(index: ProjectIndex, text: str, me: str, linked: set[str]) -> list[dict]:

@@ -27,10 +27,13 @@ def parse_mindmap(path: Path, data: bytes, file_type: str) -> ParsedDocument:
 
 @dataclass(frozen=True)
 class Extractor:
-    """How one kind of file is read: its file_type and the function parse(path, data, file_type)."""
+    """How one kind of file is read: its file_type, the function parse(path, data, file_type), and whether every
+    part of the file is for a reader (a mind map's file holds private notes and attachments; a PDF's bytes are not
+    text): where not, only what parse made of it is ever read or shown (search/note_text.py)."""
 
     file_type: str
     parse: Callable[[Path, bytes, str], ParsedDocument]
+    file_is_readable: bool = True
 
 
 EXTRACTORS: dict[str, Extractor] = {
@@ -46,9 +49,10 @@ EXTRACTORS: dict[str, Extractor] = {
     ".xml": Extractor("xml", parse_xml),
     ".html": Extractor("html", parse_html),
     ".htm": Extractor("html", parse_html),
-    ".pdf": Extractor("pdf", parse_pdf),
+    ".pdf": Extractor("pdf", parse_pdf, file_is_readable=False),
     ".canvas": Extractor("canvas", parse_canvas),
-    ".mmdata": Extractor("mindmap-semantic", parse_mindmap),  # a mind map: one section per node (indexer/mindmap)
+    # A mind map: one section per node (indexer/mindmap); its file also holds private notes and attachments.
+    ".mmdata": Extractor("mindmap-semantic", parse_mindmap, file_is_readable=False),
 }
 
 
@@ -56,6 +60,12 @@ def file_type_for(path: Path) -> str | None:
     """Return the file_type a path's extension is indexed as, or None if it is not supported."""
     extractor = EXTRACTORS.get(path.suffix.lower())
     return extractor.file_type if extractor else None
+
+
+def file_is_readable(path: Path) -> bool:
+    """Whether a reader may see the file itself, every part of it (else only what its extractor made of it)."""
+    extractor = EXTRACTORS.get(path.suffix.lower())
+    return extractor is not None and extractor.file_is_readable
 
 
 def parse_file(path: Path, data: bytes) -> ParsedDocument:

@@ -1,0 +1,53 @@
+"""The text of a note that anything may read or show: read_note and document lines, related notes, link
+suggestions, MCP, the window and exports all read a note through here.
+
+A file's own bytes are that text only where its format says every part of the file is for a reader
+(`ingest.extract.file_is_readable`): a mind map's file also holds each node's private notes and its attachments, and a
+PDF's bytes are not text. For those the readable text is what the index made of the file, which never holds them.
+So no reader needs to know which formats keep something private: a new format that does says so once, beside its
+extractor.
+"""
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from ..errors import DocumentNotFound, InvalidQuery
+from ..ingest.extract import file_is_readable
+from ..ingest.files import TooLarge, UnsafeFile, read_inside
+from . import chunk_reads
+from .index import ProjectIndex
+
+
+def file_text(index: ProjectIndex, rel: str, max_bytes: int) -> str | None:
+    """The note's file as it is now, when its format lets a reader see the whole file and it is UTF-8 text; None
+    otherwise. A file that cannot be read now raises DocumentNotFound or InvalidQuery with a sentence that says why."""
+    if not file_is_readable(PurePosixPath(rel)):
+        return None
+    try:
+        data = read_inside(index.root, index.root / rel, max_bytes)[0]
+    except UnsafeFile as exc:
+        raise DocumentNotFound(f"'{rel}' is not read: {exc}.") from None
+    except TooLarge as exc:
+        raise InvalidQuery(f"'{rel}' is now {exc.size / 2**20:.1f} MB, over the file size limit; leave out "
+                           "start_line and end_line to get its indexed text.") from None
+    except OSError as exc:
+        raise DocumentNotFound(f"'{rel}' cannot be read now ({exc.strerror}); it may have been moved or deleted "
+                               "since it was indexed.") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def indexed_text(index: ProjectIndex, document_id: str) -> str:
+    """What the index holds of a note: its passages' texts in order, joined by blank lines."""
+    return "\n\n".join(content for _, _, content in chunk_reads.document_chunk_texts(index, document_id))
+
+
+def readable_text(index: ProjectIndex, row, max_bytes: int) -> str:
+    """The note's readable text: its file as it is now where file_text gives it, else its indexed text."""
+    try:
+        text = file_text(index, row["rel_path"], max_bytes)
+    except (DocumentNotFound, InvalidQuery):
+        text = None
+    return text if text is not None else indexed_text(index, row["document_id"])
