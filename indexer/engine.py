@@ -28,7 +28,7 @@ from .search.slots import SearchSlots
 from .search.sibling_requests import (ContextRequest, ListingRequest, MemoryRequest, RelatedRequest,
                                       RelatedTextRequest)
 from .search.rerank import Reranker
-from .search.note_text import readable_text
+from .search.note_text import own_text
 from .search.suggestions import link_suggestions
 from .search.tags import tag_counts
 from .search.vault import vault_search
@@ -389,7 +389,7 @@ class Engine:
                 row = notes.resolve_note(index, request.note)
                 exclude.add(row["document_id"])
                 title = title or row["title"]
-                text = f"{text}\n\n{readable_text(index, row, self.home.settings.max_file_bytes)}".strip()
+                text = f"{text}\n\n{own_text(index, row, self.home.settings.max_file_bytes)}".strip()
             with self._slots:
                 answer = related_to_text(indexes, title, text, request.url, request.limit, exclude)
             return {**answer, "truncated": request.truncated}

@@ -76,3 +76,94 @@ def test_text_shared_by_a_few_notes_only_stays(tmp_path, real_embedder):
     with indexed(Home(Settings(home=tmp_path / "home"), embedder=real_embedder), vault, "few") as engine:
         rows = engine.search("digital garden newsletter", project="few", limit=5, group=True)["results"]
         assert rows and all("newsletter" in r["snippet"] for r in rows)
+
+
+# --- a vault built like a real published hub (6,556 of its 6,591 notes carried this footer) -----------------------
+
+FEATURES = ["Sync", "Publish", "Canvas", "Templates", "Daily notes", "Graph view", "Backlinks", "Kanban", "Dataview",
+            "Excalidraw", "Zettelkasten", "PARA", "Outliner", "Calendar", "Tasks", "Paralloid", "Readwise", "Git",
+            "Slides", "Audio recorder", "Word count", "Bookmarks", "Properties", "Bases", "Web clipper", "Vim mode",
+            "Spaced repetition", "Excel import", "Citations", "Mermaid diagrams"]
+DOINGS = ["keeps {f} settings in the vault's config folder, so they travel with the notes",
+          "adds a {f} pane to the right sidebar that follows the active note",
+          "was written by a volunteer; {f} issues go to its tracker, not the forum",
+          "uses {f} commands from the palette; each can be given a hotkey",
+          "shows {f} results inline in reading view and live preview alike",
+          "stores nothing outside the vault: uninstalling {f} leaves every note as it was",
+          "needs restricted mode turned off before {f} can be installed from the browser"]
+FOOTER_HEADING = "This note in GitHub"
+FOOTER_WORDS = ("edit in github", "copy this note", "download this vault", FOOTER_HEADING.lower())
+BADGE = "![GitHub stars badge for the community plugin](https://img.shields.io/github/stars/community/{n}?style=flat)"
+
+
+def hub_footer(rel: str) -> str:
+    """The footer as the real vault writes it: every link holds the note's own path, so no two are byte-equal."""
+    q = rel.replace(" ", "%20")
+    return ("%% Hub footer: Please don't edit anything below this line %%\n\n"
+            f"# {FOOTER_HEADING}\n\n"
+            f'<span class="git-footer">[Edit In GitHub](https://github.dev/community/hub/blob/main/{q} '
+            f'"git-hub-edit-note") | [Copy this note](https://raw.githubusercontent.com/community/hub/main/{q} '
+            '"git-hub-copy-note") | [Download this vault](https://github.com/community/hub/archive/refs/heads/'
+            'main.zip "git-hub-download-vault") </span>\n')
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory, real_embedder):
+    base = tmp_path_factory.mktemp("hub")
+    vault = base / "vault"
+    for i, feature in enumerate(FEATURES):
+        for j in range(4):  # four notes a feature: its page and three about parts of it
+            name = feature if j == 0 else f"{feature} {['setup', 'tips', 'troubleshooting'][j - 1]}"
+            rel = f"{'Plugins' if j == 0 else 'Guides'}/{name}.md"
+            doings = [DOINGS[(i + j + k) % len(DOINGS)].format(f=feature) for k in range(3)]
+            badge = BADGE.format(n=i * 4 + j) + "\n\n" if (i + j) % 3 == 0 else ""
+            body = f"{badge}{feature} {doings[0]}. It {doings[1]}, and it {doings[2]}."
+            (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+            (vault / rel).write_text(f"---\naliases: []\n---\n\n# About {name}\n\n{body}\n\n{hub_footer(rel)}",
+                                     encoding="utf-8")
+    for i in range(8):  # stubs: nothing but the footer
+        rel = f"People/Person {i}.md"
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(hub_footer(rel), encoding="utf-8")
+    with indexed(Home(Settings(home=base / "home"), embedder=real_embedder), vault, "hub") as engine:
+        yield engine
+
+
+def _footer_in(text: str) -> bool:
+    text = text.lower()
+    return any(w in text for w in FOOTER_WORDS) or "stars badge" in text
+
+
+def test_the_hub_footer_never_speaks_for_a_note_with_words_of_its_own(hub):
+    docs = hub.documents("hub", limit=500)["documents"]
+    assert len(docs) == len(FEATURES) * 4 + 8
+    assert not [d for d in docs if d["title"] == FOOTER_HEADING]  # titled by file name, never by the footer
+    for query in [*FEATURES[:12], "Kanban troubleshooting", "how do I publish my vault", "download this vault"]:
+        rows = hub.search(query, project="hub", limit=10, group=True)["results"]
+        assert rows, query
+        for r in rows:
+            if r["path"].startswith("People/"):  # a stub: its name, and says it has nothing of its own
+                assert r["snippet"].startswith(r["title"]) and "many notes share" in r["snippet"], r
+                continue
+            assert r["snippet"].strip() and not _footer_in(r["snippet"]), (query, r["path"], r["snippet"])
+            assert FOOTER_HEADING not in r["heading_path"], (query, r["path"])
+    top = hub.search("Kanban", project="hub", limit=5, group=True)["results"][0]
+    assert top["path"] == "Plugins/Kanban.md"  # its own title first
+
+
+def test_link_suggestions_and_related_notes_read_no_footer(hub):
+    for note in ("Plugins/Kanban.md", "Guides/Sync tips.md", "People/Person 3.md"):
+        found = hub.link_suggestions(note, project="hub")
+        for m in found["unlinked_mentions"]:
+            assert not _footer_in(m["text"]) and m["title"] != FOOTER_HEADING, (note, m)
+        for r in found["close_in_meaning"]:
+            for word in ("github", "githubusercontent", "refs", "heads", "blob", "span", "badge", "stars"):
+                assert f" {word}" not in r["reason"].lower(), (note, r["reason"])
+
+
+def test_no_cluster_is_named_after_the_footer_or_the_badge(hub):
+    graph = hub.graphs.graph("hub")
+    assert len(graph["clusters"]) > 1
+    for c in graph["clusters"]:
+        words = c["label"].lower()
+        assert not any(w in words for w in ("github", "badge", "stars", "community", "edit", "download")), c["label"]

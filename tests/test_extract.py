@@ -96,11 +96,13 @@ def test_markdown_sections_follow_headings_with_original_line_numbers():
     assert all("title: Trip planning" not in s.text for s in doc.sections)
 
 
-def test_markdown_title_falls_back_to_opening_h1_then_file_name():
-    assert parse("a.md", "\n# Real Title\ntext\n## Sub\n").title == "Real Title"
+def test_markdown_title_is_the_file_name_unless_the_properties_set_one():
+    # As Obsidian titles a note: a real vault's stubs whose only heading was a shared footer's were all titled by it.
+    doc = parse("a.md", "\n# Real Title\ntext\n## Sub\n")
+    assert doc.title == "a" and doc.sections[0].heading_path == ["Real Title"]  # the first heading stays a heading
+    assert parse("Stub.md", "# This note in GitHub\n\n[Edit](https://x/Stub.md)\n").title == "Stub"
     assert parse("My Note.md", "just text\n").title == "My Note"
-    # A note that opens with '## Books' is not titled by a later '# Clippings'.
-    assert parse("Kevin Kelly.md", "## Books\nx\n# Clippings\ny\n").title == "Kevin Kelly"
+    assert parse("a.md", "---\ntitle: Set Here\n---\n# Heading\n").title == "Set Here"
 
 
 def test_markdown_tag_string_and_tag_key():

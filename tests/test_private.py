@@ -147,7 +147,7 @@ def test_no_mcp_tool_answers_with_private_notes(served, tmp_path):
                 for query in QUESTIONS:
                     args = {k: v for k, v in {**known, "query": query, "text": query}.items() if k in props}
                     result = await session.call_tool(tool.name, args)
-                    assert not result.is_error, (tool.name, args, result.content); print("TOOL", tool.name, sorted(args), result.is_error, (result.content[0].text[:150] if result.is_error else ""))
+                    assert not result.is_error, (tool.name, args, result.content)
                     shown = json.dumps(result.structured_content) + "".join(
                         getattr(c, "text", "") for c in result.content)
                     assert not any(w in shown.lower() for w in PRIVATE), (tool.name, args, shown[:2000])

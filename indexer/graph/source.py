@@ -7,11 +7,13 @@ from functools import cached_property
 
 import numpy as np
 
+from ..ingest.boilerplate import blank_shared, only_shared
 from ..search import chunk_reads, note_reads
 from ..search.index import ProjectIndex
 from ..search.links import LinkResolver
 
 HEAD_CHARS = 400  # of each document's first chunk, for cluster labels
+READ_CHARS = 4000  # read of it, so that a paragraph many notes share is whole when it is left out
 
 
 @dataclass
@@ -54,8 +56,10 @@ def read_source(index: ProjectIndex) -> GraphSource:
     for d, tag in note_reads.all_tags(index):
         tags[row_of[d]].append(tag)
     chunks, heads = [0] * len(ids), [""] * len(ids)
-    for d, count, head in chunk_reads.chunk_counts_and_heads(index, HEAD_CHARS):
-        chunks[row_of[d]], heads[row_of[d]] = count, head or ""
+    shared = chunk_reads.shared_paragraphs(index)  # a badge a third of the notes carry names no cluster
+    for d, count, head in chunk_reads.chunk_counts_and_heads(index, READ_CHARS):
+        own = "" if only_shared(head or "", shared) else blank_shared(head or "", shared)  # a stub: its title alone
+        chunks[row_of[d]], heads[row_of[d]] = count, own[:HEAD_CHARS]
     source = GraphSource(index.name, ids, [r[1] for r in rows], [r[2] for r in rows], tags, chunks, heads, [], None)
     source.links = resolve_links(index, source, row_of)
     source.vectors, source.has_vector = document_vectors(index, row_of)

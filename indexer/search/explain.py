@@ -16,7 +16,7 @@ import numpy as np
 
 from . import chunk_reads, note_reads
 from .filters import allowed_documents
-from .grammar import CHUNK_WEIGHT, TITLE_BONUS
+from .grammar import CHUNK_WEIGHT, TITLE_BONUS, held_words
 from .index import ProjectIndex
 from .records import MeaningLeg, Ranking, VaultRanking
 from .tags import documents_with_tags, normalise
@@ -29,10 +29,9 @@ def ordinal(n: int) -> str:
 
 
 def matched_words(terms: list[str], *texts: str | None) -> list[str]:
-    """The query terms that occur (case-insensitive substring, as keyword search matches) in any of texts; single
-    letters, which occur almost everywhere, are left out."""
-    haystack = "\n".join(t.lower() for t in texts if t)
-    return [t for t in terms if len(t) > 1 and t in haystack]
+    """The query terms that occur as whole words (grammar.whole_words) in any of texts: evidence a person can check
+    ("separate" is no mention of "para"); single letters, which occur almost everywhere, are left out."""
+    return held_words(terms, *texts)
 
 
 def _document_ranks(chunk_ids: list[str], document_of: dict[str, str]) -> dict[str, tuple[int, str]]:

@@ -12,8 +12,10 @@ quoted away, so every emitted term is a double-quoted run of letters and digits.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 # The unicode61 tokenizer's token characters are letters and digits; everything else separates words.
@@ -26,6 +28,38 @@ MAX_KEYWORD_TERMS = 12
 STOPWORDS = frozenset("""a an and are as at be but by can did do does for from had has have how i if in is it its me my
 no not of on or our out so that the their them then there these they this to was we went were what when where which
 who why will with would you your""".split())
+# Words too common in any text to be its "rare words" (a page's "his", "too", "per", "every"), beyond the stopwords.
+COMMON_WORDS = STOPWORDS | frozenset("""about above after again against all also always am among an another any
+anyone anything around away back because been before being below between both came come could day days down during
+each easy either else enough even ever every few first found get gets getting give given go goes going gone good got
+great had hardly he her here hers herself him himself his however into just keep know last least less let like little
+made make makes many may maybe might mine more most much must myself need never new next nothing now off often old
+once one only onto other others ought ours over own part per put rather really right same see seen shall she should
+show since some something still such sure take than thing things think those though through thus till together too
+took toward under until up upon us use used uses using very via want way ways well whether while whom whose within
+without yes yet yours also able across actually already although another anyway became become else etc ie eg""".split())
+# A CJK ideograph, kana or hangul syllable: a term in these scripts matches as characters, not between word breaks.
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_ENDINGS = r"(?:s|es|ed|d|ing|er|ers|'s|’s)?"  # what porter folds onto a term: "sync" holds in "syncing"
+
+
+def whole_words(terms) -> re.Pattern | None:
+    """One pattern that finds each term as a whole word (with the endings porter folds: "note" in "notes", never
+    "his" in "This" or "para" in "separate"), and a CJK term as its characters; None without terms."""
+    terms = sorted({t for t in terms if t and t.strip()}, key=len, reverse=True)
+    if not terms:
+        return None
+    alternatives = [re.escape(t) if _CJK.search(t) else rf"(?<![^\W_]){re.escape(t)}{_ENDINGS}(?![^\W_])"
+                    for t in terms]
+    return re.compile("|".join(alternatives), re.IGNORECASE)
+
+
+def held_words(terms, *texts: str | None) -> list[str]:
+    """The terms (longer than a letter) that occur as whole words in any of the texts, in the terms' order."""
+    haystack = "\n".join(t for t in texts if t)
+    return [t for t in terms if len(t) > 1 and whole_words([t]).search(haystack)]
+
+
 # bm25() weights of the chunks_bm25 columns: title, heading path, chunk text, the note's properties (first chunk).
 BM25_WEIGHTS = (4.0, 2.0, 1.0, 1.0)
 BM25_RANK = f"bm25(chunks_bm25, {', '.join(map(str, BM25_WEIGHTS))})"
@@ -142,8 +176,22 @@ def without_stopwords(text: str) -> tuple[str, list[str]]:
 
 
 def normal_words(text: str) -> str:
-    """Text as its lowercase words, one space apart: how a query is held against a note's name."""
-    return " ".join(WORD.findall((text or "").lower()))
+    """Text as its lowercase words without accents, one space apart: how a query is held against a note's name
+    ("jose marti" names "José Martí.md", as the index's unicode61 tokenizer folds them too)."""
+    return " ".join(WORD.findall(fold_accents((text or "").lower())))
+
+
+def fold_accents(text: str) -> str:
+    """The text with the accents of its Latin letters taken off (é -> e, ü -> u); other scripts stay as they are (a
+    Japanese が is not か)."""
+    if text.isascii():
+        return text
+    return "".join(_fold_latin(c) if "\u00c0" <= c <= "\u024f" or "\u1e00" <= c <= "\u1eff" else c for c in text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _fold_latin(c: str) -> str:
+    return "".join(d for d in unicodedata.normalize("NFD", c) if not unicodedata.combining(d)) or c
 
 
 # What naming a note adds to its score, in hybrid and vault_search alike: the query is the note's name (2: its title,

@@ -13,11 +13,11 @@ import re
 from datetime import datetime
 from typing import Iterable
 
-from ..ingest.boilerplate import paragraph_keys, without_shared
+from ..ingest.boilerplate import only_shared, paragraph_keys, without_shared
 from . import chunk_reads as reads
 from ..ingest.readable import display_text, display_title
 from .answers import ChunkHit, Passage
-from .grammar import STOPWORDS
+from .grammar import STOPWORDS, held_words, whole_words
 from .index import ProjectIndex
 
 SNIPPET_CHARS = 220
@@ -52,9 +52,8 @@ def chunk_hits(index: ProjectIndex, ranked: list[tuple[str, float, str]], terms:
 
 
 def held(terms: list[str], r: dict) -> list[str]:
-    """The terms a chunk row holds in its text, its note's title or its path (case-insensitive substrings)."""
-    haystack = "\n".join((r.get("content") or "", r.get("title") or "", r.get("rel_path") or "")).lower()
-    return [t for t in terms if t in haystack]
+    """The terms a chunk row holds as whole words in its text, its note's title or its path."""
+    return held_words(terms, r.get("content"), r.get("title"), r.get("rel_path"))
 
 
 def shared_in(index: ProjectIndex, texts: Iterable[str]) -> set[str]:
@@ -65,21 +64,28 @@ def shared_in(index: ProjectIndex, texts: Iterable[str]) -> set[str]:
     return {key for text in texts for key, _ in paragraph_keys(text or "") if key in shared}
 
 
+# What a note whose passage holds nothing of its own (only its headings and a footer many notes share) shows.
+ONLY_SHARED = "nothing of its own here, only text that many notes share (a footer, a banner)"
+
+
 def chunk_hit(index: ProjectIndex, r: dict, score: float, search_type: str, terms: list[str],
               cosine: float | None = None, shared: set[str] = frozenset()) -> dict:
     """One chunk hit from a joined chunk-and-document row; heading, lines and snippet are the matching part's,
     never a paragraph many notes share (a footer) while the passage holds anything else."""
     sections = chunk_sections(r)
     part, text = matching_section(r["content"], sections, terms, shared)
+    title = display_title(r["title"])
+    shown = ({"snippet": f"{title}: {ONLY_SHARED}", "highlights": []} if only_shared(r["content"], shared)
+             else snippet(display_text(text), terms))
     return ChunkHit(
-        chunk_id=r["chunk_id"], document_id=r["document_id"], project=index.name, title=display_title(r["title"]),
+        chunk_id=r["chunk_id"], document_id=r["document_id"], project=index.name, title=title,
         path=r["rel_path"], absolute_path=str(index.root / r["rel_path"]), file_type=r["file_type"],
         score=round(float(score), 4), cosine=None if cosine is None else round(float(cosine), 4),
         search_type=search_type, tags=sorted(r["tags"].split("\x1f")) if r.get("tags") else [],
         created=r["created"], modified=iso(r["modified"]),
         heading_path=[display_title(h) for h in part["heading_path"]],  # as the reader reads it
         lines=part["lines"], chunk_lines=[r["start_line"], r["end_line"]], content=r["content"],
-        **snippet(display_text(text), terms), matched_words=[], partial=False,
+        **shown, matched_words=[], partial=False,
     ).to_json()
 
 
@@ -129,16 +135,20 @@ def iso(epoch: float | None) -> str | None:
     return datetime.fromtimestamp(epoch).isoformat(timespec="seconds") if epoch else None
 
 
-def snippet(text: str, terms: Iterable[str], width: int = SNIPPET_CHARS) -> dict:
+def snippet(text: str, terms: Iterable[str], width: int = SNIPPET_CHARS, whole: bool = True) -> dict:
     """An excerpt around the first match: {"snippet": plain text, "highlights": [[start, end], ...]}. Give it the
     text a person reads (readable.display_text), not markdown.
 
-    The highlights are character offsets into the snippet (end exclusive) of every match of a term; each surface
-    marks them its own way (the HTML window escapes then wraps them in <mark>, the CLI bolds them).
+    The highlights are character offsets into the snippet (end exclusive) of every match of a term, as a whole word
+    (grammar.whole_words: never "his" inside "This"), or exactly where the index marked it (`whole` false); each
+    surface marks them its own way (the HTML window escapes then wraps them in <mark>, the CLI bolds them).
     """
     terms = sorted({t for t in terms if t}, key=len, reverse=True)
     flat = " ".join(text.split())
-    pattern = re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE) if terms else None
+    if whole:
+        pattern = whole_words(terms)
+    else:
+        pattern = re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE) if terms else None
     first = pattern.search(flat) if pattern else None
     start = max(0, (first.start() if first else 0) - width // 3)
     if start:
@@ -157,7 +167,7 @@ def readable_marked(text: str, open_mark: str, close_mark: str) -> dict:
     match inside a URL or a tag's name is gone with it)."""
     words = re.findall(f"{re.escape(open_mark)}(.*?){re.escape(close_mark)}", text)
     shown = " ".join(display_text(_whole_links(text.replace(open_mark, "").replace(close_mark, ""))).split())
-    return snippet(shown, words, len(shown) + 1)
+    return snippet(shown, words, len(shown) + 1, whole=False)
 
 
 # FTS5's snippet() cuts the raw text by words, often inside a link or image: `![badge](https://img.shields.io/…`

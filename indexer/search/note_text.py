@@ -5,17 +5,21 @@ A file's own bytes are that text only where its format says every part of the fi
 (`ingest.extract.file_is_readable`): a mind map's file also holds each node's private notes and its attachments, and a
 PDF's bytes are not text. For those the readable text is what the index made of the file, which never holds them.
 So no reader needs to know which formats keep something private: a new format that does says so once, beside its
-extractor.
+extractor. What a note says of its own (own_text) leaves out the paragraphs many notes share as well.
 """
 from __future__ import annotations
 
+import re
 from pathlib import PurePosixPath
 
 from ..errors import DocumentNotFound, InvalidQuery
+from ..ingest.boilerplate import blank_shared, only_shared
 from ..ingest.extract import file_is_readable
 from ..ingest.files import TooLarge, UnsafeFile, read_inside
 from . import chunk_reads
 from .index import ProjectIndex
+
+COMMENT = re.compile(r"%%.*?%%|<!--.*?-->", re.S)  # hidden in reading view
 
 
 def file_text(index: ProjectIndex, rel: str, max_bytes: int) -> str | None:
@@ -51,3 +55,12 @@ def readable_text(index: ProjectIndex, row, max_bytes: int) -> str:
     except (DocumentNotFound, InvalidQuery):
         text = None
     return text if text is not None else indexed_text(index, row["document_id"])
+
+
+def own_text(index: ProjectIndex, row, max_bytes: int) -> str:
+    """The note's readable text with its comments and the paragraphs many notes share (a footer, a banner) blanked
+    line for line: what its mentions, rare words and meaning are read from. Empty when that leaves it nothing of its
+    own but headings (a stub that is only a footer)."""
+    shared = chunk_reads.shared_paragraphs(index)
+    text = COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), readable_text(index, row, max_bytes))
+    return "" if only_shared(text, shared) else blank_shared(text, shared)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from ..errors import EmbeddingsUnavailable
 from . import chunk_reads, note_reads
 from .answers import RelatedNote
-from .grammar import STOPWORDS
+from .grammar import COMMON_WORDS, STOPWORDS, held_words
 from .hits import chunk_hits
 from .documents import project_links
 from .index import ProjectIndex
@@ -49,6 +49,8 @@ MIN_SCORE = 0.4  # a note whose best leg is weaker than this (its best over the 
 NEIGHBOURS_WEIGHT = 0.9  # the most a note gets from the votes alone: less than a close match in meaning
 WORD = re.compile(r"[^\W\d_][\w'’-]*[^\W_]|[^\W\d_]{3,}")
 URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+URL_IN_TEXT = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|\]\([^)\s]+", re.IGNORECASE)  # an address, a link's target
+WORDS_ALONE = 2  # a note related by its words alone shares at least this many rare words with the text
 SOURCE_KEYS = ("source", "url", "link", "source_url")  # frontmatter keys that name the page a note was saved from
 
 
@@ -103,9 +105,9 @@ def chosen(passages: list[TextPassage], most: int | None = None) -> list[TextPas
 def rare_words(index: ProjectIndex, text: str, most: int | None = None) -> list[str]:
     """The words of the text that say most about it in these notes: frequent in the text, rare in the notes (and
     present in them: a word no note holds finds nothing)."""
-    counts = Counter(w.lower() for w in WORD.findall(text))
+    counts = Counter(w.lower() for w in WORD.findall(URL_IN_TEXT.sub(" ", text)))  # an address's words say nothing
     candidates = [w for w, _ in counts.most_common(CANDIDATE_WORDS * 3)
-                  if w not in STOPWORDS and len(w) > 2 and not w.isdigit()][:CANDIDATE_WORDS]
+                  if w not in COMMON_WORDS and len(w) > 2 and not w.isdigit()][:CANDIDATE_WORDS]
     if not candidates:
         return []
     total = max(chunk_reads.chunk_count(index), 1)
@@ -317,12 +319,14 @@ def _rows(index: ProjectIndex, ranked: list[str], found: dict[str, Evidence], pa
     hits = {h["document_id"]: h for h in chunk_hits(index, [(c, 0.0, "hybrid") for c in best.values() if c], words)}
     texts = {p.number: p.text for p in passages}
     rows = []
+    shares = {doc: held_words(words, hits[doc]["content"], hits[doc]["title"]) for doc in ranked if doc in hits}
+    if not any(_related_alone(found[doc], shares[doc]) for doc in shares):
+        return []  # nothing relates to the text by itself: no note is listed for the notes it links to
     for doc in ranked:
         hit, e = hits.get(doc), found[doc]
-        if hit is None:
+        if hit is None or not (_related_alone(e, shares[doc]) or e.votes):
             continue
-        lowered = f"{hit['content']}\n{hit['title']}".lower()
-        shared = [w for w in words if w in lowered]
+        shared = shares[doc]
         why = [{"passage": number, "text": _clip(texts.get(number, "")), "similarity": round(similarity, 4)}
                for similarity, number, _ in (e.matches or [])[:3]]
         rows.append(RelatedNote(
@@ -333,6 +337,12 @@ def _rows(index: ProjectIndex, ranked: list[str], found: dict[str, Evidence], pa
             highlights=hit["highlights"], matched_words=shared, why=why,
         ).to_json())
     return rows
+
+
+def _related_alone(e: Evidence, shared: list[str]) -> bool:
+    """Whether a note relates to the text by its own evidence: saved from it, named by it, close in meaning, or
+    sharing WORDS_ALONE rare words (one shared word, "water" on a page about sourdough, relates nothing)."""
+    return e.saved or bool(e.named) or e.meaning >= CLOSE or len(shared) >= WORDS_ALONE
 
 
 def _reason(e: Evidence, shared: list[str]) -> str:

@@ -19,7 +19,7 @@ from ..ingest.readable import display_text
 from . import note_reads
 from .documents import backlinks, project_links
 from .index import ProjectIndex
-from .note_text import readable_text
+from .note_text import own_text
 from .notes import resolve_note
 from .related import MAX_NAME_WORDS, NAME_WORD, note_names, related
 
@@ -38,7 +38,7 @@ def link_suggestions(index: ProjectIndex, note: str, max_bytes: int, limit: int 
     linked = {docs[r]["document_id"] for r in (resolver.resolve(t, row["rel_path"])
                                                for t, _ in note_reads.links_from(index, me)) if r is not None}
     linking = {b["document_id"] for b in backlinks(index, row, row_of[me], resolver)} if me in row_of else set()
-    text = readable_text(index, row, max_bytes)
+    text = own_text(index, row, max_bytes)
     mentions = _mentions(index, text, me, linked)
     answer = related([index], row["title"], text, None, limit + len(linked | linking) + len(mentions), {me})
     mentioned = {m["document_id"] for m in mentions}

@@ -452,3 +452,16 @@ def m016_word_list_catches_up_with_substrings(conn: sqlite3.Connection) -> None:
         END;
         """
     )
+
+
+@migration
+def m017_paragraphs_keyed_as_read(conn: sqlite3.Connection) -> None:
+    # Paragraphs are now keyed with their links, URLs, HTML and comments masked (ingest/boilerplate.py): a published
+    # vault's footer held each note's own path in its links, so no two footers were the same text and none was ever
+    # boilerplate (6,556 of 6,591 notes carried it). Keyed again from the chunks; the triggers keep the shared ones.
+    from ..ingest.boilerplate import paragraph_keys
+
+    conn.execute("DELETE FROM paragraphs")
+    rows = conn.execute("SELECT document_id, content FROM chunks ORDER BY document_id")
+    conn.executemany("INSERT OR IGNORE INTO paragraphs (hash, document_id) VALUES (?, ?)",
+                     ((key, doc) for doc, content in rows for key, _ in paragraph_keys(content)))

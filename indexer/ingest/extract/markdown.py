@@ -1,4 +1,7 @@
-"""Markdown notes (Obsidian, Logseq): frontmatter, title, tags, links and heading-aware sections."""
+"""Markdown notes (Obsidian, Logseq): frontmatter, title, tags, links and heading-aware sections.
+
+A note's title is its file name unless its properties set one, as Obsidian shows it: its first heading stays a
+heading (a real vault's stubs whose only heading was a shared footer's were all titled by that footer)."""
 from __future__ import annotations
 
 import re
@@ -8,7 +11,7 @@ from indexer.ingest.extract.frontmatter import read_frontmatter
 from indexer.ingest.extract.inline import code_lines, dedupe_links, normalise_tags, scan_lines
 from indexer.ingest.extract.text import decode_text
 from indexer.ingest.parsed import ParsedDocument, Section
-from indexer.ingest.readable import blank_comments, has_words, reader_text
+from indexer.ingest.readable import blank_comments
 
 # An ATX heading; Logseq writes its headings as bullets ('\t- ## Usage'), which render as headings too.
 HEADING = re.compile(r"^(?: {0,3}|[ \t]*[-*+][ \t]+)(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
@@ -24,13 +27,11 @@ def parse_markdown(path: Path, data: bytes, file_type: str) -> ParsedDocument:
     # Comments are hidden in reading view: they are not indexed (blanked, so line numbers stay the file's).
     body = blank_comments(body, in_code)
     lines = lines[:meta.body_start] + body
-    sections, opening_h1 = split_sections(lines, meta.body_start, in_code)
-    if opening_h1 is not None and not has_words(reader_text(opening_h1)):
-        opening_h1 = None  # '# {{title}}' in a template names nothing
+    sections = split_sections(lines, meta.body_start, in_code)
     body_tags, body_links = scan_lines(body, in_code)
     return ParsedDocument(
         file_type=file_type,
-        title=meta.title or opening_h1 or path.stem,
+        title=meta.title or path.stem,  # as Obsidian titles a note: its first heading stays a heading
         sections=sections,
         frontmatter=meta.data,
         tags=normalise_tags(meta.tags + body_tags),
@@ -40,14 +41,9 @@ def parse_markdown(path: Path, data: bytes, file_type: str) -> ParsedDocument:
     )
 
 
-def split_sections(lines: list[str], start: int, in_code: list[bool]) -> tuple[list[Section], str | None]:
-    """Cut lines[start:] at headings outside code; return the sections and the title an opening H1 gives.
-
-    Only an H1 that is the note's first heading names the note: in a note that opens with '## Books'
-    a later '# Clippings' is a section, and a Logseq bullet '- # Usage' is a block, not the page title.
-    """
+def split_sections(lines: list[str], start: int, in_code: list[bool]) -> list[Section]:
+    """Cut lines[start:] at headings outside code into sections, each with its heading path."""
     sections: list[Section] = []
-    opening_h1: str | None = None
     stack: list[tuple[int, str]] = []  # (level, heading text) of the enclosing headings
     section_start = start
     path: list[str] = []
@@ -59,15 +55,13 @@ def split_sections(lines: list[str], start: int, in_code: list[bool]) -> tuple[l
             continue
         _append_section(sections, lines, section_start, index, path)
         level, heading = len(match.group(1)), (match.group(2) or "").strip()
-        if not stack and level == 1 and heading and lines[index].lstrip().startswith("#"):
-            opening_h1 = heading
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, heading))
         path = [text for _, text in stack if text]
         section_start = index
     _append_section(sections, lines, section_start, len(lines), path)
-    return sections, opening_h1
+    return sections
 
 
 def _append_section(sections: list[Section], lines: list[str], start: int, end: int, path: list[str]) -> None:
