@@ -183,7 +183,7 @@ def test_the_command_opens_the_search_window_with_the_selection(chromium, web_pa
     window = opened.value
     window.wait_for_load_state()
     assert window.url == f"http://127.0.0.1:{chromium.port}/search?q=sourdough+starter"
-    result_titles(window, "Sourdough bread")
+    result_titles(window, "Sourdough")
     [popup] = chromium.popup_windows()
     assert popup["type"] == "popup" and popup["id"] == outcome["windowId"]
 
@@ -221,7 +221,7 @@ def test_the_popup_searches_and_enter_opens_the_search_window(chromium):
     popup = chromium.extension_page("popup.html")
     popup.set_viewport_size({"width": 400, "height": 380})
     popup.fill("#query", "sourdough")
-    result_titles(popup, "Sourdough bread")
+    result_titles(popup, "Sourdough")
     first = popup.locator(".result").first
     assert first.locator(".result-path").text_content() == "Projects/Sourdough.md"
     # The snippet's <mark>s are elements built by the popup; no markup arrives as text.
@@ -245,7 +245,7 @@ def test_the_popup_searches_and_enter_opens_the_search_window(chromium):
     window = opened.value
     window.wait_for_load_state()
     assert window.url == f"http://127.0.0.1:{chromium.port}/search?q=sourdough"
-    result_titles(window, "Sourdough bread")
+    result_titles(window, "Sourdough")
 
 
 @pytest.mark.slow
@@ -280,7 +280,7 @@ def test_the_popup_shows_the_notes_related_to_the_page_and_never_reads_a_site_ma
     related = popup.locator("#related-results .result")
     related.first.wait_for()
     print(f"\nthe popup listed related notes {time.monotonic() - started:.2f} s after it opened")
-    assert related.first.locator(".result-title").inner_text() == "Sourdough bread"
+    assert related.first.locator(".result-title").inner_text() == "Sourdough"
     assert "close in meaning" in related.first.locator(".why").inner_text()
     assert popup.locator("#page").inner_text() == "Keeping a sourdough starter alive"
     assert asked == [f"http://127.0.0.1:{chromium.port}/api/related"]  # to SK Memory and nowhere else
@@ -292,7 +292,7 @@ def test_the_popup_shows_the_notes_related_to_the_page_and_never_reads_a_site_ma
     window = opened.value
     window.wait_for_load_state()
     assert "/documents/" in window.url and "lines=" in window.url
-    window.get_by_text("Sourdough bread").first.wait_for()
+    window.get_by_text("Sourdough").first.wait_for()
 
     popup = chromium.extension_page(f"popup.html?tab={tab_id}")
     popup.locator("#related-results .result").first.wait_for()
@@ -393,6 +393,6 @@ def test_the_real_shortcut_opens_the_search_window(tmp_path, skmemory_port, web_
             window = opened.value
             window.wait_for_load_state()
             assert window.url == f"http://127.0.0.1:{skmemory_port}/search?q=sourdough+starter"
-            result_titles(window, "Sourdough bread")
+            result_titles(window, "Sourdough")
         finally:
             context.close()

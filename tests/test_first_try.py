@@ -89,7 +89,7 @@ def test_smart_alone_says_nothing_is_close_and_offers_the_weaker_matches(page):
     expect(weaker.first).to_be_hidden()  # offered, one click away, not passed off as results
     notice.locator("summary").click()
     titles = weaker.all_inner_texts()
-    assert titles[:2] == ["tmux cheatsheet", "Running a service with systemd"], titles  # Welcome.md's promise
+    assert titles[:2] == ["tmux cheatsheet", "systemd services"], titles  # Welcome.md's promise
     shot(page, "first-try-weaker-matches", readme="weaker-matches")
     api = page.evaluate(f"async () => (await fetch('/api/search?mode=semantic&q={question}')).json()")
     assert api["results"] == [] and api["threshold"] == 0.5
@@ -104,14 +104,14 @@ def test_smart_alone_says_nothing_is_close_and_offers_the_weaker_matches(page):
 
 def test_the_welcome_notes_other_claims_hold(page):
     page.goto("/search?q=sourdough&m=1&kw=1")
-    expect(page.locator("#results .result-title").first).to_have_text("Sourdough bread")
+    expect(page.locator("#results .result-title").first).to_have_text("Sourdough")
     question = urllib.parse.quote_plus(WELCOME_QUESTION)
     page.goto(f"/search?q={question}")  # hybrid, the default: tmux leads, systemd is on the first screen
     titles = page.locator("#results .result-title")
     expect(titles.first).to_have_text("tmux cheatsheet")
     # systemd's passage sits on hybrid's 0.3 floor (fp32 0.304, int8 passages 0.300): found by meaning or by its
     # words, it is among the first five either way.
-    assert "Running a service with systemd" in titles.all_inner_texts()[:5]
+    assert "systemd services" in titles.all_inner_texts()[:5]
     page.goto("/search?m=1&tag=1&tags=project/garden")
     expect(page.locator("#results .result-title").first).to_have_text("Garden plan")
 

@@ -126,7 +126,7 @@ def test_graph_follows_added_edited_and_deleted_documents(client, engine, vault)
     edited = get(client, "/api/graph?project=notes")
     assert {n["path"]: (n["x"], n["y"]) for n in edited["nodes"]} == now
     titles = {n["id"]: n["title"] for n in edited["nodes"]}
-    assert ("Garden plan", "Sourdough bread") in {(titles[e["source"]], titles[e["target"]])
+    assert ("Garden plan", "Sourdough") in {(titles[e["source"]], titles[e["target"]])
                                                    for e in edited["edges"] if e["kind"] == "link"}
 
     (vault / "Projects" / "Compost log.md").unlink()
@@ -170,7 +170,7 @@ def test_graph_search_lights_up_what_semantic_search_returns(client):
     found = get(client, f"/api/search?project=notes&mode=semantic&limit=50&q={query}")
     assert lit["mode"] == "semantic" and lit["notice"] is None
     assert [m["id"] for m in lit["matches"]] == list(dict.fromkeys(r["document_id"] for r in found["results"]))
-    assert lit["matches"][0]["title"] == "Sourdough bread"
+    assert lit["matches"][0]["title"] == "Sourdough"
     assert get(client, "/api/graph/search?project=notes&q=", 400)["error"] == "invalid_request"
     assert get(client, "/api/graph?project=notes&scope=nowhere", 400)["error"] == "invalid_request"
     assert get(client, "/api/graph?project=nowhere", 404)["error"] == "not_found"
@@ -200,7 +200,7 @@ def test_without_embeddings_the_graph_groups_by_folder_and_search_says_keyword(d
             "(top level)", "Conversations", "Journal", "Projects", "Reference"]
         lit = engine.graphs.search("sourdough", "notes")
         assert lit["mode"] == "keyword" and "keyword" in lit["notice"]
-        assert lit["matches"][0]["title"] == "Sourdough bread"
+        assert lit["matches"][0]["title"] == "Sourdough"
     finally:
         engine.close()
     # The model comes back: once the documents are embedded, the folder layout gives way to one by meaning.

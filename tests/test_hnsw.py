@@ -127,7 +127,7 @@ def test_a_scribbled_chroma_index_is_rebuilt_from_the_index_s_own_copies(data_ho
     vault.mkdir()
     topics = ["bread", "tides", "violins", "glaciers", "beetles", "bridges", "comets", "orchards"]
     for i in range(1200):  # enough vectors for Chroma to keep an HNSW index on disk
-        (vault / f"note {i}.md").write_text(f"# Note {i}\\n\\nA short note about {topics[i % 8]}, number {i}.\\n")
+        (vault / f"note {i}.md").write_text(f"# Note {i}\n\nA short note about {topics[i % 8]}, number {i}.\n")
     monkeypatch.setenv("SKMEMORY_VECTOR_SEARCH", "hnsw")
     home = Home(Settings.from_env(), embedder=real_embedder)
     info = home.add_project(vault, "notes")

@@ -134,7 +134,7 @@ def test_every_tool_answers_in_rows_an_agent_can_afford(live, tmp_path):
             assert why.structured_content["results"][0]["explain"]["legs"]["keyword"]["rank"] == 1
 
             meaning = await s.call_tool("semantic_search", {"query": "baking bread at home"})
-            assert meaning.structured_content["results"][0]["title"] == "Sourdough bread"
+            assert meaning.structured_content["results"][0]["title"] == "Sourdough"
             tagged = await s.call_tool("tag_search", {"tags_all": ["project"], "tags_any": ["outdoors"]})
             assert {r["path"] for r in tagged.structured_content["results"]} == {"Projects/Compost log.md",
                                                                                   "Projects/Garden plan.md"}

@@ -214,10 +214,12 @@ def test_vectors_are_reused_by_text_and_a_new_model_re_embeds_everything(home, s
     with home.open_project("Shapes") as project:
         project.sync()
         project.embed_pending()
-        # The same note copied elsewhere: its chunks' texts were embedded already, so no model run is needed.
-        shutil.copy(shapes / "Garden.md", shapes / "Garden copy.md")
+        # The same note copied into another folder (so its title, its file name, is the same too): its chunks' texts
+        # were embedded already, so no model run is needed.
+        (shapes / "Copies").mkdir()
+        shutil.copy(shapes / "Garden.md", shapes / "Copies" / "Garden.md")
         project.sync()
-        [row] = chunks_of(project, "Garden copy.md")
+        [row] = chunks_of(project, "Copies/Garden.md")
         assert row["embed_state"] == "pending" and row["vector"] is not None
         calls = []
         original = project.embedder.embed

@@ -119,8 +119,8 @@ def test_link_suggestions_name_unlinked_mentions_with_their_line_and_the_link_to
     mentions = {m["path"]: m for m in found["unlinked_mentions"]}
     assert mentions["Projects/Sourdough.md"]["line"] == 3
     assert mentions["Projects/Sourdough.md"]["text"] == "Baked with the Sourdough bread recipe again"  # as read
-    assert mentions["Projects/Sourdough.md"]["wikilink"] == "[[Sourdough|Sourdough bread]]"
-    assert mentions["Projects/Sourdough.md"]["markdown_link"] == "[Sourdough bread](../Projects/Sourdough.md)"
+    assert mentions["Projects/Sourdough.md"]["wikilink"] == "[[Sourdough]]"
+    assert mentions["Projects/Sourdough.md"]["markdown_link"] == "[Sourdough](../Projects/Sourdough.md)"
     assert mentions["Reference/tmux cheatsheet.md"]["line"] == 5
     assert "Projects/Compost log.md" not in mentions  # already linked
     assert found["style"] == "wikilink"

@@ -47,7 +47,8 @@ logger = logging.getLogger(__name__)
 
 MAX_TOKENS = 256  # the all-MiniLM-L6-v2 window, in word-piece tokens including [CLS]/[SEP] and the prefix
 PREFIX_MAX_TOKENS = 32
-CHUNKER_VERSION = 4  # bump when the same file would be cut differently: indexes re-chunk at start-up
+CHUNKER_VERSION = 5  # bump when the same file would be cut differently: indexes re-chunk at start-up (5: titles are
+# file names, so every note is read again; a passage whose text is unchanged keeps its vector)
 MIN_FILL = 0.5  # a chunk is cut no earlier than this share of its window, unless the text runs out
 MIN_TAIL = 0.25  # ... nor where what is left of the document would be shorter than this share
 _KEY_CHARS = 24  # how much of a unit's opening decides ties between equally strong cuts
@@ -612,15 +613,22 @@ def _lead(doc: ParsedDocument) -> str:
     return reader_text("; ".join(dict.fromkeys(parts))) if parts else ""
 
 
+def _names(heading: str, title: str) -> bool:
+    """Whether a heading says the title: it is the title, or holds it as whole words."""
+    heading, title = " ".join(heading.casefold().split()), " ".join((title or "").casefold().split())
+    return bool(title) and (heading == title or re.search(rf"(?<!\w){re.escape(title)}(?!\w)", heading) is not None)
+
+
 def _prefix_path(unit: _Unit, sections: list[Section], title: str) -> list[str] | None:
     """The heading path a chunk starting at unit is prefixed with: a heading line in the content is not repeated.
 
-    None means no prefix at all: the chunk opens with an H1 that is the title itself.
+    None means no prefix at all: the chunk opens with an H1 that names the title itself ("# Sourdough bread" in
+    Sourdough.md: the title is the file name, and the heading already says it).
     """
     path = sections[unit.section].heading_path
     if unit.start != 0 or not _opens_with_heading(sections[unit.section]):
         return path
-    if len(path) == 1 and path[0].strip().casefold() == (title or "").strip().casefold():
+    if len(path) == 1 and _names(path[0], title):
         return None
     return path[:-1]
 

@@ -43,6 +43,7 @@ MEANING_FLOOR = 0.55  # a meaning leg whose best is weaker does not count in ful
 SCAN_CHUNKS = 200  # chunks read per passage's meaning scan
 NAME_WORD = re.compile(r"\w+")
 MAX_NAME_WORDS = 5
+COMMON_FROM = 20  # a one-word name held by this many passages or fewer is never too common to be a name
 NAMES_WEIGHT = 0.7  # a mention of a note's name: less than the closest match in meaning (naming X is not being X)
 NEIGHBOURS = 8  # the notes most like the text whose links vote
 MIN_SCORE = 0.4  # a note whose best leg is weaker than this (its best over the leg's best) is not listed
@@ -159,13 +160,16 @@ def _name(title: str) -> str:
 
 
 def _common_words(index: ProjectIndex) -> frozenset[str]:
-    """One-word names too common in these notes to name one of them (held by more than 1 passage in 20)."""
+    """One-word names too common in these notes to name one of them (held by more than 1 passage in 20, and by more
+    than COMMON_FROM passages: in a small vault a title that is a file name, "Sourdough", is said in a few passages
+    and names its note there), and the words common in any text ("Index", "Notes" are no one note's name)."""
     def build():
         titles = {_name(t) for _, _, t in note_reads.catalogue(index)}
         single = [t for t in titles if t and " " not in t]
         total = max(chunk_reads.chunk_count(index), 1)
         counts = chunk_reads.bm25_frequencies(index, [chunk_reads.phrase(t) for t in single])
-        return frozenset(t for t in single if counts.get(chunk_reads.phrase(t), 0) > total / 20)
+        return frozenset(t for t in single if t in COMMON_WORDS or
+                         counts.get(chunk_reads.phrase(t), 0) > max(total / 20, COMMON_FROM))
     return index.kept("related: common one-word titles", build)
 
 
