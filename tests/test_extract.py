@@ -125,7 +125,10 @@ def test_no_tags_inside_an_html_block():
     Obsidian reads no markdown inside an HTML block (from a block-level tag to the next blank line)."""
     text = ("# Colours\n\n<table>\n<tr><td>--background-primary-alt: #1a1a1a</td></tr>\n"
             "  <td>#theme-dark</td>\n</table>\n\nUsed in #themes, also <span>#inline</span>.\n\n"
-            "<div class=\"callout\">\n#insidediv\n</div>\n\n#after\n")
+            "<div class=\"callout\">\n#insidediv\n</div>\n\n#after\n"
+            # A table laid out with blank lines: its deeper cells are indented code (11 colours left on a real vault).
+            "<table>\n  <tr>\n\n      <td>#2b2b2b</td>\n\n      <td>\n        #3c3c3c\n      </td>\n  </tr>\n"
+            "</table>\n")
     assert parse("Colours.md", text).tags == ["themes", "inline", "after"]
 
 

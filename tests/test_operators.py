@@ -2,6 +2,8 @@
 refused with a sentence. Read by operators.py; every search mode and vault_search hear it (the real model)."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from indexer.errors import InvalidQuery
@@ -110,3 +112,19 @@ def test_a_partly_typed_word_finds_the_title_it_starts_first(tmp_path, real_embe
                 answer = engine.search(typed, mode=mode, project="v", limit=12, group=True)
                 assert "corrected" not in answer, (typed, answer.get("corrected"))
                 assert paths(answer)[0] == first, (typed, mode, paths(answer))
+
+
+def test_file_alone_lists_the_note_of_that_name_first_with_its_text(tmp_path, make_engine):
+    # On a real vault `file:kanban` listed its notes in path order (a clone gives every file one time) with blank
+    # snippets: "Kanban" came after "Advanced kanban tips" and "Board setup (kanban)".
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for name in ("Advanced kanban tips", "Board setup kanban", "Kanban", "Kanban boards compared"):
+        (vault / f"{name}.md").write_text(f"---\ntags: [x]\n---\n\nWhat {name.lower()} holds: cards and columns.\n",
+                                          encoding="utf-8")
+    for path in vault.iterdir():
+        os.utime(path, (1_700_000_000, 1_700_000_000))
+    engine = make_engine(vault, project="files", embedder="none")
+    rows = engine.search("file:kanban", project="files", limit=10)["results"]
+    assert [r["path"] for r in rows][:2] == ["Kanban.md", "Kanban boards compared.md"]
+    assert all(r["snippet"].startswith("What ") for r in rows)

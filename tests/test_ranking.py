@@ -148,3 +148,22 @@ def test_a_big_projects_commonest_words_leave_a_long_questions_or_but_the_answer
     assert '"plugin"' not in kept and '"sync"' not in kept and len(kept) < len(big.fts.positive)
     after = engine.search(SearchRequest(question, "hybrid", project="plugins", limit=3))
     assert paths(after)[0] == paths(before)[0] == "Plugins/Remotely Save.md"
+
+
+def test_each_word_is_corrected_and_a_rare_spelling_beside_a_common_one_is_offered(tmp_path, make_engine):
+    """Measured on a real vault: "zettlekasten", a misspelling three notes also hold, searched those three and
+    offered nothing, though a hundred notes write "zettelkasten"."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for i in range(24):
+        (vault / f"Card {i}.md").write_text(f"# Card {i}\n\nA zettelkasten card about idea {i}; Obsidian Sync keeps "
+                                            "it on every device.\n", encoding="utf-8")
+    for i in range(2):
+        (vault / f"Draft {i}.md").write_text("# Draft\n\nMy zettlekasten, spelt wrong.\n", encoding="utf-8")
+    engine = make_engine(vault, project="cards", embedder="none")
+    both = engine.search(SearchRequest("obsidain snyc", "keyword", project="cards"))
+    assert both["corrected"]["words"] == {"obsidain": "obsidian", "snyc": "sync"} and both["results"]
+    rare = engine.search(SearchRequest("zettlekasten", project="cards"))
+    assert "corrected" not in rare and {r["path"] for r in rare["results"]} == {"Draft 0.md", "Draft 1.md"}
+    assert rare["did_you_mean"] == {"query": "zettelkasten", "words": {"zettlekasten": "zettelkasten"}}
+    assert "did_you_mean" not in engine.search(SearchRequest("zettelkasten", project="cards"))

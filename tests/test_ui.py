@@ -447,3 +447,16 @@ def test_a_table_split_across_passages_previews_every_row(client, engine, vault)
     assert preview.count("<td>Ctrl+") == 120 and "| Ctrl+" not in preview
     assert preview.count("<th>Key</th>") == 1 and '<table class="continued">' in preview  # one header, no gap
     assert "After the table." in preview
+
+
+def test_the_window_offers_the_common_spelling_of_a_rare_one(tmp_path, make_engine):
+    vault = tmp_path / "cards"
+    vault.mkdir()
+    for i in range(12):
+        (vault / f"Card {i}.md").write_text(f"A zettelkasten card about idea {i}.\n", encoding="utf-8")
+    (vault / "Draft.md").write_text("My zettlekasten, spelt wrong.\n", encoding="utf-8")
+    engine = make_engine(vault, project="cards", embedder="none")
+    client = app_client(create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765}))
+    page = client.get("/search?q=zettlekasten&project=cards", headers=HX, base_url=BASE).get_data(as_text=True)
+    assert "Did you mean" in page and "<strong>zettelkasten</strong>" in page and "q=zettelkasten" in page
+    assert "Draft" in page  # searched as typed

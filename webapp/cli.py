@@ -478,6 +478,8 @@ def _print_results(response: dict) -> None:
         fixed = response["corrected"]
         click.echo(f"Showing results for: {fixed['query']}  (--no-correct to search for: {fixed['original']})",
                    err=True)
+    if response.get("did_you_mean"):
+        click.echo(f"Did you mean: {response['did_you_mean']['query']}", err=True)
     if not response["results"]:
         click.echo("No results.")
     for r in response["results"]:

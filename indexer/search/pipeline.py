@@ -49,7 +49,7 @@ def search(indexes: list[ProjectIndex], request) -> dict:
             if allowed is None:
                 raise InvalidQuery("Tag search needs at least one tag: give tags_all or tags_any."
                                    if request.mode == "tag" else EMPTY_QUERY)
-            results, ranking = tag_search(index, allowed, pool), None
+            results, ranking = tag_search(index, allowed, pool, query.filters.get("file", ())), None
             extra["matching_documents"] = extra.get("matching_documents", 0) + len(allowed)  # the true total
         elif allowed is not None and not allowed:
             results, ranking = [], Ranking(request.mode, [])

@@ -5,7 +5,11 @@ A word of four letters or more that no title, path or chunk holds, and that is n
 words the notes hold (the `words` index, unstemmed) that start with the same letter: at most one edit for a word of
 up to nine letters, two for a longer one (an edit is a letter missing, added, wrong or two letters swapped). The
 closest wins, then the word more notes hold. The search runs with the corrected words and says so; asking with
-correct=false searches the words as typed.
+correct=false searches the words as typed. Each word is corrected on its own ("obsidain sync" -> "obsidian sync").
+
+A word the notes do hold, but rarely (RARE_HOLDERS passages or fewer), beside a close word they hold FAR_MORE times
+as often, is searched as typed and the answer offers the other: `did_you_mean` ("zettlekasten", a misspelling three
+notes share, beside "zettelkasten" in a hundred).
 """
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ from . import chunk_reads as reads
 from .index import ProjectIndex
 
 MIN_LENGTH = 4
+RARE_HOLDERS = 3
+FAR_MORE = 10
 
 
 def max_edits(word: str) -> int:
@@ -42,16 +48,37 @@ def distance(a: str, b: str, limit: int) -> int:
 
 def suggestion(indexes: list[ProjectIndex], word: str) -> str | None:
     """The word of the notes closest to `word` within its edits (then the most used), or None."""
-    limit, best = max_edits(word), None
+    best = _neighbours(indexes, word)[1]
+    return best[2] if best else None
+
+
+def _neighbours(indexes: list[ProjectIndex], word: str) -> tuple[int, tuple | None]:
+    """How many passages hold the word itself, and (edits, -holders, word) of its closest other word, or None."""
+    limit, best, own = max_edits(word), None, 0
     for index in indexes:
         for candidate, holders in reads.vocabulary_from(index, word[0], len(word) - limit, len(word) + limit):
-            if candidate == word or not candidate.isalpha():
+            if candidate == word:
+                own += holders
+                continue
+            if not candidate.isalpha():
                 continue
             edits = distance(word, candidate, limit)
             if edits <= limit:
                 key = (edits, -holders, candidate)
                 best = key if best is None or key < best else best
-    return best[2] if best else None
+    return own, best
+
+
+def better_words(indexes: list[ProjectIndex], query) -> dict[str, str]:
+    """{typed word: a far more common close word} for each word of the query the notes hold only rarely."""
+    offers = {}
+    for term in query.terms:
+        if len(term) < MIN_LENGTH or not term.isalpha():
+            continue
+        own, best = _neighbours(indexes, term.lower())
+        if best and 0 < own <= RARE_HOLDERS and -best[1] >= FAR_MORE * own:
+            offers[term] = best[2]
+    return offers
 
 
 def corrections(indexes: list[ProjectIndex], query) -> dict[str, str]:
@@ -79,10 +106,13 @@ def corrected_text(text: str, fixes: dict[str, str]) -> str:
 
 
 def corrected(indexes: list[ProjectIndex], query) -> tuple[object, dict]:
-    """The query with each word that matches nothing corrected, and what the answer says of it ({} when none)."""
+    """The query with each word that matches nothing corrected, and what the answer says of it: `corrected`, else
+    `did_you_mean` for rare words beside far commoner ones ({} when neither)."""
     fixes = corrections(indexes, query)
     if not fixes:
-        return query, {}
+        offers = better_words(indexes, query)
+        return query, ({"did_you_mean": {"query": corrected_text(query.text, offers), "words": offers}} if offers
+                       else {})
     text = corrected_text(query.text, fixes)
     return (type(query).parse(text, query.tags_all, query.tags_any, query.filters),
             {"corrected": {"original": query.text, "query": text, "words": fixes}})

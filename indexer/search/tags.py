@@ -1,9 +1,11 @@
 """Tag search (AND and OR, hierarchical), the tag filter the other modes share, and tag counts."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from . import chunk_reads
 from . import note_reads as reads
-from .hits import chunk_hit
+from .hits import chunk_hit, shared_in
 from .index import ProjectIndex
 
 
@@ -20,21 +22,33 @@ def documents_with_tags(index: ProjectIndex, tags_all, tags_any) -> set[str] | N
     return reads.documents_tagged(index, normalise(tags_all), normalise(tags_any))
 
 
-def tag_search(index: ProjectIndex, documents: set[str], limit: int | None = 20) -> list[dict]:
-    """These documents (the tag filter's), newest first, as hits of their first chunk (score 1.0)."""
+def tag_search(index: ProjectIndex, documents: set[str], limit: int | None = 20, names: Iterable[str] = ()
+               ) -> list[dict]:
+    """These documents (the tag filter's), newest first, as hits of their first chunk (score 1.0); with `names` (what
+    file: asked for), the notes whose file name is that text first, then those it starts, then the rest."""
     if not documents:
         return []
     rows = chunk_reads.first_chunk_hit_rows(index, documents)
-    rows.sort(key=lambda r: (-(r["modified"] or 0), r["rel_path"]))
+    wanted = [n.strip().lower() for n in names if n.strip()]
+    rows.sort(key=lambda r: (_name_rank(r["rel_path"], wanted), -(r["modified"] or 0), r["rel_path"]))
+    shared = shared_in(index, [r["content"] or "" for r in rows[:limit]])
     results = []
     for row in rows[:limit]:
         row["content"] = row["content"] or ""
         row["heading_path"] = row["heading_path"] or "[]"
         row["start_line"], row["end_line"] = row["start_line"] or 1, row["end_line"] or 1
-        result = chunk_hit(index, row, 1.0, "tag", [])
+        result = chunk_hit(index, row, 1.0, "tag", [], shared=shared)
         result["snippet"] = result["snippet"][:160]
         results.append(result)
     return results
+
+
+def _name_rank(rel_path: str, wanted: list[str]) -> int:
+    """0 when the file name (without its extension) is one of the wanted texts, 1 when it starts with one, 2 else."""
+    if not wanted:
+        return 0
+    stem = rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+    return 0 if stem in wanted else 1 if any(stem.startswith(w) for w in wanted) else 2
 
 
 def tag_counts(index: ProjectIndex, text: str = "", limit: int = 50) -> list[dict]:

@@ -61,6 +61,8 @@ def search_answer(api: dict, limit: int) -> dict:
             out[key] = api[key]
     if api.get("corrected"):
         out["corrected"] = {"from": api["corrected"]["original"], "to": api["corrected"]["query"]}
+    if api.get("did_you_mean"):
+        out["did_you_mean"] = api["did_you_mean"]["query"]
     _searched(api, out)
     out["results"] = [note_row(h, everywhere) for h in api["results"][:limit]]
     out["more"] = len(api["results"]) > limit
@@ -162,6 +164,8 @@ def vault_answer(api: dict) -> dict:
             out[key] = api[key]
     if api.get("corrected"):
         out["corrected"] = {"from": api["corrected"]["original"], "to": api["corrected"]["query"]}
+    if api.get("did_you_mean"):
+        out["did_you_mean"] = api["did_you_mean"]["query"]
     return out
 
 

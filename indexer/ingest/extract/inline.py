@@ -19,8 +19,9 @@ URL_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
 HTML_TAG = re.compile(r"</?[a-zA-Z][^<>]*>")  # a tag with its attributes: style="color: #573E7A" is no #tag
 HTML_TAG_OPEN = re.compile(r"</?[a-zA-Z][^<>]*$")  # a tag whose attributes go on past the line
 # A line that opens an HTML block (CommonMark's kind 6: a block-level tag first on the line): Obsidian reads no
-# markdown in it, so no #tag, until the next blank line ("<td>--background-primary-alt: #1a1a1a</td>").
-HTML_BLOCK = re.compile(r"^ {0,3}</?(?:address|article|aside|blockquote|body|caption|center|col|colgroup|dd|details|"
+# markdown in it, so no #tag, until the next blank line ("<td>--background-primary-alt: #1a1a1a</td>"). Indented
+# four spaces or more after a blank line it is an indented code block, where Obsidian counts no tag either.
+HTML_BLOCK = re.compile(r"^[ \t]*</?(?:address|article|aside|blockquote|body|caption|center|col|colgroup|dd|details|"
                         r"dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|h[1-6]|header|hr|html|iframe|"
                         r"legend|li|main|menu|nav|ol|p|pre|section|summary|table|tbody|td|tfoot|th|thead|tr|ul|"
                         r"style|script)(?=[\s/>]|$)", re.IGNORECASE)
