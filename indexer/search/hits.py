@@ -15,7 +15,7 @@ from typing import Iterable
 
 from ..ingest.boilerplate import only_shared, paragraph_keys, without_shared
 from . import chunk_reads as reads
-from ..ingest.readable import display_text, display_title
+from ..ingest.readable import display_text, display_title, has_words
 from .answers import ChunkHit, Passage
 from .grammar import STOPWORDS, held_words, whole_words
 from .index import ProjectIndex
@@ -109,26 +109,32 @@ def section_texts(content: str, sections: list[dict]) -> list[tuple[dict, str]]:
 
 def matching_section(content: str, sections: list[dict], terms: Iterable[str], shared: set[str] = frozenset()
                      ) -> tuple[dict, str]:
-    """The part of a chunk a result should point at, with its text: the one matching most query terms, read
-    without the paragraphs many notes share (`shared`: a footer's words match every question about its topic).
+    """The part of a chunk a result should point at, with its text: the one whose words, as a person reads them,
+    hold most query terms, read without the paragraphs many notes share (`shared`: a footer's words match every
+    question about its topic, and a badge's address holds the note's own name). A part that is nothing but such text,
+    or nothing a reader sees (a row of badges), is pointed at only when no other part says anything.
 
     Without any matching term (a match by meaning alone), the first part with more than a heading line.
     """
     parts = [(section, without_shared(text, shared)) for section, text in section_texts(content, sections)]
     if len(parts) == 1:
         return parts[0]
+    shown = [display_text(text).lower() for _, text in parts]
+    own = [i for i, (_, text) in enumerate(parts)
+           if has_words(shown[i]) and not (shared and only_shared(text, shared))]
+    if not own:
+        return parts[0]
     words = [w for w in (t.lower() for t in terms if t) if w not in STOPWORDS]
     if words:
-        scored = [(sum(w in text.lower() for w in words), sum(text.lower().count(w) for w in words), -i)
-                  for i, (_, text) in enumerate(parts)]
-        best = max(range(len(parts)), key=lambda i: scored[i])
+        scored = {i: (sum(w in shown[i] for w in words), sum(shown[i].count(w) for w in words), -i) for i in own}
+        best = max(own, key=lambda i: scored[i])
         if scored[best][0]:
             return parts[best]
-    for section, text in parts:
-        lines = [line for line in text.strip().split("\n") if line.strip()]
+    for i in own:
+        lines = [line for line in parts[i][1].strip().split("\n") if line.strip()]
         if len(lines) > 1 or (lines and not _HEADING_LINE.match(lines[0])):
-            return section, text
-    return parts[0]
+            return parts[i]
+    return parts[own[0]]
 
 
 def iso(epoch: float | None) -> str | None:

@@ -102,6 +102,8 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
         share = sim / best[doc]
         boosts[cid] = (name, note, share)
         scored.append((cid, 1.0 + (note + TITLE_BONUS[name]) * share + CHUNK_WEIGHT * sim, "hybrid"))
+    if found := _named_by_words(index, keyword.chunks, sims, fused, best, scored, boosts):
+        owners, sims = owners | found, sims | dict.fromkeys(found, 0.0)
     scored.sort(key=lambda s: (-s[1], s[0]))
     scored = _boilerplate_last(index, scored, boosts, sims, {cid: owners[cid][0] for cid in boosts}, limit)
     both = set(boosts)
@@ -114,6 +116,26 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
     ranked += [(cid, sim, "semantic") for cid, sim in top if cid not in both]
     return Ranking("hybrid", ranked if whole else ranked[:limit], keyword, meaning, partial=partial, boosts=boosts,
                    whole=whole)
+
+
+def _named_by_words(index: ProjectIndex, keyword: list[str], sims: dict, fused: dict, best: dict, scored: list,
+                    boosts: dict) -> dict[str, tuple[str, int]]:
+    """The note whose name is what was typed, found by its words but by no passage close in meaning (a person's
+    handle, "istfredy"), scores as if its first passage by the keyword side were its best by meaning: the note
+    named so comes first, not under a list of people that names it too (measured on a real vault: 2 of 150 titles)."""
+    named = {doc for doc, c in fused.items() if c.name == 2 and doc not in best}
+    if not named:
+        return {}
+    owner = reads.owners(index, [cid for cid in keyword if cid not in sims])
+    found = {}
+    for cid in keyword:
+        doc = owner.get(cid, (None,))[0]
+        if doc in named:
+            named.discard(doc)
+            c, found[cid] = fused[doc], owner[cid]
+            boosts[cid] = (c.name, c.score - TITLE_BONUS[c.name], 1.0)
+            scored.append((cid, 1.0 + c.score, "hybrid"))
+    return found
 
 
 def _keyword_alone(index: ProjectIndex, notes, keyword: list[str], both: set[str], answered: set[str],

@@ -20,6 +20,7 @@ from . import chunk_reads
 from .index import ProjectIndex
 
 COMMENT = re.compile(r"%%.*?%%|<!--.*?-->", re.S)  # hidden in reading view
+FRONTMATTER = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*(?:\n|\Z)", re.S)  # properties: no words of the note's own
 
 
 def file_text(index: ProjectIndex, rel: str, max_bytes: int) -> str | None:
@@ -58,9 +59,11 @@ def readable_text(index: ProjectIndex, row, max_bytes: int) -> str:
 
 
 def own_text(index: ProjectIndex, row, max_bytes: int) -> str:
-    """The note's readable text with its comments and the paragraphs many notes share (a footer, a banner) blanked
-    line for line: what its mentions, rare words and meaning are read from. Empty when that leaves it nothing of its
-    own but headings (a stub that is only a footer)."""
+    """The note's readable text with its properties, its comments and the paragraphs many notes share (a footer, a
+    banner) blanked line for line: what its mentions, rare words and meaning are read from. Empty when that leaves it
+    nothing of its own but headings (a stub that is only a footer)."""
     shared = chunk_reads.shared_paragraphs(index)
-    text = COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), readable_text(index, row, max_bytes))
+    text = readable_text(index, row, max_bytes)
+    for hidden in (FRONTMATTER, COMMENT):  # blanked line for line: a mention's line is the file's
+        text = hidden.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     return "" if only_shared(text, shared) else blank_shared(text, shared)

@@ -25,6 +25,7 @@ from ..errors import EmbeddingsUnavailable
 from . import chunk_reads, note_reads
 from .answers import RelatedNote
 from .grammar import COMMON_WORDS, STOPWORDS, held_words
+from ..ingest.readable import display_text
 from .hits import chunk_hits
 from .documents import project_links
 from .index import ProjectIndex
@@ -50,7 +51,8 @@ MIN_SCORE = 0.4  # a note whose best leg is weaker than this (its best over the 
 NEIGHBOURS_WEIGHT = 0.9  # the most a note gets from the votes alone: less than a close match in meaning
 WORD = re.compile(r"[^\W\d_][\w'’-]*[^\W_]|[^\W\d_]{3,}")
 URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
-URL_IN_TEXT = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|\]\([^)\s]+", re.IGNORECASE)  # an address, a link's target
+COMMON_SHARE = 0.05  # a word held by more of the passages than this is never one of a text's rare words ...
+COMMON_FROM_CHUNKS = 200  # ... in a project of this many passages or more (in a small one every word is in many)
 WORDS_ALONE = 2  # a note related by its words alone shares at least this many rare words with the text
 SOURCE_KEYS = ("source", "url", "link", "source_url")  # frontmatter keys that name the page a note was saved from
 
@@ -104,9 +106,11 @@ def chosen(passages: list[TextPassage], most: int | None = None) -> list[TextPas
 
 
 def rare_words(index: ProjectIndex, text: str, most: int | None = None) -> list[str]:
-    """The words of the text that say most about it in these notes: frequent in the text, rare in the notes (and
-    present in them: a word no note holds finds nothing)."""
-    counts = Counter(w.lower() for w in WORD.findall(URL_IN_TEXT.sub(" ", text)))  # an address's words say nothing
+    """The words of the text that say most about it in these notes: frequent in the text as a reader reads it, rare
+    in the notes (and present in them: a word no note holds finds nothing); never a word common in any text, nor one
+    that more than COMMON_SHARE of the passages hold (a template's "github", "compatible", "author")."""
+    # The words a reader reads: an address, a link's target or an HTML tag's name ("button") says nothing.
+    counts = Counter(w.lower() for w in WORD.findall(display_text(text)))
     candidates = [w for w, _ in counts.most_common(CANDIDATE_WORDS * 3)
                   if w not in COMMON_WORDS and len(w) > 2 and not w.isdigit()][:CANDIDATE_WORDS]
     if not candidates:
@@ -116,7 +120,7 @@ def rare_words(index: ProjectIndex, text: str, most: int | None = None) -> list[
     scored = []
     for word in candidates:
         df = held.get(chunk_reads.phrase(word), 0)
-        if df:
+        if df and (df <= COMMON_SHARE * total or total < COMMON_FROM_CHUNKS):  # a template's words are no one's
             scored.append(((1 + math.log(counts[word])) * math.log(1 + total / df), word))
     return [w for _, w in sorted(scored, key=lambda s: (-s[0], s[1]))[:most or RARE_WORDS]]
 
@@ -264,7 +268,7 @@ def related_notes(index: ProjectIndex, title: str, text: str, url: str | None, l
         found.setdefault(doc, Evidence()).saved = True
     _neighbours(index, found, exclude)
     ranked = [d for d in _fused(found) if found[d].saved or found[d].score >= MIN_SCORE][:limit]
-    return _rows(index, ranked, found, passages, words), words
+    return _rows(index, ranked, found, passages, words, by_meaning=bool(vectors) and len(index.cache) > 0), words
 
 
 def _meaning(index: ProjectIndex, vectors: dict, found: dict[str, Evidence], exclude: set[str]) -> None:
@@ -315,7 +319,7 @@ def _fused(found: dict[str, Evidence]) -> list[str]:
 
 
 def _rows(index: ProjectIndex, ranked: list[str], found: dict[str, Evidence], passages: list[TextPassage],
-          words: list[str]) -> list[dict]:
+          words: list[str], by_meaning: bool) -> list[dict]:
     """The answer's rows: each note by its passage that matched best, with why."""
     by_words = chunk_reads.chunk_ids_at(index, [found[d].words_rowid for d in ranked
                                                 if found[d].chunk_id is None and found[d].words_rowid is not None])
@@ -324,11 +328,11 @@ def _rows(index: ProjectIndex, ranked: list[str], found: dict[str, Evidence], pa
     texts = {p.number: p.text for p in passages}
     rows = []
     shares = {doc: held_words(words, hits[doc]["content"], hits[doc]["title"]) for doc in ranked if doc in hits}
-    if not any(_related_alone(found[doc], shares[doc]) for doc in shares):
+    if not any(_related_alone(found[doc], shares[doc], by_meaning) for doc in shares):
         return []  # nothing relates to the text by itself: no note is listed for the notes it links to
     for doc in ranked:
         hit, e = hits.get(doc), found[doc]
-        if hit is None or not (_related_alone(e, shares[doc]) or e.votes):
+        if hit is None or not (_related_alone(e, shares[doc], by_meaning) or e.votes):
             continue
         shared = shares[doc]
         why = [{"passage": number, "text": _clip(texts.get(number, "")), "similarity": round(similarity, 4)}
@@ -343,10 +347,13 @@ def _rows(index: ProjectIndex, ranked: list[str], found: dict[str, Evidence], pa
     return rows
 
 
-def _related_alone(e: Evidence, shared: list[str]) -> bool:
+def _related_alone(e: Evidence, shared: list[str], by_meaning: bool) -> bool:
     """Whether a note relates to the text by its own evidence: saved from it, named by it, close in meaning, or
-    sharing WORDS_ALONE rare words (one shared word, "water" on a page about sourdough, relates nothing)."""
-    return e.saved or bool(e.named) or e.meaning >= CLOSE or len(shared) >= WORDS_ALONE
+    sharing WORDS_ALONE rare words, and (where meaning was asked) not far from it in meaning: one shared word
+    ("water" on a page about sourdough) relates nothing, nor do a few words a note uses in another sense."""
+    if e.saved or e.named or e.meaning >= CLOSE:
+        return True
+    return len(shared) >= WORDS_ALONE and (not by_meaning or e.meaning >= HYBRID_THRESHOLD)
 
 
 def _reason(e: Evidence, shared: list[str]) -> str:
