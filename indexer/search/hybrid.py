@@ -174,12 +174,12 @@ def _boilerplate_last(index: ProjectIndex, scored: list, boosts: dict, sims: dic
     top: dict[str, str] = {}
     for cid, _, _ in scored[:head]:
         top.setdefault(owner[cid], cid)
-    boiler = _boilerplate(index, list(top.values()))
+    boiler = boilerplate_chunks(index, list(top.values()))
     if not boiler:
         return scored
     docs = {owner[cid] for cid in boiler}
     others = [cid for cid, _, _ in scored if owner[cid] in docs and cid not in boiler]
-    boiler |= _boilerplate(index, others)
+    boiler |= boilerplate_chunks(index, others)
     rescored = {}
     for doc in docs:
         own = [cid for cid, _, _ in scored if owner[cid] == doc]
@@ -196,7 +196,7 @@ def _boilerplate_last(index: ProjectIndex, scored: list, boosts: dict, sims: dic
     return sorted(scored, key=lambda s: (-s[1], s[0]))
 
 
-def _boilerplate(index: ProjectIndex, chunk_ids: list[str]) -> set[str]:
+def boilerplate_chunks(index: ProjectIndex, chunk_ids: list[str]) -> set[str]:
     """Which of these chunks are mostly paragraphs that many notes hold (ingest/boilerplate.py)."""
     shared = reads.shared_paragraphs(index)
     if not chunk_ids or not shared:

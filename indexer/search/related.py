@@ -27,6 +27,7 @@ from .answers import RelatedNote
 from .grammar import COMMON_WORDS, STOPWORDS, held_words
 from ..ingest.readable import display_text
 from .hits import chunk_hits
+from .hybrid import boilerplate_chunks
 from .documents import project_links
 from .index import ProjectIndex
 from .semantic import HYBRID_THRESHOLD
@@ -274,6 +275,8 @@ def related_notes(index: ProjectIndex, title: str, text: str, url: str | None, l
 def _meaning(index: ProjectIndex, vectors: dict, found: dict[str, Evidence], exclude: set[str]) -> None:
     for number, vector in vectors.items():
         hits = index.cache.search(vector, HYBRID_THRESHOLD, SCAN_CHUNKS)
+        boiler = boilerplate_chunks(index, [c for c, _ in hits])  # a footer speaks for no note: not its best match
+        hits = [(c, similarity) for c, similarity in hits if c not in boiler]
         owners = chunk_reads.documents_of(index, [c for c, _ in hits])
         seen: set[str] = set()
         for chunk_id, similarity in hits:  # best first: a note's first hit is its best for this passage
