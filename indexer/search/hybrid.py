@@ -102,8 +102,10 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
         share = sim / best[doc]
         boosts[cid] = (name, note, share)
         scored.append((cid, 1.0 + (note + TITLE_BONUS[name]) * share + CHUNK_WEIGHT * sim, "hybrid"))
-    if found := _named_by_words(index, keyword.chunks, sims, fused, best, scored, boosts):
-        owners, sims = owners | found, sims | dict.fromkeys(found, 0.0)
+    if found := _named_by_words(index, vector, keyword.chunks, sims, fused, best, scored, boosts):
+        owners, sims = owners | {cid: owner for cid, (owner, _) in found.items()}, sims | {
+            cid: sim for cid, (_, sim) in found.items()}
+        meaning.similarity.update({cid: sim for cid, (_, sim) in found.items()})  # the window shows how close
     scored.sort(key=lambda s: (-s[1], s[0]))
     scored = _boilerplate_last(index, scored, boosts, sims, {cid: owners[cid][0] for cid in boosts}, limit)
     both = set(boosts)
@@ -118,23 +120,29 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
                    whole=whole)
 
 
-def _named_by_words(index: ProjectIndex, keyword: list[str], sims: dict, fused: dict, best: dict, scored: list,
-                    boosts: dict) -> dict[str, tuple[str, int]]:
+def _named_by_words(index: ProjectIndex, vector, keyword: list[str], sims: dict, fused: dict, best: dict,
+                    scored: list, boosts: dict) -> dict[str, tuple[tuple[str, int], float]]:
     """The note whose name is what was typed, found by its words but by no passage close in meaning (a person's
-    handle, "istfredy"), scores as if its first passage by the keyword side were its best by meaning: the note
-    named so comes first, not under a list of people that names it too (measured on a real vault: 2 of 150 titles)."""
+    handle, "istfredy"), scores by its first passage on the keyword side as if that were its best by meaning: the
+    note named so comes first, not under a list of people that names it too (measured on a real vault: 2 of 150
+    titles). Returns each such passage's (owner, similarity)."""
     named = {doc for doc, c in fused.items() if c.name == 2 and doc not in best}
     if not named:
         return {}
     owner = reads.owners(index, [cid for cid in keyword if cid not in sims])
-    found = {}
+    picked = {}
     for cid in keyword:
         doc = owner.get(cid, (None,))[0]
         if doc in named:
             named.discard(doc)
-            c, found[cid] = fused[doc], owner[cid]
-            boosts[cid] = (c.name, c.score - TITLE_BONUS[c.name], 1.0)
-            scored.append((cid, 1.0 + c.score, "hybrid"))
+            picked[cid] = owner[cid]
+    known = dict(zip(*_similarity_pairs(index, vector, list(picked))))
+    found = {}
+    for cid in picked:
+        sim = known.get(cid, 0.0)  # 0 for a passage not embedded yet
+        c, found[cid] = fused[picked[cid][0]], (picked[cid], sim)
+        boosts[cid] = (c.name, c.score - TITLE_BONUS[c.name], 1.0)
+        scored.append((cid, 1.0 + c.score + CHUNK_WEIGHT * sim, "hybrid"))
     return found
 
 

@@ -13,10 +13,10 @@ among the first five (hit@1: first). A third set is made from the vault itself: 
 title as the query (titles no other note shares; at most 200), the known-item lookup a person does most. Modes: `bm25
 (notes)` (the baseline: k1 1.2, b 0.75 over each file's whole text, no
 vectors), `semantic` (exact cosine, no threshold, so that the chunks themselves are judged), `semantic 0.5` (the
-product's direct threshold), `hybrid`, `vault_search` (its default fusion), and vault_search with each other rule
-(`rrf`: reciprocal rank fusion, k 60; `max_min`: the best normalised leg plus 0.3 of the others; `weighted`: a
-weighted sum) with or without a leg of each note's first chunk (`+first`, a note-level vector). Figures are printed
-per set and pooled over every file.
+product's direct threshold), `hybrid`, `keyword` (spec 000's substring mode), `vault_search` (its default fusion),
+and vault_search with each other rule (`rrf`: reciprocal rank fusion, k 60; `max_min`: the best normalised leg plus
+0.3 of the others; `weighted`: a weighted sum) with or without a leg of each note's first chunk (`+first`, a note-
+level vector). Figures are printed per set and pooled over every file.
 """
 from __future__ import annotations
 
@@ -174,6 +174,7 @@ def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict, keep: Pa
                 "semantic 0.5": lambda q: paths(engine.search(q, mode="semantic", project="vault",
                                                               limit=POOL)["results"]),
                 "hybrid": lambda q: paths(engine.search(q, mode="hybrid", project="vault", limit=POOL)["results"]),
+                "keyword": lambda q: paths(engine.search(q, mode="keyword", project="vault", limit=POOL)["results"]),
                 "vault_search": lambda q: documents(r["path"] for r in engine.vault_search(q, limit=20,
                                                                                            project="vault")["results"]),
             }
