@@ -127,3 +127,22 @@ def test_link_suggestions_name_unlinked_mentions_with_their_line_and_the_link_to
     close = [c["path"] for c in found["close_in_meaning"]]
     assert "Projects/Compost log.md" not in close and "Journal/Weekend.md" not in close
     assert client.get("/api/notes/suggestions?note=Journal/Weekend.md", base_url=BASE).get_json() == found
+
+
+def test_a_page_about_what_no_note_holds_relates_nothing_and_evidence_is_whole_words(engine):
+    """Measured on a real vault: a page about sourdough, a topic the vault lacks, got three "related" notes (one by
+    "shares rare words: water"); the popup highlighted "his" inside "This" and gave "his", "too", "every" as rare."""
+    pit = ("Formula One pit stop strategy", "The team called him in on lap 31 for a set of hard tyres; the undercut "
+           "worked because his rival stayed out too long on worn mediums. Every tenth in the pit lane counts, per "
+           "stop, and a slow wheel gun costs the race.")
+    answer = engine.related(RelatedTextRequest(pit[1], title=pit[0], limit=8))
+    assert answer["results"] == [], [(r["title"], r["reason"]) for r in answer["results"]]
+    words = engine.related(RelatedTextRequest("This is his note: too many things, every time, per day.",
+                                              limit=8))["rare_words"]
+    assert not {"his", "too", "every", "per", "this"} & {w for ws in words.values() for w in ws}
+    found = engine.related(RelatedTextRequest(PAGE, title="Sourdough starter care", limit=5))
+    for r in found["results"]:
+        for start, end in r["highlights"]:
+            word = r["snippet"][start:end]
+            before, after = r["snippet"][start - 1:start], r["snippet"][end:end + 1]
+            assert not (before.isalpha() or after.isalpha()), (word, r["snippet"])  # whole words only
