@@ -501,6 +501,12 @@ def index_meta(db, key: str) -> str | None:
 
 # --- the project's own vocabulary (typo correction) -----------------------------------------------------------
 
+def word_holders(index: ProjectIndex, word: str) -> int:
+    """How many chunks and titles hold the word as typed in the notes (not stemmed); 0 when none does."""
+    rows = index.sql("SELECT doc FROM words_vocab WHERE term = ?", (word,))
+    return rows[0][0] if rows else 0
+
+
 def vocabulary_from(index: ProjectIndex, first: str, shortest: int, longest: int) -> list[tuple[str, int]]:
     """(word, chunks and titles holding it) of the words that begin with `first` and have shortest..longest
     letters, as typed in the notes (not stemmed)."""

@@ -75,6 +75,8 @@ def better_words(indexes: list[ProjectIndex], query) -> dict[str, str]:
     for term in query.terms:
         if len(term) < MIN_LENGTH or not term.isalpha():
             continue
+        if not 0 < sum(reads.word_holders(index, term.lower()) for index in indexes) <= RARE_HOLDERS:
+            continue  # most words: one look-up, no comparison with the vocabulary
         own, best = _neighbours(indexes, term.lower())
         if best and 0 < own <= RARE_HOLDERS and -best[1] >= FAR_MORE * own:
             offers[term] = best[2]
