@@ -21,13 +21,15 @@ _PARAGRAPH = re.compile(r"\n[ \t]*\n")
 _PARAGRAPH_KEPT = re.compile(r"(\n[ \t]*\n)")
 _HEADING = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?#{1,6}(?:[ \t]|$)")
 # What differs from note to note in a text that is the same to a reader: where links point, URLs, markup.
+# Each with the text it needs to be there, so that most paragraphs (plain prose) are keyed without a pattern run:
+# this runs for every paragraph of every note indexed.
 _MASKS = (
-    (re.compile(r"%%.*?%%", re.S), " "),  # an Obsidian comment
-    (re.compile(r"<!--.*?-->", re.S), " "),
-    (re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)"), r" \1 "),  # [text](url "title"), ![alt](url): the text
-    (re.compile(r"!?\[\[[^\]\n]*\]\]"), " link "),  # [[a wikilink|its alias]]: where it points differs
-    (re.compile(r"<[a-zA-Z/!][^>\n]*>"), " "),  # an HTML tag
-    (re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+"), " url "),
+    ("%%", re.compile(r"%%.*?%%", re.S), " "),  # an Obsidian comment
+    ("<!--", re.compile(r"<!--.*?-->", re.S), " "),
+    ("](", re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)"), r" \1 "),  # [text](url "title"), ![alt](url): the text
+    ("[[", re.compile(r"!?\[\[[^\]\n]*\]\]"), " link "),  # [[a wikilink|its alias]]: where it points differs
+    ("<", re.compile(r"<[a-zA-Z/!][^>\n]*>"), " "),  # an HTML tag
+    ("://", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+"), " url "),
 )
 
 
@@ -40,8 +42,9 @@ def paragraph_keys(text: str) -> tuple[tuple[str, int], ...]:
 def _key(block: str) -> tuple[str, int] | None:
     if len(block) < MIN_CHARS:  # its words are no longer than the block
         return None
-    for pattern, mask in _MASKS:
-        block = pattern.sub(mask, block)
+    for marker, pattern, mask in _MASKS:
+        if marker in block:
+            block = pattern.sub(mask, block)
     words = " ".join(block.lower().split())
     if len(words) < MIN_CHARS:
         return None

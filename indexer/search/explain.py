@@ -28,12 +28,6 @@ def ordinal(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else ORDINAL_SUFFIX.get(n % 10, 'th')}"
 
 
-def matched_words(terms: list[str], *texts: str | None) -> list[str]:
-    """The query terms that occur as whole words (grammar.whole_words) in any of texts: evidence a person can check
-    ("separate" is no mention of "para"); single letters, which occur almost everywhere, are left out."""
-    return held_words(terms, *texts)
-
-
 def _document_ranks(chunk_ids: list[str], document_of: dict[str, str]) -> dict[str, tuple[int, str]]:
     """Each document's 1-based rank among the documents of an ordered chunk list, with its best chunk."""
     out: dict[str, tuple[int, str]] = {}
@@ -98,12 +92,12 @@ def annotate(index: ProjectIndex, ranking: Ranking, results: list[dict], terms: 
     semantic = meaning_ranks(index, meaning, [r["chunk_id"] for r in results], scope) if meaning else {}
     for place, r in enumerate(results, start=1):
         cid = r["chunk_id"]
-        words = matched_words(terms, r.get("content"), r.get("title"), r.get("path"))
+        words = held_words(terms, r.get("content"), r.get("title"), r.get("path"))
         legs = {}
         if ranking.keyword is not None:
             if cid in keyword_rank:
                 legs["keyword"] = {"found": True, "rank": keyword_rank[cid], "score": 1.0,
-                                   "title": matched_words(terms, r.get("title"))}
+                                   "title": held_words(terms, r.get("title"))}
             elif cid in ranking.partial:
                 legs["keyword"] = {"found": True, "rank": None, "bm25_rank": ranking.partial[cid], "score": None,
                                    "partial": True, "why": f"holds {len(words)} of the "

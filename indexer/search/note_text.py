@@ -9,18 +9,18 @@ extractor. What a note says of its own (own_text) leaves out the paragraphs many
 """
 from __future__ import annotations
 
-import re
 from pathlib import PurePosixPath
 
 from ..errors import DocumentNotFound, InvalidQuery
 from ..ingest.boilerplate import blank_shared, only_shared
 from ..ingest.extract import file_is_readable
+from ..ingest.extract.frontmatter import read_frontmatter
+from ..ingest.extract.inline import code_lines
 from ..ingest.files import TooLarge, UnsafeFile, read_inside
+from ..ingest.readable import blank_comments
 from . import chunk_reads
 from .index import ProjectIndex
 
-COMMENT = re.compile(r"%%.*?%%|<!--.*?-->", re.S)  # hidden in reading view
-FRONTMATTER = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*(?:\n|\Z)", re.S)  # properties: no words of the note's own
 
 
 def file_text(index: ProjectIndex, rel: str, max_bytes: int) -> str | None:
@@ -63,7 +63,9 @@ def own_text(index: ProjectIndex, row, max_bytes: int) -> str:
     banner) blanked line for line: what its mentions, rare words and meaning are read from. Empty when that leaves it
     nothing of its own but headings (a stub that is only a footer)."""
     shared = chunk_reads.shared_paragraphs(index)
-    text = readable_text(index, row, max_bytes)
-    for hidden in (FRONTMATTER, COMMENT):  # blanked line for line: a mention's line is the file's
-        text = hidden.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    lines = readable_text(index, row, max_bytes).split("\n")
+    # As the markdown parser reads a note (blanked line for line: a mention's line is the file's).
+    start = read_frontmatter(lines).body_start
+    body = blank_comments(lines[start:], code_lines(lines[start:]))
+    text = "\n".join([""] * start + body)
     return "" if only_shared(text, shared) else blank_shared(text, shared)

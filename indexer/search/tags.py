@@ -7,6 +7,7 @@ from . import chunk_reads
 from . import note_reads as reads
 from .hits import chunk_hit, shared_in
 from .index import ProjectIndex
+from .links import file_stem
 
 
 def normalise(tags: list[str] | None) -> list[str]:
@@ -47,7 +48,7 @@ def _name_rank(rel_path: str, wanted: list[str]) -> int:
     """0 when the file name (without its extension) is one of the wanted texts, 1 when it starts with one, 2 else."""
     if not wanted:
         return 0
-    stem = rel_path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+    stem = file_stem(rel_path).lower()
     return 0 if stem in wanted else 1 if any(stem.startswith(w) for w in wanted) else 2
 
 

@@ -27,9 +27,9 @@ import numpy as np
 
 from ..errors import EmbeddingsUnavailable
 from . import chunk_reads, note_reads
-from .explain import fusion_rule, matched_words, vault_explain, vault_explain_document
+from .explain import fusion_rule, vault_explain, vault_explain_document
 from .filters import created_day
-from .grammar import TITLE_BONUS
+from .grammar import TITLE_BONUS, held_words
 from ..ingest.readable import display_text, display_title
 from .hits import iso, readable_marked, snippet
 from .index import ProjectIndex
@@ -435,6 +435,6 @@ def _note_hits(index: ProjectIndex, query: Query, ranking: VaultRanking, top: li
             shown = [text["snippet"][a:b].lower() for a, b in text["highlights"]]
             rule = fusion_rule(ranking, c, RRF_K, MAX_MIN_BONUS, WEIGHTS, MEANING_FLOOR)
             result["explain"] = vault_explain(ranking, c, rule,
-                                              list(dict.fromkeys(shown)) or matched_words(words, text["snippet"]))
+                                              list(dict.fromkeys(shown)) or held_words(words, text["snippet"]))
         results.append(result)
     return results
