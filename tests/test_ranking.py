@@ -160,6 +160,9 @@ def test_each_word_is_corrected_and_a_rare_spelling_beside_a_common_one_is_offer
                                             "it on every device.\n", encoding="utf-8")
     for i in range(2):
         (vault / f"Draft {i}.md").write_text("# Draft\n\nMy zettlekasten, spelt wrong.\n", encoding="utf-8")
+    for i in range(24):  # a real word one letter from a common one is no misspelling of it
+        (vault / f"Lock {i}.md").write_text("Unlock the screen with a fingerprint.\n", encoding="utf-8")
+    (vault / "Ads.md").write_text("Unblock a site the ad blocker hides.\n", encoding="utf-8")
     engine = make_engine(vault, project="cards", embedder="none")
     both = engine.search(SearchRequest("obsidain snyc", "keyword", project="cards"))
     assert both["corrected"]["words"] == {"obsidain": "obsidian", "snyc": "sync"} and both["results"]
@@ -167,6 +170,7 @@ def test_each_word_is_corrected_and_a_rare_spelling_beside_a_common_one_is_offer
     assert "corrected" not in rare and {r["path"] for r in rare["results"]} == {"Draft 0.md", "Draft 1.md"}
     assert rare["did_you_mean"] == {"query": "zettelkasten", "words": {"zettlekasten": "zettelkasten"}}
     assert "did_you_mean" not in engine.search(SearchRequest("zettelkasten", project="cards"))
+    assert "did_you_mean" not in engine.search(SearchRequest("unblock", project="cards"))
 
 
 def test_a_note_named_what_was_typed_comes_first_though_nothing_of_it_is_close_in_meaning(tmp_path, make_engine):
