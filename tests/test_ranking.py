@@ -171,6 +171,9 @@ def test_each_word_is_corrected_and_a_rare_spelling_beside_a_common_one_is_offer
     assert rare["did_you_mean"] == {"query": "zettelkasten", "words": {"zettlekasten": "zettelkasten"}}
     assert "did_you_mean" not in engine.search(SearchRequest("zettelkasten", project="cards"))
     assert "did_you_mean" not in engine.search(SearchRequest("unblock", project="cards"))
+    (vault / "Zettlekasten notes.md").write_text("How I keep cards.\n", encoding="utf-8")  # now a note's name
+    engine.writer("cards").sync()
+    assert "did_you_mean" not in engine.search(SearchRequest("zettlekasten", project="cards"))
 
 
 def test_a_note_named_what_was_typed_comes_first_though_nothing_of_it_is_close_in_meaning(tmp_path, make_engine):

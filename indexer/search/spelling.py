@@ -93,9 +93,11 @@ def _slip(typed: str, other: str) -> bool:
 def better_words(indexes: list[ProjectIndex], query) -> dict[str, str]:
     """{typed word: a far more common close word} for each word of the query the notes hold only rarely."""
     offers = {}
-    for term in query.terms:
+    for i, term in enumerate(query.terms):
         if len(term) < MIN_LENGTH or not term.isalpha():
             continue
+        if any(titled or pathed for titled, pathed in (query.named(index)[i] for index in indexes)):
+            continue  # a note's name: tldr's `ggroups` is no misspelling of "groups"
         if not 0 < sum(reads.word_holders(index, term.lower()) for index in indexes) <= RARE_HOLDERS:
             continue  # most words: one look-up, no comparison with the vocabulary
         if _known_whole(indexes, term):
