@@ -62,6 +62,7 @@ def test_the_keyboard_keeps_its_place(page):
     expect(links.nth(1)).to_be_focused()  # and the list keeps its place
     page.keyboard.press("ArrowDown")
     expect(links.nth(2)).to_be_focused()
+    expect(page.locator("#doc-title")).to_have_text(titles[2])  # its preview lands before the panel is used
     page.keyboard.press("Escape")
     expect(page.locator("#q")).to_be_focused()
 
