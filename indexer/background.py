@@ -158,7 +158,7 @@ class BackgroundIndexer:
         with self._lanes_lock:
             lanes = list(self._lanes.values())
         for t in self._threads + lanes:
-            if t.name == "skmemory-embedder" and self.home.embedder.loading:
+            if t.name == "skmemory-embedder" and any(e.load_in_progress for e in self.home.embedders()):
                 continue  # inside the model's load, which cannot be cut short; after it, a stopped loop does nothing
             t.join(30)
         for project in self.projects.values():
@@ -320,9 +320,9 @@ class BackgroundIndexer:
 
     def embeddings_pending(self) -> bool:
         """Whether passages wait for an embedder that will take them (not while embedding is paused)."""
-        if self.embedding_paused or not self.home.embedder.available:
+        if self.embedding_paused:
             return False
-        return any(p.store.counts()["pending"] for p in list(self.projects.values()))
+        return any(p.store.counts()["pending"] and p.embedder.available for p in list(self.projects.values()))
 
     def report_damage(self, name: str, reason: str) -> None:
         """A search (or the embedder) found a project's index damaged: the index thread sets it aside and rebuilds
@@ -556,19 +556,18 @@ class BackgroundIndexer:
             self._substrings_behind.discard(project.name)
 
     def _embed_loop(self) -> None:
-        embedder = self.home.embedder
         _lower_priority()
         while not self._stop.is_set():
             worked = 0
-            if not self._halt.is_set() and embedder.available and not self.disk_full:
+            if not self._halt.is_set() and not self.disk_full:
                 for project in list(self.projects.values()):
                     if self._halt.is_set():
                         break
                     started = time.monotonic()
                     try:
                         n = project.embed_pending(stop=self._halt, max_batches=1)
-                    except EmbeddingsUnavailable:
-                        break
+                    except EmbeddingsUnavailable:  # this project's model: the others may have theirs
+                        continue
                     except DiskFull as exc:
                         self._wait_for_space(str(exc))
                         break
@@ -608,10 +607,10 @@ class BackgroundIndexer:
                 self._tune_after[project.name] = time.monotonic() + TUNE_RETRY_SECONDS
 
     def _write_engine_state(self) -> None:
-        embedder = self.home.embedder
-        state = {"embeddings": embedder.state, "embeddings_unavailable_reason": embedder.error,
-                 "model": embedder.name, "device": embedder.device, "at": time.time()}
         for project in list(self.projects.values()):
+            embedder = project.embedder
+            state = {"embeddings": embedder.state, "embeddings_unavailable_reason": embedder.error,
+                     "model": embedder.name, "device": embedder.device, "at": time.time()}
             path = project.info.index_dir / ENGINE_STATE
             try:  # whole or not at all: a full disk keeps the last one, never an empty file
                 path.with_suffix(".tmp").write_text(json.dumps(state))
@@ -622,8 +621,10 @@ class BackgroundIndexer:
     # --- reporting -----------------------------------------------------------------------------------------
 
     def status(self) -> dict:
-        """Every project's counts, embedding progress with rate and ETA, and errors."""
-        embedder = self.home.embedder
+        """Every project's counts, embedding progress with rate and ETA, and errors. The model named at the top is
+        the one most projects use (each project names its own)."""
+        used = [p.embedder for p in list(self.projects.values())]
+        embedder = max(used, key=used.count) if used else self.home.embedder
         rate = self.rate.per_second
         projects = []
         for name, project in list(self.projects.items()):

@@ -37,6 +37,9 @@ class Settings:
     query_backend: str = "onnx"  # 'onnx' (one-thread ONNX Runtime copy of the model) or 'torch'
     embed_backend: str = "auto"  # 'auto' (torch on CUDA, else openvino-int8 or onnx-int8), 'torch', 'onnx' (fp32),
     # 'onnx-int8' or 'openvino-int8'
+    # Which model embeds a project: 'auto' (by the language of its notes: ingest/language.py), 'english' or
+    # 'multilingual', for every project.
+    embed_model: str = "auto"
     index_cpu: int = 0  # cores the bulk embedder may use at once; 0: every core of the machine (at low priority)
     search_slots: int = 0  # searches that run at once, the rest waiting in line; 0: cores + 1 (search/slots.py)
     vector_search: str = "exact"  # 'exact' (every vector compared, the default) or 'hnsw' (Chroma's approximate index)
@@ -69,6 +72,7 @@ class Settings:
             query_backend=_choice_env("SKMEMORY_QUERY_BACKEND", ("onnx", "torch"), "onnx"),
             embed_backend=_choice_env("SKMEMORY_EMBED_BACKEND", ("auto", "torch", "onnx", "onnx-int8", "openvino-int8"),
                                       "auto"),
+            embed_model=_choice_env("SKMEMORY_EMBED_MODEL", ("auto", "english", "multilingual"), "auto"),
             vector_search=_choice_env("SKMEMORY_VECTOR_SEARCH", ("exact", "hnsw"), "exact"),
             index_cpu=_int_env("SKMEMORY_INDEX_CPU", 0, minimum=0),
             search_slots=_int_env("SKMEMORY_SEARCH_SLOTS", 0, minimum=0),

@@ -90,7 +90,8 @@ class Engine:
         """A project opened read-only: searching reads the index as it was written, beside any writer."""
         if info.name not in self._own:
             try:
-                self._own[info.name] = ProjectReader(info, self.home.settings, self.home.embedder, self.home.counter)
+                self._own[info.name] = ProjectReader(info, self.home.settings, self.home.embedder_for,
+                                                       self.home.counter)
             except IndexDamaged as exc:
                 raise IndexDamaged(self._damaged(info.name, str(exc))) from None
         return self._own[info.name]
@@ -140,8 +141,8 @@ class Engine:
         else:
             cache = VectorCache(project.load_vectors)
         project.vector_listeners.append(cache.apply)
-        return ProjectIndex(project.name, project.root, project.store.path, project.embedder, project.counter, cache,
-                            on_damage=self._damaged)
+        return ProjectIndex(project.name, project.root, project.store.path, lambda: project.embedder, project.counter,
+                            cache, on_damage=self._damaged)
 
     def _damaged(self, name: str, reason: str) -> str:
         """A search found a project's index damaged: have it rebuilt, and say so in the sentence the search raises."""
@@ -204,7 +205,8 @@ class Engine:
     @property
     def meaning_loading(self) -> bool:
         """Whether the model is still loading (a search now answers by keyword, and says so); never blocks."""
-        return self.home.embedder.loading
+        used = [p.embedder for p in list(self.background.projects.values())] if self.background is not None else []
+        return any(e.loading for e in used or [self.home.embedder])
 
     def warm(self) -> None:
         """Load every project's vector cache and Cluster View graph now (server start) instead of on first use."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -34,6 +35,9 @@ class Home:
         self.settings = settings or Settings.from_env()
         self.registry = Registry(self.settings.home)
         self._embedder = embedder
+        self._given = embedder is not None  # a test's embedder serves every project, whatever its language
+        self._embedders: dict[str, Embedder] = {}  # the other models, made when a project first needs one
+        self._embedders_lock = threading.Lock()
         self._counter: TokenCounter | None = None
 
     @property
@@ -44,6 +48,25 @@ class Home:
                                       self.settings.model_cache_dir, self.settings.query_backend,
                                       self.settings.embed_backend, workers=self.settings.embed_workers)
         return self._embedder
+
+    def embedder_for(self, model: str) -> Embedder:
+        """The shared embedder of a model ('english' is `embedder`; the multilingual one is made when first asked
+        for, and loads its weights on first use like the English one)."""
+        if self._given or model == "english":
+            return self.embedder
+        with self._embedders_lock:
+            if model not in self._embedders:
+                embedder = Embedder(None, self.settings.device, self.settings.model_cache_dir,
+                                    self.settings.query_backend, self.settings.embed_backend,
+                                    workers=self.settings.embed_workers, model=model)
+                embedder.wait_for_load = self.embedder.wait_for_load
+                self._embedders[model] = embedder
+            return self._embedders[model]
+
+    def embedders(self) -> list[Embedder]:
+        """Every embedder made so far (the English one first)."""
+        with self._embedders_lock:
+            return [self.embedder, *self._embedders.values()]
 
     @property
     def embedding_paused(self) -> bool:
@@ -148,7 +171,7 @@ class Home:
             return self._open_afresh(info, role, f"SQLite says: {exc}")
 
     def _open_writer(self, info: ProjectInfo, role: str) -> Project:
-        project = Project(info, self.settings, self.embedder, self.counter, role=role)
+        project = Project(info, self.settings, self.embedder_for, self.counter, role=role)
         try:
             project.reconcile()
         except BaseException:

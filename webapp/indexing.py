@@ -59,7 +59,7 @@ def _index_one(home: "Home", project_name: str, no_embed: bool, done: dict) -> N
     with home.open_project(project_name, role="skmemory index") as project:
         if project.embedded_before_by:
             click.echo(f"{project_name}: its passages were embedded by {project.embedded_before_by}; this version "
-                       f"embeds with {home.embedder.fingerprint}, so every passage is embedded again (keyword search "
+                       f"embeds with {project.embedder.fingerprint}, so every passage is embedded again (keyword search "
                        "works meanwhile; vectors of the two are never mixed).", err=True)
         if project.rechunk_needed:
             click.echo(f"{project_name}: this version of SK Memory cuts notes into chunks differently; re-chunking "
@@ -81,8 +81,11 @@ def _index_one(home: "Home", project_name: str, no_embed: bool, done: dict) -> N
         click.echo(report_line(project_name, report.to_dict()), err=True)
         if no_embed:
             return
-        if not home.embedder.available:
-            click.echo(f"Warning: embeddings are unavailable ({home.embedder.error}); keyword search still works.",
+        if project.decide_language():
+            click.echo(f"{project_name}: {project.store_language_why()}; its passages are embedded by "
+                       f"{project.embedder.name}.", err=True)
+        if not project.embedder.available:
+            click.echo(f"Warning: embeddings are unavailable ({project.embedder.error}); keyword search still works.",
                        err=True)
             return
         _embed_with_progress(project, done)

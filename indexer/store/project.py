@@ -16,6 +16,7 @@ import numpy as np
 from ..ingest.chunking import CHUNKER_VERSION, TokenCounter
 from ..config import Settings
 from ..ingest.embeddings import Embedder
+from ..ingest.language import SAMPLE as LANGUAGE_SAMPLE, Languages, languages, model_for
 from ..errors import DiskFull, EmbeddingsUnavailable, IndexDamaged, SKMemoryError, is_damage, is_full
 from ..ingest.extract import EXTRACTORS
 from .lock import WriterLock
@@ -54,15 +55,18 @@ class ReconcileReport:
 class Project:
     """A project opened for writing: holds its lock, its SQLite store and its vector collection."""
 
-    def __init__(self, info: ProjectInfo, settings: Settings, embedder: Embedder, counter: TokenCounter,
-                 role: str = "skmemory"):
+    def __init__(self, info: ProjectInfo, settings: Settings, embedders: Callable[[str], Embedder],
+                 counter: TokenCounter, role: str = "skmemory"):
         self.info = info
         self.settings = settings
-        self.embedder = embedder
+        self._embedders = embedders  # the shared embedder of a model ('english', 'multilingual'): Home.embedder_for
         self.counter = counter
         self.lock = WriterLock(info.index_dir, info.name, role).acquire()
         try:
             self.store = Store(info.index_dir)
+            self.embedder = embedders(chosen_model(self.store, settings))
+            # Tell the notes' language again before the next embedding (after a whole sync, when it may have moved).
+            self._language_due = self.store.meta(LANGUAGES_META) is None
             self._vectors: VectorStore | None = None
             self._vectors_opening = threading.Lock()
             if settings.chroma_url:  # a Chroma server is reached (or refused, in a sentence) when the project opens
@@ -326,6 +330,8 @@ class Project:
         if rechunk:
             self.store.set_meta("chunker_version", str(CHUNKER_VERSION))
             self.rechunk_needed = False
+        if rel_paths is None:
+            self._language_due = self._language_due or language_moved(self.store, self.settings)
         if not defer_substrings:
             self.catch_up_substrings(stop=stop)
         return report
@@ -484,6 +490,34 @@ class Project:
 
     # --- embeddings ---------------------------------------------------------------------------------------
 
+    def decide_language(self) -> bool:
+        """Tell what the notes are written in from a sample of passages and embed them with the model that calls for
+        (SKMEMORY_EMBED_MODEL overrides it); kept in the index, where status and the window read it. A new model
+        re-embeds every passage, as a new backend does. Runs where the embedding runs, between two batches, so no
+        batch is embedded by one model and kept under the other. Returns whether the model changed."""
+        self._language_due = False
+        chunks = self.store.query("SELECT count(*) FROM chunks WHERE NOT keyword_only")[0][0]
+        rows = self.store.query("SELECT content FROM chunks WHERE NOT keyword_only ORDER BY chunk_id LIMIT ?",
+                                [LANGUAGE_SAMPLE])
+        if not rows:
+            self._language_due = True
+            return False
+        found = languages(r[0] for r in rows)
+        model, why = model_for(found, self.settings.embed_model)
+        self.store.set_meta(LANGUAGES_META, json.dumps({**found.to_dict(), "model": model, "why": why,
+                                                        "chunks": chunks, "setting": self.settings.embed_model}))
+        embedder = self._embedders(model)
+        if embedder is self.embedder:
+            return False
+        logger.info("Project %s: %s; embedding it with %s", self.name, why, embedder.name)
+        self.embedder = embedder
+        self._check_fingerprint()
+        return True
+
+    def store_language_why(self) -> str:
+        """Why this project is embedded by its model, as last told ('the notes are not mostly English: ...')."""
+        return _kept_languages(self.store).get("why") or "no passage told its language yet"
+
     @property
     def embed_group_size(self) -> int:
         # Chunks fetched per round: several model batches, so the model can sort them by length and pad less.
@@ -492,6 +526,8 @@ class Project:
     def embed_pending(self, stop: threading.Event | None = None, progress: Progress | None = None,
                       max_batches: int | None = None) -> int:
         """Embed waiting chunks in groups, newest documents first, until none are left; return how many."""
+        if self._language_due:
+            self.decide_language()
         self._open_vectors_aside()
         if not self.embedder.available:
             raise EmbeddingsUnavailable(f"Embeddings are unavailable: {self.embedder.unavailable_reason}")
@@ -632,6 +668,47 @@ class Project:
         return status
 
 
+LANGUAGES_META = "languages"  # index_meta: what the notes are written in, and the model that follows (JSON)
+LANGUAGE_MOVED = 0.25  # the notes' language is told again once the passages grew or shrank by this share
+
+
+def chosen_model(store: Store, settings: Settings) -> str:
+    """The model that embeds a project: SKMEMORY_EMBED_MODEL, else the one its notes' language called for when last
+    told, else English (a new project, until its first passages are read)."""
+    if settings.embed_model != "auto":
+        return settings.embed_model
+    kept = _kept_languages(store)
+    return kept.get("model", "english") if kept.get("setting", "auto") == "auto" else "english"
+
+
+def language_moved(store: Store, settings: Settings) -> bool:
+    """Whether the notes' language is due to be told again: never told, told under another setting, or the passages
+    grew or shrank by more than LANGUAGE_MOVED since."""
+    kept = _kept_languages(store)
+    if not kept or kept.get("setting") != settings.embed_model:
+        return True
+    then = int(kept.get("chunks") or 0)
+    now = store.query("SELECT count(*) FROM chunks WHERE NOT keyword_only")[0][0]
+    return abs(now - then) > LANGUAGE_MOVED * max(then, 1)
+
+
+def _kept_languages(store: Store) -> dict:
+    try:
+        value = json.loads(store.meta(LANGUAGES_META) or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def language_status(store: Store) -> dict:
+    """What status says of a project's language: {'language': 'Chinese (99 % of 400 passages), ...', 'model_why': ...}."""
+    kept = _kept_languages(store)
+    if not kept:
+        return {}
+    found = Languages.from_dict(kept)
+    return {"language": found.describe(), "language_code": found.main, "model_why": kept.get("why")}
+
+
 def project_status(info: ProjectInfo, store: Store, embedder: Embedder | None) -> dict:
     """Describe a project's index in the shape the CLI and the API print."""
     counts = store.counts()
@@ -643,6 +720,10 @@ def project_status(info: ProjectInfo, store: Store, embedder: Embedder | None) -
     calibration = store.meta("hnsw_calibration")
     if calibration:
         status["hnsw"] = json.loads(calibration)
+    try:
+        status.update(language_status(store))
+    except sqlite3.OperationalError:  # an index of an older version, read before the server migrated it
+        pass
     if embedder is not None:
         status["embeddings"] = embedder.state
         status["embeddings_unavailable_reason"] = embedder.error

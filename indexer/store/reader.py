@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from typing import Callable
 
 import numpy as np
 
@@ -13,6 +14,7 @@ from ..errors import IndexDamaged, ProjectNotFound, is_damage
 from ..registry import ProjectInfo
 from .database import SQLITE_NAME, Store
 from .migrations import behind
+from .project import chosen_model
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +27,8 @@ class ProjectReader:
     nothing is synced or re-embedded here.
     """
 
-    def __init__(self, info: ProjectInfo, settings: Settings, embedder: Embedder, counter: TokenCounter):
+    def __init__(self, info: ProjectInfo, settings: Settings, embedders: Callable[[str], Embedder],
+                 counter: TokenCounter):
         if not (info.index_dir / SQLITE_NAME).exists():
             raise ProjectNotFound(f"Project '{info.name}' has not been indexed yet; run `skmemory index {info.name}` "
                                   "(or `skmemory serve`) first.")
@@ -33,7 +36,6 @@ class ProjectReader:
         self.name = info.name
         self.root = info.root
         self.settings = settings
-        self.embedder = embedder
         self.counter = counter
         store = None
         try:
@@ -49,6 +51,7 @@ class ProjectReader:
             self.store.close()
             raise ProjectNotFound(f"Project '{info.name}' was indexed by an older SK Memory; run `skmemory index "
                                   f"{info.name}` (or `skmemory serve`) once to bring its index up to date.")
+        self.embedder = embedders(chosen_model(self.store, settings))  # the model its writer embedded it with
         self.vector_listeners: list = []  # nothing changes while it is open
 
     def load_vectors(self) -> tuple[list[str], np.ndarray]:

