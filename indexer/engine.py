@@ -17,6 +17,7 @@ from .home import Home
 from .ingest.embeddings import FOREGROUND
 from .limits import check_scope
 from .search import browse, chunk_reads, documents, note_reads, notes, pipeline
+from .ingest.scale import IDENTITY, ScaledVectors
 from .search.cache import VectorCache
 from .search.context import build_context
 from .search.hnsw import HnswVectors
@@ -141,8 +142,9 @@ class Engine:
         else:
             cache = VectorCache(project.load_vectors)
         project.vector_listeners.append(cache.apply)
+        scaled = ScaledVectors(cache, lambda: getattr(project.embedder, "scale", IDENTITY))
         return ProjectIndex(project.name, project.root, project.store.path, lambda: project.embedder, project.counter,
-                            cache, on_damage=self._damaged)
+                            scaled, on_damage=self._damaged)
 
     def _damaged(self, name: str, reason: str) -> str:
         """A search found a project's index damaged: have it rebuilt, and say so in the sentence the search raises."""

@@ -59,8 +59,8 @@ def _index_one(home: "Home", project_name: str, no_embed: bool, done: dict) -> N
     with home.open_project(project_name, role="skmemory index") as project:
         if project.embedded_before_by:
             click.echo(f"{project_name}: its passages were embedded by {project.embedded_before_by}; this version "
-                       f"embeds with {project.embedder.fingerprint}, so every passage is embedded again (keyword search "
-                       "works meanwhile; vectors of the two are never mixed).", err=True)
+                       f"embeds with {project.embedder.fingerprint}, so every passage is embedded again (keyword "
+                       "search works meanwhile; vectors of the two are never mixed).", err=True)
         if project.rechunk_needed:
             click.echo(f"{project_name}: this version of SK Memory cuts notes into chunks differently; re-chunking "
                        "every note (passages whose text is unchanged keep their embeddings).", err=True)

@@ -106,7 +106,11 @@ def build_graph(index: ProjectIndex, save_positions: SavePositions | None = None
         save_positions(index.name, changed, gone, afresh)
     written = len(changed) if save_positions is not None else 0
     semantic = src.vectors is not None and bool(src.has_vector.any())
-    near = semantic_edges(src.vectors, src.has_vector) if semantic else []
+    scale = getattr(index.embedder, "scale", None)  # the model's cosines on the shared scale (ingest/scale.py)
+    threshold = scale.raw(SEMANTIC_THRESHOLD) if scale is not None else SEMANTIC_THRESHOLD
+    near = semantic_edges(src.vectors, src.has_vector, threshold=threshold) if semantic else []
+    if scale is not None and not scale.identity:
+        near = [(a, b, round(float(scale.shown(sim)), 4)) for a, b, sim in near]
     linked = {(min(a, b), max(a, b)) for a, b, _ in src.links}
     degree = Counter()
     for a, b, _ in src.links:

@@ -128,6 +128,17 @@ class Embedder:
             return MULTILINGUAL
         return self.model_path.name if self.model_path else MODEL_NAME
 
+    @property
+    def scale(self):
+        """This model's cosines on the shared similarity scale (ingest/scale.py): identity for the English model."""
+        if self.model == "multilingual":
+            from .multilingual import SCALE
+
+            return SCALE
+        from .scale import IDENTITY
+
+        return IDENTITY
+
     def _model_folder(self) -> Path:
         """The sentence-transformers folder this embedder loads (the multilingual one is made first, once)."""
         if self.model == "multilingual":

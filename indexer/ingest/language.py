@@ -39,8 +39,13 @@ _WORD = re.compile(r"[^\W\d_]+")
 _UKRAINIAN = set("іїєґ")
 
 
+_ASCII_LETTER = re.compile(r"[A-Za-z]")
+
+
 def script_counts(text: str) -> Counter:
     """Letters of the text by script: han, kana, hangul, cyrillic, latin, other."""
+    if text.isascii():  # most passages of most notes: counted in C
+        return Counter({"latin": len(_ASCII_LETTER.findall(text))})
     counts: Counter = Counter()
     for ch in text:
         if not ch.isalpha():

@@ -11,6 +11,7 @@ import json
 import sqlite3
 from typing import Iterable
 
+from ..ingest.segment import STEMMERS
 from ..store.migrations import SUBSTRINGS_LIVE
 from .grammar import BM25_RANK
 from .index import ProjectIndex
@@ -221,6 +222,8 @@ def untitled_matches(index: ProjectIndex, terms: list[str], named, titled: set[s
     return [r[0] for r in index.sql(sql, [*bound, need])]
 
 
+STEMMED_SHARE = 0.05
+
 # --- BM25 through chunks_bm25 (porter-stemmed words) ----------------------------------------------------------
 
 def chunk_count(index: ProjectIndex) -> int:
@@ -298,9 +301,26 @@ def fts_snippets(index: ProjectIndex, match: str, rowids: list[int], tokens: int
                  ) -> dict[int, str]:
     """The best run of `tokens` words of each chunk, its (stemmed) matches between the marks, by rowid: one
     full-text query for them all (FTS5 evaluates the expression once, not once per chunk)."""
-    rows = index.sql("SELECT rowid, snippet(chunks_bm25, 2, ?, ?, '…', ?) FROM chunks_bm25 "
-                     f"WHERE chunks_bm25 MATCH ? AND rowid {IN}", [open_mark, close_mark, tokens, match, ids(rowids)])
-    return {r[0]: r[1] for r in rows if r[1] is not None}
+    rows = index.sql("SELECT f.rowid, snippet(chunks_bm25, 2, ?, ?, '…', ?), f.content = c.content "
+                     "FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid "
+                     f"WHERE chunks_bm25 MATCH ? AND f.rowid {IN}", [open_mark, close_mark, tokens, match, ids(rowids)])
+    # A passage cut into character pairs or given its stems (ingest/segment.py) is not snipped from that copy: the
+    # caller snips its own text.
+    return {r[0]: r[1] for r in rows if r[1] is not None and r[2]}
+
+
+def stemmed_languages(index: ProjectIndex) -> tuple[str, ...]:
+    """The languages with a Snowball stemmer that at least STEMMED_SHARE of the project's sampled passages are
+    written in (ingest/language.py, kept in index_meta), kept until the writer commits again."""
+    def read() -> tuple[str, ...]:
+        rows = index.sql("SELECT value FROM index_meta WHERE key = 'languages'")
+        try:
+            counts = json.loads(rows[0][0]).get("counts", {}) if rows else {}
+        except (ValueError, AttributeError):
+            return ()
+        told = sum(counts.values()) or 1
+        return tuple(sorted(lang for lang, n in counts.items() if lang in STEMMERS and n >= STEMMED_SHARE * told))
+    return index.kept("stemmed languages", read)
 
 
 # --- chunks by id, by rowid and by document -------------------------------------------------------------------

@@ -18,6 +18,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from ..ingest.segment import CJK_RUN, pairs, word_forms
+
 # The unicode61 tokenizer's token characters are letters and digits; everything else separates words.
 WORD = re.compile(r"[^\W_]+")
 LEXEME = re.compile(r'(?P<phrase>"[^"]*(?:"|$))|(?P<bare>[^\s"]+)')
@@ -40,6 +42,8 @@ took toward under until up upon us use used uses using very via want way ways we
 without yes yet yours also able across actually already although another anyway became become else etc ie eg""".split())
 # A CJK ideograph, kana or hangul syllable: a term in these scripts matches as characters, not between word breaks.
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+# Particles a Chinese or Japanese pair holding one says little of (highlighted pairs leave them out).
+PARTICLES = frozenset("的了是在和与或及也就都而着过吗呢吧啊一个这那有我你他をはがにでとものへやかなね")
 _ENDINGS = r"(?:s|es|ed|d|ing|er|ers|'s|’s)?"  # what porter folds onto a term: "sync" holds in "syncing"
 
 
@@ -73,9 +77,36 @@ class FtsQuery:
     words: list[str] = field(default_factory=list)
     any_match: str = ""  # the positive terms OR-ed: notes with some of the words, to follow those with all of them
     positive: tuple[str, ...] = ()  # those terms, each as FTS5 reads it
+    items: tuple = ()  # the terms and operators it was rendered from (for_languages renders them again)
 
     def __bool__(self) -> bool:
         return bool(self.match)
+
+    @classmethod
+    def render(cls, items: tuple, languages: tuple[str, ...]) -> "FtsQuery":
+        parts: list[str] = []
+        highlight: list[str] = []
+        positive: list[str] = []
+        negated = False
+        for kind, value in items:
+            if kind == "op":
+                parts.append(value)
+                negated = value == "NOT"
+                continue
+            words, prefix, phrase = value
+            rendered = _render(list(words), prefix, phrase, languages)
+            if not negated:
+                highlight += [w for w in _highlights(list(words)) if w not in highlight]
+                positive.append(rendered)
+            parts.append(rendered)
+            negated = False
+        match = " ".join(parts)
+        any_match = " OR ".join(positive) if len(positive) > 1 else ""
+        return cls(match, highlight, "" if any_match == match else any_match, tuple(positive), items)
+
+    def for_languages(self, languages: tuple[str, ...]) -> "FtsQuery":
+        """The same query with each bare word also as its stems in these languages (ingest/segment.py)."""
+        return FtsQuery.render(self.items, languages) if languages and self.items else self
 
 
 def _term(words: list[str], prefix: bool) -> str:
@@ -83,15 +114,59 @@ def _term(words: list[str], prefix: bool) -> str:
     return '"' + " ".join(words) + '"' + ("*" if prefix and len(words) == 1 else "")
 
 
+def _tokens(word: str) -> list[str]:
+    """A word as the BM25 table's tokens: its CJK runs as character pairs (ingest/segment.py), the rest whole."""
+    if not _CJK.search(word):
+        return [word]
+    out: list[str] = []
+    at = 0
+    for m in CJK_RUN.finditer(word):
+        if m.start() > at:
+            out.append(word[at:m.start()])
+        out += pairs(m.group(0))
+        at = m.end()
+    if at < len(word):
+        out.append(word[at:])
+    return out
+
+
+def _render(words: list[str], prefix: bool, phrase: bool, languages: tuple[str, ...]) -> str:
+    """One term of the MATCH expression: a phrase of the words' tokens; a bare CJK run as the OR of its character
+    pairs (a question shares some of them with its answer, rarely all); a bare word with its stems in the project's
+    stemmed languages as the OR of its forms."""
+    tokens = [t for w in words for t in _tokens(w)]
+    if phrase or len(words) > 1:
+        return _term(tokens, False)
+    if len(tokens) > 1 and all(_CJK.search(t) for t in tokens):
+        return "(" + " OR ".join(_term([t], False) for t in dict.fromkeys(tokens)) + ")"
+    if len(tokens) > 1:  # letters and CJK in one word: the phrase of its tokens
+        return _term(tokens, False)
+    forms = word_forms(tokens[0], languages) if languages and not prefix else (tokens[0],)
+    if len(forms) == 1:
+        return _term(tokens, prefix)
+    return "(" + " OR ".join(_term([f], False) for f in forms) + ")"
+
+
+def _highlights(words: list[str]) -> list[str]:
+    """The words a match is marked by: a CJK run by its pairs without a particle (的, の, ...), others whole."""
+    out: list[str] = []
+    for w in words:
+        if _CJK.search(w):
+            out += [t for t in _tokens(w) if not (len(t) == 2 and set(t) & PARTICLES)]
+        else:
+            out.append(w)
+    return out
+
+
 def _lex(text: str) -> list[tuple[str, object]]:
-    """Split a query into ('term', (rendered, words)) and ('op', name) items, dropping what holds no words."""
+    """Split a query into ('term', (words, prefix, phrase)) and ('op', name) items, dropping what holds no words."""
     items: list[tuple[str, object]] = []
     for m in LEXEME.finditer(text):
         raw = m.group("phrase")
         if raw is not None:
             words = [w.lower() for w in WORD.findall(raw)]
             if words:
-                items.append(("term", (_term(words, False), words)))
+                items.append(("term", (tuple(words), False, True)))
             continue
         raw = m.group("bare")
         if raw in OPERATORS:
@@ -99,7 +174,7 @@ def _lex(text: str) -> list[tuple[str, object]]:
             continue
         words = [w.lower() for w in WORD.findall(raw)]
         if words:
-            items.append(("term", (_term(words, raw.endswith("*")), words)))
+            items.append(("term", (tuple(words), raw.endswith("*"), False)))
     return items
 
 
@@ -107,22 +182,19 @@ def parse_query(text: str | None) -> FtsQuery:
     """Turn what a user typed into an FTS5 MATCH expression and the words worth highlighting."""
     if not isinstance(text, str):
         return FtsQuery("")
-    parts: list[str] = []
-    highlight: list[str] = []
+    items: list[tuple[str, object]] = []  # the terms and operators kept, in order
     pending: str | None = None  # an operator waiting for its right-hand term
     skip_next = False  # a NOT with nothing before it: leave out the term it negates
     terms = 0
-    positive: list[str] = []
     for kind, value in _lex(text):
         if kind == "op":
             if value == "AND":  # AND is what adjacent terms already mean
                 continue
-            if parts and pending is None:
+            if items and pending is None:
                 pending = value
-            elif not parts and value == "NOT":
+            elif not items and value == "NOT":
                 skip_next = True
             continue
-        rendered, words = value
         if skip_next:
             skip_next = False
             continue
@@ -130,15 +202,10 @@ def parse_query(text: str | None) -> FtsQuery:
             break
         terms += 1
         if pending:
-            parts.append(pending)
-        if pending != "NOT":
-            highlight += [w for w in words if w not in highlight]
-            positive.append(rendered)
-        parts.append(rendered)
+            items.append(("op", pending))
+        items.append(("term", value))
         pending = None
-    match = " ".join(parts)
-    any_match = " OR ".join(positive) if len(positive) > 1 else ""
-    return FtsQuery(match, highlight, "" if any_match == match else any_match, tuple(positive))
+    return FtsQuery.render(tuple(items), ())
 
 
 def parse_terms(text: str) -> list[str]:

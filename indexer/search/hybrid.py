@@ -216,9 +216,9 @@ def keyword_side(index: ProjectIndex, query, limit: int, allowed: set[str] | Non
     """Hybrid's keyword side, best first: chunks holding every word in their text, title or path (spec 000's
     order), then chunks whose title, headings, text or properties hold every word as BM25 reads them."""
     found = [cid for cid, _, _ in keyword_search(index, query, limit, allowed)]
-    if len(found) < limit and query.fts.match:
+    if len(found) < limit and query.fts_for(index).match:
         have = set(found)
-        found += [cid for cid, _ in _bm25(index, query.fts.match, limit, allowed) if cid not in have]
+        found += [cid for cid, _ in _bm25(index, query.fts_for(index).match, limit, allowed) if cid not in have]
     return found[:limit]
 
 
@@ -227,7 +227,7 @@ def keyword_side(index: ProjectIndex, query, limit: int, allowed: set[str] | Non
 def partial_matches(index: ProjectIndex, query, limit: int, allowed: set[str] | None) -> list[str]:
     """The chunks BM25 ranks best for any of the query's words (stemmed), best first: how a question is answered
     by its words while the model loads."""
-    if not query.fts.any_match or limit <= 0:
+    if not query.fts_for(index).any_match or limit <= 0:
         return []
     if allowed is not None:  # the allowed notes' chunks, ranked by SQL
         return _quietly(reads.bm25_chunk_ids, index, query.any_match(index), limit, allowed) or []

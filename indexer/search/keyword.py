@@ -12,7 +12,10 @@ read; then, when those do not fill the limit, the other matches from one query t
 """
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
+
+from ..ingest.segment import CJK_RUN
 
 from . import chunk_reads as reads
 from . import note_reads
@@ -37,6 +40,21 @@ def keyword_search(index: ProjectIndex, query, limit: int = 20,
     terms = query.terms
     if not terms or limit <= 0:
         return []
+    found = _every_term(index, query, terms, limit, document_ids)
+    if len(found) < limit and any(len(run) > 2 for t in terms for run in CJK_RUN.findall(t)):
+        # A Chinese or Japanese sentence has no spaces to find its words by: after the passages holding it whole,
+        # those holding most of its character pairs (ingest/segment.py), as BM25 ranks them.
+        have = set(found)
+        try:
+            more = reads.bm25_chunk_scores(index, query.fts_for(index).match, limit, document_ids)
+        except sqlite3.OperationalError:  # FTS5 refused the expression: the exact matches stand alone
+            more = []
+        found += [cid for cid, _ in more if cid not in have][:limit - len(found)]
+    return [(chunk_id, 1.0, "keyword") for chunk_id in found]
+
+
+def _every_term(index: ProjectIndex, query, terms: list[str], limit: int, document_ids: set[str] | None) -> list[str]:
+    """The chunks whose content, title or path holds every term, title matches first."""
     named = query.named(index)
     if not all(query.held(index, i) for i in range(len(terms))):
         return []  # a term in no title, path or text: nothing holds every term
@@ -45,7 +63,7 @@ def keyword_search(index: ProjectIndex, query, limit: int = 20,
     found = _titled_matches(index, terms, named, title_hits, query.named_documents(index), limit)
     if len(found) < limit:
         found += reads.untitled_matches(index, terms, named, set(title_hits), limit - len(found), document_ids)
-    return [(chunk_id, 1.0, "keyword") for chunk_id in found]
+    return found
 
 
 def keyword_matching(index: ProjectIndex, query, chunk_ids: list[str]) -> set[str]:

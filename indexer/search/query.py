@@ -132,18 +132,31 @@ class Query:
             self._memo[key] = found
         return self._memo[key]
 
+    def fts_for(self, index: ProjectIndex) -> FtsQuery:
+        """The FTS5 expression as this project reads it: each bare word with its Snowball stems in the languages
+        its notes are written in (ingest/segment.py), the query as parsed in an English project."""
+        languages = reads.stemmed_languages(index)
+        if not languages:
+            return self.fts
+        key = ("fts", languages)
+        if key not in self._memo:
+            self._memo[key] = self.fts.for_languages(languages)
+        return self._memo[key]
+
     def any_match(self, index: ProjectIndex) -> str:
         """The OR of the positive terms as this project reads it best: in a project of COMMON_FROM_CHUNKS chunks or
         more, without the words in more than COMMON_SHARE of them (the KEEP_RAREST rarest always stay); asked once
         per project."""
         key = ("any match", index.name)
         if key not in self._memo:
-            terms, chunks = self.fts.positive, 0
+            fts = self.fts_for(index)
+            terms, chunks = fts.positive, 0
             # A word of one or two letters says little in an OR of words, and is often the part of the last word
-            # typed so far ("extract a t"): its doclist is long, its weight small.
+            # typed so far ("extract a t"): its doclist is long, its weight small (a pair of CJK characters is a
+            # word).
             if len(terms) > 1 and any(len(t.strip('"*')) > 2 for t in terms):
-                terms = tuple(t for t in terms if len(t.strip('"*')) > 2)
-            if self.fts.any_match and len(terms) > KEEP_RAREST:
+                terms = tuple(t for t in terms if len(t.strip('"*')) > 2 or t.startswith("("))
+            if fts.any_match and len(terms) > KEEP_RAREST:
                 chunks = reads.chunk_count(index)
             if chunks >= COMMON_FROM_CHUNKS:
                 try:

@@ -31,6 +31,7 @@ from .explain import fusion_rule, vault_explain, vault_explain_document
 from .filters import created_day
 from .grammar import TITLE_BONUS, held_words
 from ..ingest.readable import display_text, display_title
+from ..ingest.segment import CJK_RUN
 from .hits import iso, readable_marked, snippet
 from .index import ProjectIndex
 from .query import Query
@@ -351,7 +352,7 @@ def vault_search(index: ProjectIndex, request, reranker: Reranker | None = None,
         answer["semantic_reason"] = index.embedder.why_unavailable
     if document_id:
         answer["explain_document"] = vault_explain_document(index, ranking, document_id, limit, query.filters,
-                                                            query.allowed(index), query.fts.match)
+                                                            query.allowed(index), query.fts_for(index).match)
     return answer
 
 
@@ -360,13 +361,13 @@ def rank_notes(index: ProjectIndex, query: Query, limit: int, fusion: str = DEFA
     """Run the legs (BM25, best chunk by meaning, first chunk by meaning) on the allowed notes and fuse them; each
     leg read as deep as `depth` chunks, or whole (for explain, which says where a note ranked however far down).
     When fewer than `limit` notes hold every word, notes holding some of them join the BM25 leg."""
-    ranking = VaultRanking(fusion, query.fts.words, HYBRID_THRESHOLD)
+    ranking = VaultRanking(fusion, query.fts_for(index).words, HYBRID_THRESHOLD)
     allowed = query.allowed(index)
     if allowed is not None and not allowed:
         return ranking
     depth = None if whole else depth
     ranking.scan.update(every_word={}, some_words={})  # the chunks each BM25 leg read, rowid: rank
-    bm25 = bm25_leg(index, query.fts.match, allowed, depth, ranking.scan["every_word"])
+    bm25 = bm25_leg(index, query.fts_for(index).match, allowed, depth, ranking.scan["every_word"])
     strict = len(bm25)
     vector, notes, query_vector = None, None, None
     if index.semantic_available:
@@ -375,7 +376,8 @@ def rank_notes(index: ProjectIndex, query: Query, limit: int, fusion: str = DEFA
             vector, notes = vector_legs(index, query_vector, allowed, note_leg, depth, ranking.scan)
         except EmbeddingsUnavailable:
             pass
-    if len(bm25) < limit and query.fts.any_match and (vector is not None or (not bm25 and index.embedder.loading)):
+    if len(bm25) < limit and query.fts_for(index).any_match and (vector is not None
+                                                                 or (not bm25 and index.embedder.loading)):
         # Notes holding some of the terms follow those holding all of them in the BM25 leg, so a long
         # natural-language question still gets a keyword signal (see tests/bench/bench_quality.py), even when
         # no chunk is close enough in meaning ("the 1982 Ridley Scott film I rated" must still find Blade Runner).
@@ -414,10 +416,12 @@ def _note_hits(index: ProjectIndex, query: Query, ranking: VaultRanking, top: li
     notes = note_results(index, [c.document_id for c in top], request.include_leading_callout)
     tokens, strict = request.snippet_tokens, ranking.strict
     # Notes found only by meaning are highlighted by substring: skip words too short or common to mean anything.
-    words = [w for w in query.fts.words or query.words if len(w) > 2 and w not in COMMON_WORDS]
+    words = [w for w in query.fts_for(index).words or query.words
+             if (len(w) > 2 or CJK_RUN.match(w)) and w not in COMMON_WORDS]
     # A note with only some of the words (past `strict` in the BM25 leg) is marked by the OR of the words.
     found = [c for c in top if c.bm25_rowid is not None]
-    marked = {**fts_snippets(index, query.fts.match, [c.bm25_rowid for c in found if c.bm25_rank <= strict], tokens),
+    marked = {**fts_snippets(index, query.fts_for(index).match,
+                             [c.bm25_rowid for c in found if c.bm25_rank <= strict], tokens),
               **fts_snippets(index, query.any_match(index), [c.bm25_rowid for c in found if c.bm25_rank > strict],
                              tokens)}
     texts = _best_chunk_texts(index, [c for c in top if marked.get(c.bm25_rowid) is None])

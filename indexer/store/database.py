@@ -16,6 +16,7 @@ import numpy as np
 
 from ..ingest.boilerplate import paragraph_keys
 from ..ingest.rows import ChunkRow, DocumentRow
+from ..ingest.segment import index_words
 from .migrations import PROPERTY_TEXT, SUBSTRINGS_LIVE, migrate
 
 SQLITE_NAME = "index.sqlite"
@@ -66,6 +67,8 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous=NORMAL")
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA foreign_keys=ON")
+    # The BM25 table's words in every script (ingest/segment.py): its triggers and writes call it.
+    conn.create_function("skm_words", 1, index_words, deterministic=True)
     return conn
 
 
@@ -376,7 +379,7 @@ class Store:
                 c.execute("UPDATE chunks_bm25 SET properties = NULL WHERE rowid IN "
                           "(SELECT rowid FROM chunks WHERE document_id = ?)", (doc.document_id,))
             if doc.frontmatter:
-                c.execute(f"UPDATE chunks_bm25 SET properties = {PROPERTY_TEXT} WHERE rowid = "
+                c.execute(f"UPDATE chunks_bm25 SET properties = skm_words({PROPERTY_TEXT}) WHERE rowid = "
                           "(SELECT rowid FROM chunks WHERE document_id = ? ORDER BY ordinal LIMIT 1)",
                           (json.dumps(doc.frontmatter, default=str), doc.document_id))
             c.execute("DELETE FROM tags WHERE document_id = ?", (doc.document_id,))

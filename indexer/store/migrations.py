@@ -465,3 +465,49 @@ def m017_paragraphs_keyed_as_read(conn: sqlite3.Connection) -> None:
     rows = conn.execute("SELECT document_id, content FROM chunks ORDER BY document_id")
     conn.executemany("INSERT OR IGNORE INTO paragraphs (hash, document_id) VALUES (?, ?)",
                      ((key, doc) for doc, content in rows for key, _ in paragraph_keys(content)))
+
+
+# The BM25 table's words in every script (ingest/segment.py): each text reaches it through skm_words, the SQL
+# function every connection registers (store/database.py).
+BM25_WORD_TRIGGERS = """
+        CREATE TRIGGER chunks_bm25_ai AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_bm25(rowid, title, heading_path, content)
+                VALUES (new.rowid, skm_words((SELECT title FROM documents WHERE document_id = new.document_id)),
+                        skm_words(new.heading_path), skm_words(new.content));
+        END;
+        CREATE TRIGGER chunks_bm25_ad AFTER DELETE ON chunks BEGIN
+            DELETE FROM chunks_bm25 WHERE rowid = old.rowid;
+        END;
+        CREATE TRIGGER chunks_bm25_au AFTER UPDATE OF content, heading_path ON chunks BEGIN
+            UPDATE chunks_bm25 SET heading_path = skm_words(new.heading_path), content = skm_words(new.content)
+                WHERE rowid = old.rowid;
+        END;
+        CREATE TRIGGER documents_bm25_au AFTER UPDATE OF title ON documents WHEN old.title IS NOT new.title BEGIN
+            UPDATE chunks_bm25 SET title = skm_words(new.title)
+                WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = new.document_id);
+        END;
+"""
+
+
+@migration
+def m018_words_in_every_script(conn: sqlite3.Connection) -> None:
+    # unicode61 made an unspaced Chinese or Japanese sentence one token and porter stems English only: the BM25
+    # table now receives CJK runs as character pairs and a stemmed language's words with their stems
+    # (ingest/segment.py). The triggers pass every text through skm_words; the rows whose text that changes (none
+    # in an English index: an ASCII passage of English is its own) are written again.
+    conn.executescript(
+        """
+        DROP TRIGGER IF EXISTS chunks_bm25_ai;
+        DROP TRIGGER IF EXISTS chunks_bm25_ad;
+        DROP TRIGGER IF EXISTS chunks_bm25_au;
+        DROP TRIGGER IF EXISTS documents_bm25_au;
+        """
+        + BM25_WORD_TRIGGERS
+    )
+    from ..ingest.segment import index_words
+
+    rows = conn.execute("SELECT rowid, title, heading_path, content, properties FROM chunks_bm25").fetchall()
+    changed = [(*(index_words(v) for v in row[1:]), row[0]) for row in rows
+               if any(index_words(v) != v for v in row[1:])]
+    conn.executemany("UPDATE chunks_bm25 SET title = ?, heading_path = ?, content = ?, properties = ? WHERE rowid = ?",
+                     changed)

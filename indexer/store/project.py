@@ -701,7 +701,7 @@ def _kept_languages(store: Store) -> dict:
 
 
 def language_status(store: Store) -> dict:
-    """What status says of a project's language: {'language': 'Chinese (99 % of 400 passages), ...', 'model_why': ...}."""
+    """What status says of a project's language: {'language': 'Chinese (99 % of 400 passages), ...', ...}."""
     kept = _kept_languages(store)
     if not kept:
         return {}

@@ -1,0 +1,68 @@
+"""Each model's similarity on one scale: the spec's floors (0.3 for hybrid, 0.5 for semantic) and the percentages a
+person reads were set on all-MiniLM-L6-v2's cosines, and mean the same whichever model embedded a project.
+
+multilingual-e5-small's cosines crowd between 0.7 and 0.95 (an unrelated passage scores 0.75), so its raw cosine
+against 0.3 would let everything through. A model other than the English one carries a monotone piecewise-linear map
+from its cosine onto MiniLM's, fitted by matching quantiles of the two models' cosines over the same (question,
+passage) pairs of real English notes (tests/bench/bench_similarity_scale.py prints the knots and how often the two
+put a pair on the same side of each floor). Monotone, so no ranking changes; the vector search maps a floor back onto
+the model's own cosines (raw) before it compares, and every similarity it returns onto the shared scale (shown).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class SimilarityScale:
+    """A monotone map from a model's cosine (raw) onto the shared scale (shown), through matching knots."""
+
+    raw_knots: tuple[float, ...] = (-1.0, 1.0)
+    shown_knots: tuple[float, ...] = (-1.0, 1.0)
+
+    @property
+    def identity(self) -> bool:
+        return self.raw_knots == self.shown_knots
+
+    def shown(self, raw):
+        """The shared-scale similarity of raw cosines (a float or an array)."""
+        if self.identity:
+            return raw
+        out = np.interp(raw, self.raw_knots, self.shown_knots)
+        return float(out) if np.ndim(raw) == 0 else out.astype(np.float32)
+
+    def raw(self, shown: float) -> float:
+        """The model's cosine that maps onto this shared-scale similarity (a floor, before the comparison)."""
+        if self.identity:
+            return shown
+        return float(np.interp(shown, self.shown_knots, self.raw_knots))
+
+
+IDENTITY = SimilarityScale()
+
+
+class ScaledVectors:
+    """A project's vector search (the exact cache or HNSW) answering on the shared scale: a floor asked for is mapped
+    onto the model's own cosines before the comparison, and every similarity returned back onto the shared scale.
+    Everything else (vectors, loading, versions) is the search's own."""
+
+    def __init__(self, inner, scale_of):
+        self._inner = inner
+        self._scale_of = scale_of  # () -> SimilarityScale: the project's model now
+
+    def search(self, query, min_similarity: float, limit: int | None = None, chunk_ids=None, **options):
+        scale = self._scale_of()
+        hits = self._inner.search(query, scale.raw(min_similarity), limit, chunk_ids=chunk_ids, **options)
+        if scale.identity:
+            return hits
+        shown = scale.shown(np.array([s for _, s in hits], dtype=np.float32)) if hits else []
+        return [(cid, float(s)) for (cid, _), s in zip(hits, shown)]
+
+    def similarities(self, query, chunk_ids):
+        ids, sims = self._inner.similarities(query, chunk_ids)
+        return ids, self._scale_of().shown(sims) if len(ids) else sims
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
