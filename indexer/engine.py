@@ -204,6 +204,15 @@ class Engine:
             out.append(entry)
         return out
 
+    def model_of(self, name: str | None = None) -> dict:
+        """Which model searches a project by meaning, and why (what its notes are written in): the window and the
+        status page say it."""
+        index = self.index(name)
+        embedder = index.embedder
+        kept = chunk_reads.kept_languages(index)
+        return {"project": index.name, "model": embedder.name, "why": kept.get("why"),
+                "multilingual": getattr(embedder, "model", "english") != "english"}
+
     @property
     def meaning_loading(self) -> bool:
         """Whether the model is still loading (a search now answers by keyword, and says so); never blocks."""

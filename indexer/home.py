@@ -231,10 +231,11 @@ class Home:
             result["embeddings_unavailable_reason"] = state.get("embeddings_unavailable_reason")
             result["model"] = state.get("model")
         else:
-            problem = self.embedder.known_problem  # never loads the model: status answers at once
+            embedder = self.embedder_for(result.get("model_key") or "english")
+            problem = embedder.known_problem  # never loads the model: status answers at once
             result["embeddings_available"] = problem is None
             result["embeddings_unavailable_reason"] = problem
-            result["model"] = self.embedder.name
+            result["model"] = embedder.name
         result["bulk_backend"] = self.embedder.backend  # what this machine embeds with (never loads the model)
         result["bulk_precision"] = self.embedder.precision
         result["embed_threads"] = self.embedder.workers

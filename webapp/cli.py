@@ -335,6 +335,9 @@ def status(ctx: click.Context, name: str | None, as_json: bool) -> None:
             click.echo(f"  embeddings: available ({s.get('model')}{'; ' + how if how else ''})")
         else:
             click.echo(f"  embeddings: unavailable: {s.get('embeddings_unavailable_reason')}")
+        if s.get("model_why"):
+            click.echo(f"  model: {s.get('model')}, because {s['model_why']} (SKMEMORY_EMBED_MODEL=english or "
+                       "multilingual chooses for every project)")
         if s.get("hnsw"):
             h = s["hnsw"]
             click.echo(f"  HNSW (SKMEMORY_VECTOR_SEARCH=hnsw): ef_search {h['ef_search']} finds "
@@ -369,9 +372,10 @@ def _server_status(server, state: dict, name: str) -> dict:
     result.update({
         "indexed": True,
         "owner": {"role": "skmemory serve", "pid": server.health.get("pid"), "url": server.url},
-        "embeddings_available": state.get("embeddings") == "ready",
-        "embeddings_unavailable_reason": state.get("embeddings_unavailable_reason"),
-        "model": state.get("model"),
+        "embeddings_available": result.get("embeddings", state.get("embeddings")) == "ready",
+        "embeddings_unavailable_reason": result.get("embeddings_unavailable_reason",
+                                                    state.get("embeddings_unavailable_reason")),
+        "model": result.get("model") or state.get("model"),
         "bulk_backend": state.get("bulk_backend"),
         "bulk_precision": state.get("bulk_precision"),
         "embed_threads": state.get("embed_threads"),

@@ -309,18 +309,25 @@ def fts_snippets(index: ProjectIndex, match: str, rowids: list[int], tokens: int
     return {r[0]: r[1] for r in rows if r[1] is not None and r[2]}
 
 
-def stemmed_languages(index: ProjectIndex) -> tuple[str, ...]:
-    """The languages with a Snowball stemmer that at least STEMMED_SHARE of the project's sampled passages are
-    written in (ingest/language.py, kept in index_meta), kept until the writer commits again."""
-    def read() -> tuple[str, ...]:
+def kept_languages(index: ProjectIndex) -> dict:
+    """What the project's notes are written in and the model that follows, as its writer last told (index_meta
+    'languages': counts, model, why), kept until the writer commits again; {} before the first telling."""
+    def read() -> dict:
         rows = index.sql("SELECT value FROM index_meta WHERE key = 'languages'")
         try:
-            counts = json.loads(rows[0][0]).get("counts", {}) if rows else {}
-        except (ValueError, AttributeError):
-            return ()
-        told = sum(counts.values()) or 1
-        return tuple(sorted(lang for lang, n in counts.items() if lang in STEMMERS and n >= STEMMED_SHARE * told))
-    return index.kept("stemmed languages", read)
+            value = json.loads(rows[0][0]) if rows else {}
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+    return index.kept("languages", read)
+
+
+def stemmed_languages(index: ProjectIndex) -> tuple[str, ...]:
+    """The languages with a Snowball stemmer that at least STEMMED_SHARE of the project's sampled passages are
+    written in (ingest/language.py)."""
+    counts = kept_languages(index).get("counts") or {}
+    told = sum(counts.values()) or 1
+    return tuple(sorted(lang for lang, n in counts.items() if lang in STEMMERS and n >= STEMMED_SHARE * told))
 
 
 # --- chunks by id, by rowid and by document -------------------------------------------------------------------

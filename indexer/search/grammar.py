@@ -98,6 +98,8 @@ class FtsQuery:
             if not negated:
                 highlight += [w for w in _highlights(list(words)) if w not in highlight]
                 positive.append(rendered)
+            if parts and parts[-1] not in OPERATORS and (rendered.startswith("(") or parts[-1].endswith(")")):
+                parts.append("AND")  # FTS5 reads two terms side by side as AND, but not beside a parenthesis
             parts.append(rendered)
             negated = False
         match = " ".join(parts)

@@ -17,6 +17,7 @@ from ..ingest.boilerplate import only_shared, paragraph_keys, without_shared
 from . import chunk_reads as reads
 from ..ingest.readable import display_text, display_title, has_words
 from .answers import ChunkHit, Passage
+from ..ingest.segment import CJK_RUN
 from .grammar import STOPWORDS, held_words, whole_words
 from .index import ProjectIndex
 
@@ -156,6 +157,8 @@ def snippet(text: str, terms: Iterable[str], width: int = SNIPPET_CHARS, whole: 
     else:
         pattern = re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE) if terms else None
     first = pattern.search(flat) if pattern else None
+    if whole and sum(map(len, CJK_RUN.findall(flat[:2 * width]))) > width // 2:
+        width = max(40, width // 2)  # Chinese or Japanese: a character says about what a word says, and is as wide
     start = max(0, (first.start() if first else 0) - width // 3)
     if start:
         space = flat.find(" ", start)

@@ -17,11 +17,26 @@ from __future__ import annotations
 import re
 
 from . import chunk_reads as reads
+from ..ingest.language import script_counts
 from .index import ProjectIndex
 
 MIN_LENGTH = 4
 RARE_HOLDERS = 3
 FAR_MORE = 10
+
+
+def correctable(term: str) -> bool:
+    """Whether a word may be corrected at all: letters of one script, and none of Chinese or Japanese (a run of them
+    is a sentence, not a word: one character away is another sentence)."""
+    if len(term) < MIN_LENGTH or not term.isalpha():
+        return False
+    scripts = set(script_counts(term))
+    return len(scripts) == 1 and not scripts & {"han", "kana", "hangul"}
+
+
+def _same_script(a: str, b: str) -> bool:
+    """Whether two words are written in the same script (a Russian word is never corrected to a Latin one)."""
+    return set(script_counts(a)) == set(script_counts(b))
 
 
 def max_edits(word: str) -> int:
@@ -61,7 +76,7 @@ def _neighbours(indexes: list[ProjectIndex], word: str) -> tuple[int, tuple | No
             if candidate == word:
                 own += holders
                 continue
-            if not candidate.isalpha():
+            if not candidate.isalpha() or not _same_script(word, candidate):
                 continue
             edits = distance(word, candidate, limit)
             if edits <= limit:
@@ -94,7 +109,7 @@ def better_words(indexes: list[ProjectIndex], query) -> dict[str, str]:
     """{typed word: a far more common close word} for each word of the query the notes hold only rarely."""
     offers = {}
     for i, term in enumerate(query.terms):
-        if len(term) < MIN_LENGTH or not term.isalpha():
+        if not correctable(term):
             continue
         if any(titled or pathed for titled, pathed in (query.named(index)[i] for index in indexes)):
             continue  # a note's name: tldr's `ggroups` is no misspelling of "groups"
@@ -113,8 +128,8 @@ def corrections(indexes: list[ProjectIndex], query) -> dict[str, str]:
     hold a close word for."""
     fixes = {}
     for i, term in enumerate(query.terms):
-        if len(term) < MIN_LENGTH or not term.isalpha():
-            continue  # a phrase, a number, an id, a short word: searched as typed
+        if not correctable(term):
+            continue  # a phrase, a number, an id, a short word, a CJK sentence: searched as typed
         if _known_whole(indexes, term):
             continue  # a word the model knows whole is a word, not a typo
         if any(query.held(index, i) for index in indexes):

@@ -504,9 +504,10 @@ class Project:
             return False
         found = languages(r[0] for r in rows)
         model, why = model_for(found, self.settings.embed_model)
-        self.store.set_meta(LANGUAGES_META, json.dumps({**found.to_dict(), "model": model, "why": why,
-                                                        "chunks": chunks, "setting": self.settings.embed_model}))
         embedder = self._embedders(model)
+        self.store.set_meta(LANGUAGES_META, json.dumps({**found.to_dict(), "model": model, "model_name": embedder.name,
+                                                        "why": why, "chunks": chunks,
+                                                        "setting": self.settings.embed_model}))
         if embedder is self.embedder:
             return False
         logger.info("Project %s: %s; embedding it with %s", self.name, why, embedder.name)
@@ -706,7 +707,11 @@ def language_status(store: Store) -> dict:
     if not kept:
         return {}
     found = Languages.from_dict(kept)
-    return {"language": found.describe(), "language_code": found.main, "model_why": kept.get("why")}
+    described = {"language": found.describe(), "language_code": found.main, "model_why": kept.get("why"),
+                 "model_key": kept.get("model", "english")}
+    if kept.get("model_name"):
+        described["model"] = kept["model_name"]
+    return described
 
 
 def project_status(info: ProjectInfo, store: Store, embedder: Embedder | None) -> dict:

