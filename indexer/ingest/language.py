@@ -90,6 +90,22 @@ def passage_language(text: str) -> str | None:
     return best
 
 
+def script(text: str) -> str | None:
+    """The script a text is mostly written in: 'cjk', 'cyrillic', 'latin' or 'other' (None with under 3 letters)."""
+    counts = script_counts(text)
+    letters = sum(counts.values())
+    if letters < 3:
+        return None
+    if (counts["han"] + counts["kana"] + counts["hangul"]) * 5 >= letters:
+        return "cjk"
+    if counts["cyrillic"] * 2 >= letters:
+        return "cyrillic"
+    return "latin" if counts["latin"] * 2 >= letters else "other"
+
+
+SCRIPTS = {"zh": "cjk", "ja": "cjk", "ko": "cjk", "ru": "cyrillic", "uk": "cyrillic", "other": "other"}
+
+
 @dataclass(frozen=True)
 class Languages:
     """What a sample of a project's passages is written in."""
@@ -109,6 +125,11 @@ class Languages:
     def main(self) -> str:
         """The commonest language ('en' when nothing could be told)."""
         return max(self.counts, key=self.counts.get) if self.counts else "en"
+
+    @property
+    def script(self) -> str:
+        """The script of the commonest language ('latin' for English and every Latin-script language)."""
+        return SCRIPTS.get(self.main, "latin")
 
     @property
     def english(self) -> bool:
