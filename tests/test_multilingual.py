@@ -12,6 +12,7 @@ from indexer.config import Settings
 from indexer.engine import Engine
 from indexer.home import Home
 from indexer.search.request import SearchRequest
+from indexer.search.sibling_requests import RelatedTextRequest
 from support import DEMO_NOTES, app_client
 from webapp import create_app
 
@@ -117,3 +118,17 @@ def test_the_window_says_which_model_searched_a_chinese_project_and_why(engine):
     assert "meaning: " not in english  # the English model is the default and says nothing
     status = client.get("/status", base_url=base).get_data(as_text=True)
     assert "Searched by meaning with <strong>multilingual-e5-small</strong>" in status
+
+
+def test_a_chinese_page_gets_its_related_notes(engine):
+    page = ("如何查看系统里正在运行的程序？本文介绍几种查看进程的方法，包括按用户筛选、以树形结构显示父子进程，以及"
+            "找出占用内存最多的进程。")
+    answer = engine.related(RelatedTextRequest(page, title="查看进程的方法", project="zh", limit=3))
+    assert [n["title"] for n in answer["results"]][:1] == ["ps"]
+
+
+def test_the_power_strip_finds_a_chinese_title_by_its_first_characters(engine):
+    client = app_client(create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765}))
+    page = client.get("/strip", query_string={"q": "统计", "project": "zh"}, base_url="http://127.0.0.1:8765",
+                      headers={"HX-Request": "true"}).get_data(as_text=True)
+    assert "wc" in page

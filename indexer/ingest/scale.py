@@ -66,3 +66,9 @@ class ScaledVectors:
 
     def __getattr__(self, name):
         return getattr(self._inner, name)
+
+    def __len__(self) -> int:
+        return len(self._inner)
+
+    def __contains__(self, chunk_id) -> bool:
+        return chunk_id in self._inner

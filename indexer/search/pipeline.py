@@ -91,7 +91,8 @@ def search(indexes: list[ProjectIndex], request) -> dict:
                 "so far, a few minutes after a big folder is added): whole words, titles and meaning are searched "
                 "in full already, and this search found what the index holds.")
     if request.mode not in ("keyword", "tag") and (unavailable_in or not available):
-        extra["semantic_reason"] = indexes[0].embedder.why_unavailable  # one model serves every project
+        missing = [i for i in indexes if i.name in unavailable_in] or indexes  # each project has its model
+        extra["semantic_reason"] = missing[0].embedder.why_unavailable
     if request.scope == "all":
         return envelope(merged, request.mode, query.text, not unavailable_in, request.limit, scope="all",
                         projects=[i.name for i in indexes], keyword_only_projects=unavailable_in, **extra)

@@ -222,15 +222,20 @@ def related(indexes: list[ProjectIndex], title: str, text: str, url: str | None,
             exclude: set[str]) -> dict:
     """The notes of these projects related to the text, merged by score (saved pages first), and what was used."""
     passages = passages_of(title, text)
-    vectors, reason = _embedded(indexes[0], passages)
+    by_model: dict[int, tuple[dict, str | None]] = {}  # the passages embedded once per model the projects use
     rows: list[dict] = []
     words_used: dict[str, list[str]] = {}
     for index in indexes:
+        if id(index.embedder) not in by_model:
+            by_model[id(index.embedder)] = _embedded(index, passages)
+        vectors = by_model[id(index.embedder)][0]
         found, words_used[index.name] = related_notes(index, title, text, url, limit, exclude, passages, vectors)
         rows += found
     rows.sort(key=lambda r: (not r["saved"], -r["score"], r["project"], r["path"]))
-    answer = {"title": title, "url": url, "passages": len(passages), "embedded_passages": len(vectors),
-              "semantic_available": bool(vectors), "rare_words": words_used, "total": len(rows[:limit]),
+    embedded = max((len(v) for v, _ in by_model.values()), default=0)
+    reason = next((why for _, why in by_model.values() if why), None)
+    answer = {"title": title, "url": url, "passages": len(passages), "embedded_passages": embedded,
+              "semantic_available": bool(embedded), "rare_words": words_used, "total": len(rows[:limit]),
               "limit": limit, "results": rows[:limit]}
     if reason:
         answer["semantic_reason"] = reason

@@ -147,6 +147,9 @@ class Project:
         model = self.embedder.fingerprint
         stored_model = self.store.meta("embedding_model")
         self.embedded_before_by = None  # the model and backend of vectors this open threw away, if any
+        if stored_model is not None and stored_model != model and not self.store.query(
+                "SELECT 1 FROM chunks WHERE embed_state = 'embedded' AND NOT keyword_only LIMIT 1"):
+            stored_model = None  # nothing was embedded by the other model: nothing to throw away, nothing to say
         if stored_model is not None and stored_model != model:
             self.embedded_before_by = stored_model
             logger.warning("Project %s was embedded with %s, not %s: embedding it again", self.name, stored_model,
