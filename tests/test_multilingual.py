@@ -17,14 +17,18 @@ from support import DEMO_NOTES, app_client
 from webapp import create_app
 
 CHINESE = {
-    "ps.md": "# ps\n\n显示正在运行的进程的信息。\n\n- 列出当前用户的所有进程：\n\n`ps aux`\n\n- 以树形显示进程：\n\n`ps --forest`\n",
-    "wc.md": "# wc\n\n统计文件中的行数、单词数和字节数。\n\n- 统计文件的行数：\n\n`wc -l 文件`\n\n- 统计单词数：\n\n`wc -w 文件`\n",
-    "tar.md": "# tar\n\n归档工具，可以把多个文件打包成一个文件，也可以压缩。\n\n- 创建归档文件：\n\n`tar cf 目标.tar 文件1 文件2`\n",
+    "ps.md": "# ps\n\n显示正在运行的进程的信息。\n\n- 列出当前用户的所有进程：\n\n`ps aux`\n\n"
+             "- 以树形显示进程：\n\n`ps --forest`\n",
+    "wc.md": "# wc\n\n统计文件中的行数、单词数和字节数。\n\n- 统计文件的行数：\n\n`wc -l 文件`\n\n"
+             "- 统计单词数：\n\n`wc -w 文件`\n",
+    "tar.md": "# tar\n\n归档工具，可以把多个文件打包成一个文件，也可以压缩。\n\n- 创建归档文件：\n\n"
+              "`tar cf 目标.tar 文件1 文件2`\n",
     "ping.md": "# ping\n\n向网络主机发送数据包，测试它是否可以连通。\n\n- 测试主机：\n\n`ping 主机`\n",
     "df.md": "# df\n\n显示文件系统磁盘空间使用情况的概览。\n\n- 以易读的单位显示：\n\n`df -h`\n",
     "cp.md": "# cp\n\n复制文件和目录。\n\n- 把文件复制到另一个目录：\n\n`cp 文件 目录/`\n",
     "reboot.md": "# reboot\n\n重新启动系统。\n\n- 立即重启：\n\n`reboot`\n",
-    "ssh-keygen.md": "# ssh-keygen\n\n生成用于认证和免密码登录的 SSH 密钥。\n\n- 生成一个密钥：\n\n`ssh-keygen -t ed25519`\n",
+    "ssh-keygen.md": "# ssh-keygen\n\n生成用于认证和免密码登录的 SSH 密钥。\n\n- 生成一个密钥：\n\n"
+                     "`ssh-keygen -t ed25519`\n",
 }
 GERMAN = {
     "rm.md": "# rm\n\nEntfernt Dateien oder Verzeichnisse. Gelöschte Dateien lassen sich nicht wiederherstellen.\n\n"

@@ -163,8 +163,8 @@ def main() -> None:
     judge("another script", flat["english"]["judge"], flat["multilingual"]["judge"], ans["judge"], scale)
     shown = SCALE.shown(flat["multilingual"]["judge"])  # the same-language scale the engine applies
     for floor in (0.1, 0.15, 0.2, 0.25, 0.3):
-        print(f"  on the same-language scale, floor {floor}: share of all pairs above it {np.mean(shown >= floor):.4f}, "
-              f"answers above it {np.mean(shown[ans['judge']] >= floor):.3f}")
+        print(f"  on the same-language scale, floor {floor}: share of all pairs above it "
+              f"{np.mean(shown >= floor):.4f}, answers above it {np.mean(shown[ans['judge']] >= floor):.3f}")
 
 
 if __name__ == "__main__":
