@@ -157,8 +157,9 @@ class BackgroundIndexer:
             self._watcher.stop()
         with self._lanes_lock:
             lanes = list(self._lanes.values())
+        used = [p.embedder for p in list(self.projects.values())] or [self.home.embedder]
         for t in self._threads + lanes:
-            if t.name == "skmemory-embedder" and any(e.load_in_progress for e in self.home.embedders()):
+            if t.name == "skmemory-embedder" and any(e.loading for e in used):
                 continue  # inside the model's load, which cannot be cut short; after it, a stopped loop does nothing
             t.join(30)
         for project in self.projects.values():

@@ -314,11 +314,6 @@ class Embedder:
             threading.Thread(target=self.load, name="skmemory-model-load", daemon=True).start()
 
     @property
-    def load_in_progress(self) -> bool:
-        """True while a load runs now (never blocks)."""
-        return self._model is None and self._error is None and self._lock.locked()
-
-    @property
     def loading(self) -> bool:
         """True while the model has not loaded yet and has not failed (never blocks)."""
         return self._model is None and self._error is None
