@@ -45,7 +45,7 @@ def test_hnsw_answers_as_exact_search_does_and_says_how_well(data_home, vault, r
     try:
         engine.writer("notes")  # a start in HNSW mode, as `skmemory serve` opens the project
         index = engine.index("notes")
-        assert isinstance(index.cache, HnswVectors)  # nothing of the vectors held here
+        assert isinstance(index.cache.inner, HnswVectors)  # nothing of the vectors held here
         measured = calibrate(engine.writer("notes"))
         assert measured["recall_at_10"] >= 0.98 and measured["vectors"] == len(index.cache)
         assert measured["ladder"][-1] == [measured["ef_search"], measured["recall_at_10"]]

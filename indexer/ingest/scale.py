@@ -49,7 +49,7 @@ class ScaledVectors:
     Everything else (vectors, loading, versions) is the search's own."""
 
     def __init__(self, inner, scale_of):
-        self._inner = inner
+        self.inner = self._inner = inner  # the search itself (VectorCache or HnswVectors)
         self._scale_of = scale_of  # () -> SimilarityScale: the project's model now
 
     def search(self, query, min_similarity: float, limit: int | None = None, chunk_ids=None, **options):

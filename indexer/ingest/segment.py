@@ -17,7 +17,9 @@ highlights read: only the BM25 table's copy is cut.
 """
 from __future__ import annotations
 
+import logging
 import re
+import sqlite3
 import threading
 from functools import lru_cache
 
@@ -27,6 +29,7 @@ CJK_RUN = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac
 STEMMERS = {"de": "german", "ru": "russian", "uk": "russian", "es": "spanish", "fr": "french", "it": "italian",
             "pt": "portuguese", "nl": "dutch"}
 _WORD = re.compile(r"[^\W\d_]{3,}")
+logger = logging.getLogger(__name__)
 _local = threading.local()  # a Snowball stemmer is not to be shared between threads
 
 
@@ -56,7 +59,24 @@ def stem(word: str, language: str) -> str:
 
 
 def index_words(text: str | None) -> str | None:
-    """The text as the BM25 table holds it: CJK runs as pairs, a stemmed language's words each followed by its stem."""
+    """The text as the BM25 table holds it: CJK runs as pairs, a stemmed language's words each followed by its stem.
+
+    SQLite calls it inside every write of a chunk, where an exception becomes SQLite's "user-defined function raised
+    exception": it raises nothing of its own (a text it cannot read is held as it is, and logged), so that error
+    can only be a KeyboardInterrupt that landed here (`interrupted` tells the writer, which raises it again)."""
+    try:
+        return _index_words(text)
+    except Exception:  # never seen; the text is still found by its words as unicode61 reads them
+        logger.exception("Could not cut a text into words for the keyword index; holding it as it is")
+        return text
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether a write failed because Ctrl+C landed inside index_words (SQLite reports it as its own error)."""
+    return isinstance(exc, sqlite3.OperationalError) and "user-defined function raised exception" in str(exc)
+
+
+def _index_words(text: str | None) -> str | None:
     if not text:
         return text
     language = passage_language(text)

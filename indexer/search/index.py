@@ -96,6 +96,10 @@ class ProjectIndex:
     def embedder(self) -> Embedder:
         return self.embedder_of()
 
+    @embedder.setter
+    def embedder(self, embedder: Embedder) -> None:  # this index's model from now on, whatever the project's
+        self.embedder_of = lambda: embedder
+
     @property
     def semantic_available(self) -> bool:
         """Whether this search can use the model now (in the server, False at once while it still loads)."""

@@ -17,6 +17,7 @@ from ..ingest.chunking import CHUNKER_VERSION, TokenCounter
 from ..config import Settings
 from ..ingest.embeddings import Embedder
 from ..ingest.language import SAMPLE as LANGUAGE_SAMPLE, Languages, languages, model_for
+from ..ingest.segment import interrupted
 from ..errors import DiskFull, EmbeddingsUnavailable, IndexDamaged, SKMemoryError, is_damage, is_full
 from ..ingest.extract import EXTRACTORS
 from .lock import WriterLock
@@ -355,6 +356,8 @@ class Project:
                         raise DiskFull(self.space_sentence()) from None
                     if is_damage(exc):
                         raise
+                    if interrupted(exc):  # Ctrl+C landed inside SQLite's call of skm_words
+                        raise KeyboardInterrupt from None
                     logger.exception("Indexing %s failed", rel)
                     report.removed_chunk_ids += self.store.record_file_error(
                         rel, "Indexing failed unexpectedly; see the log.")
