@@ -78,6 +78,10 @@ def test_a_chinese_question_finds_its_note_by_meaning_and_by_its_words(engine):
     for mode in ("semantic", "hybrid", "keyword"):
         answer = engine.search(SearchRequest("查看正在运行的进程", mode=mode, project="zh", limit=3))
         assert titles(answer)[:1] == ["ps"], (mode, titles(answer))
+    first = engine.search(SearchRequest("查看正在运行的进程", mode="hybrid", project="zh", limit=1))["results"][0]
+    # The note holds "运行" and "进程", not the whole sentence: a partial match, its pairs marked in the snippet.
+    assert first["partial"] and {"运行", "进程"} <= set(first["matched_words"])
+    assert {first["snippet"][a:b] for a, b in first["highlights"]} >= {"运行", "进程"}
     answer = engine.search(SearchRequest("统计文件里有多少行", mode="hybrid", project="zh", limit=3))
     assert titles(answer)[0] == "wc"
     snippet = answer["results"][0]["snippet"]

@@ -96,7 +96,7 @@ class FtsQuery:
             words, prefix, phrase = value
             rendered = _render(list(words), prefix, phrase, languages)
             if not negated:
-                highlight += [w for w in _highlights(list(words)) if w not in highlight]
+                highlight += [w for w in highlight_words(list(words)) if w not in highlight]
                 positive.append(rendered)
             if parts and parts[-1] not in OPERATORS and (rendered.startswith("(") or parts[-1].endswith(")")):
                 parts.append("AND")  # FTS5 reads two terms side by side as AND, but not beside a parenthesis
@@ -149,13 +149,13 @@ def _render(words: list[str], prefix: bool, phrase: bool, languages: tuple[str, 
     return "(" + " OR ".join(_term([f], False) for f in forms) + ")"
 
 
-def _highlights(words: list[str]) -> list[str]:
+def highlight_words(words: list[str]) -> list[str]:
     """The words a match is marked by: a CJK run by its pairs without a particle (的, の, ...), others whole."""
     out: list[str] = []
     for w in words:
         if _CJK.search(w):
-            out += [t for t in _tokens(w) if not (len(t) == 2 and set(t) & PARTICLES)]
-        else:
+            out += [t for t in _tokens(w) if not (len(t) == 2 and set(t) & PARTICLES) and t not in out]
+        elif w not in out:
             out.append(w)
     return out
 

@@ -18,7 +18,7 @@ from . import chunk_reads as reads
 from ..ingest.readable import display_text, display_title, has_words
 from .answers import ChunkHit, Passage
 from ..ingest.segment import CJK_RUN
-from .grammar import STOPWORDS, held_words, whole_words
+from .grammar import STOPWORDS, held_words, highlight_words, whole_words
 from .index import ProjectIndex
 
 SNIPPET_CHARS = 220
@@ -33,6 +33,8 @@ def chunk_hits(index: ProjectIndex, ranked: list[tuple[str, float, str]], terms:
     partial = set(partial)
     if not ranked:
         return []
+    sentences = [t for t in terms if len(t) > 2 and CJK_RUN.fullmatch(t)]  # a Chinese or Japanese sentence asked
+    words = highlight_words(terms)  # ...is shown and counted by its character pairs
     rows = reads.hit_rows(index, [cid for cid, _, _ in ranked])
     shared = shared_in(index, [r["content"] for r in rows.values()])
     hits, kept = [], set()
@@ -44,10 +46,11 @@ def chunk_hits(index: ProjectIndex, ranked: list[tuple[str, float, str]], terms:
             if len(kept) == documents:
                 continue
             kept.add(r["document_id"])
-        hit = chunk_hit(index, r, score, search_type, terms, (cosines or {}).get(cid), shared)
+        hit = chunk_hit(index, r, score, search_type, words, (cosines or {}).get(cid), shared)
         if search_type in ("keyword", "hybrid"):
-            hit["matched_words"] = held(terms, r) if cid in partial else list(terms)
-            hit["partial"] = cid in partial
+            some = cid in partial or any(t not in f"{r['content']} {r['title']}".lower() for t in sentences)
+            hit["matched_words"] = held(words, r) if some else list(terms)
+            hit["partial"] = some
         hits.append(hit)
     return hits
 
