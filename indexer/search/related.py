@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from ..errors import EmbeddingsUnavailable
 from . import chunk_reads, note_reads
 from .answers import RelatedNote
-from .grammar import COMMON_WORDS, STOPWORDS, held_words
+from ..ingest.segment import CJK_RUN
+from .grammar import COMMON_WORDS, STOPWORDS, held_words, highlight_words
 from .hits import chunk_hits
 from .hybrid import boilerplate_chunks
 from .documents import project_links
@@ -112,9 +113,12 @@ def rare_words(index: ProjectIndex, text: str, most: int | None = None) -> list[
     in the notes (and present in them: a word no note holds finds nothing); never a word common in any text."""
     # The words a reader reads: an address, a link's target or an HTML tag's name ("button") says nothing. (One
     # pattern, not display_text: a 50,000-word page took 228 ms instead of 150 ms through it.)
-    counts = Counter(w.lower() for w in WORD.findall(UNREAD.sub(" ", text)))
+    # A Chinese or Japanese run counts by its character pairs, as the notes' BM25 index holds it (ingest/segment.py).
+    counts = Counter(t for w in WORD.findall(UNREAD.sub(" ", text))
+                     for t in (highlight_words([w]) if CJK_RUN.search(w) else [w.lower()]))
     candidates = [w for w, _ in counts.most_common(CANDIDATE_WORDS * 3)
-                  if w not in COMMON_WORDS and len(w) > 2 and not w.isdigit()][:CANDIDATE_WORDS]
+                  if w not in COMMON_WORDS and (len(w) > 2 or CJK_RUN.fullmatch(w)) and not w.isdigit()
+                  ][:CANDIDATE_WORDS]
     if not candidates:
         return []
     total = max(chunk_reads.chunk_count(index), 1)
