@@ -36,6 +36,8 @@ _ENGLISH_TOO = set(_COMMON["en"].split()) | set("a i as do die so also man fast 
 _WORDS = {lang: set(words.split()) - (_ENGLISH_TOO if lang != "en" else set()) for lang, words in _COMMON.items()}
 MIN_OTHER = 3  # fewer passages than this in other languages never make a project "not English"
 _WORD = re.compile(r"[^\W\d_]+")
+# What no reader reads as words of a language: addresses ("github.com" is no Portuguese "com"), paths, code.
+_UNREAD = re.compile(r"\S*://\S*|\S+\.(?:com|org|net|io|dev|md|html)\b\S*|`[^`\n]*`|\S*/\S*")
 _UKRAINIAN = set("іїєґ")
 
 
@@ -82,7 +84,7 @@ def passage_language(text: str) -> str | None:
         return "uk" if sum(text.count(c) for c in _UKRAINIAN) * 50 >= counts["cyrillic"] else "ru"
     if counts["latin"] * 2 < letters:
         return "other"
-    words = [w.lower() for w in _WORD.findall(unicodedata.normalize("NFC", text))]
+    words = [w.lower() for w in _WORD.findall(unicodedata.normalize("NFC", _UNREAD.sub(" ", text)))]
     hits = Counter({lang: sum(w in common for w in words) for lang, common in _WORDS.items()})
     (best, top), = hits.most_common(1)
     if top < 2 or top * 50 < len(words):  # a list of names, a command line: nothing to tell

@@ -324,8 +324,12 @@ def kept_languages(index: ProjectIndex) -> dict:
 
 def stemmed_languages(index: ProjectIndex) -> tuple[str, ...]:
     """The languages with a Snowball stemmer that at least STEMMED_SHARE of the project's sampled passages are
-    written in (ingest/language.py)."""
-    counts = kept_languages(index).get("counts") or {}
+    written in (ingest/language.py); none in a project embedded by the English model (its few German notes still
+    hold their stems, so a German question's exact form finds them, and no English question changes)."""
+    kept = kept_languages(index)
+    if kept.get("model", "english") == "english":  # an English project's questions are read as typed
+        return ()
+    counts = kept.get("counts") or {}
     told = sum(counts.values()) or 1
     return tuple(sorted(lang for lang, n in counts.items() if lang in STEMMERS and n >= STEMMED_SHARE * told))
 
