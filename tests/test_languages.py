@@ -119,3 +119,10 @@ def test_the_multilingual_scale_is_monotone_and_its_floors_map_back():
         assert abs(SCALE.shown(SCALE.raw(floor)) - floor) < 1e-3
     assert SCALE.shown(0.75) < 0.0  # e5's cosine of an unrelated passage is nothing on the shared scale
     assert IDENTITY.shown(0.42) == 0.42 and IDENTITY.raw(0.3) == 0.3
+
+
+def test_tags_in_any_script_are_tags():
+    from indexer.ingest.extract.inline import scan_text
+
+    tags, _ = scan_text("内容 #标签 和 #工作/项目\n\nТекст #тег, #Überblick und #日本語タグ")
+    assert tags == ["标签", "工作/项目", "тег", "überblick", "日本語タグ"]
