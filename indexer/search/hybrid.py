@@ -56,6 +56,7 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
     Without the model: the keyword side alone.
     """
     whole = limit is None
+    query = names_of_foreign(index, query) or query
     probe = KEYWORD_POOL if whole or ordered else 4 * limit + 64
     if not index.semantic_available:  # the keyword side alone, then the chunks with some of the words (BM25)
         want = KEYWORD_POOL if whole else limit
@@ -70,11 +71,6 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
     # fewer than `limit` notes hold all of them): a result must not depend on how many were asked for.
     notes = rank_notes(index, query, KEYWORD_POOL, whole=whole, depth=LEG_DEPTH)
     keyword = KeywordLeg(keyword_future.result(), query.terms)
-    foreign = words_foreign(index, query)
-    if foreign:  # only the notes the question names keep its words as evidence
-        named = {c.document_id for c in notes.fused if c.name}
-        owner = reads.owners(index, keyword.chunks) if named and keyword.chunks else {}
-        keyword = KeywordLeg([cid for cid in keyword.chunks if owner.get(cid, (None,))[0] in named], query.terms)
     vector = notes.vector if notes.vector is not None else query.vector(index)
     top = notes.scan.get("hits", [])
     if whole and len(top) >= LEG_CHUNKS:  # every chunk that scores: the rest of the leg too
@@ -89,8 +85,8 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
     # LEG_CHUNKS of each), so a question's OR is not read a second time.
     rowid = notes.scan.get("rowids", {})
     every, some = notes.scan.get("every_word", {}), notes.scan.get("some_words", {})
-    full = set(keyword.chunks) | ({cid for cid in sims if rowid.get(cid) in every} if not foreign else set())
-    partial = {cid: some[rowid[cid]] for cid in sims if cid not in full and rowid.get(cid) in some and not foreign}
+    full = set(keyword.chunks) | {cid for cid in sims if rowid.get(cid) in every}
+    partial = {cid: some[rowid[cid]] for cid in sims if cid not in full and rowid.get(cid) in some}
     fused = {c.document_id: c for c in notes.fused}
     best: dict[str, float] = {}
     for cid, sim in sims.items():
@@ -118,25 +114,47 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
     partial = {cid: rank for cid, rank in partial.items() if cid in both}
     answered = {owners[cid][0] for cid in both}
     meaning_only = {owners[cid][0] for cid, _ in top if cid not in both} - answered
-    alone = [] if foreign else _keyword_alone(index, notes, keyword.chunks, both, answered, meaning_only, partial,
-                                              None if whole else probe)
+    alone = _keyword_alone(index, notes, keyword.chunks, both, answered, meaning_only, partial,
+                           None if whole else probe)
     ranked = scored + [(cid, 1.0, "keyword") for cid in alone]
     ranked += [(cid, sim, "semantic") for cid, sim in top if cid not in both]
     return Ranking("hybrid", ranked if whole else ranked[:limit], keyword, meaning, partial=partial, boosts=boosts,
                    whole=whole)
 
 
-def words_foreign(index: ProjectIndex, query) -> bool:
-    """Whether the question is written in another script than the project's notes (English words asked of Chinese
-    notes): its words then meet only the commands and names that the notes quote, by chance ("top" in `docker top`
-    for "on top of another branch"), and are no evidence; meaning answers it (measured on the questions asked in
-    English of tldr's Chinese and Japanese pages: hybrid 0.50 and 0.50 hit@5 with the words counted, as semantic
-    alone, 0.75 and 0.83, without). A note the question names still comes first."""
+def names_of_foreign(index: ProjectIndex, query):
+    """For a question written in another script than the project's notes (English words asked of Chinese notes,
+    Chinese asked of English ones): the same question whose words are only its names, those the notes may hold as
+    they are. Its other words meet only what the notes quote, by chance ("top" in `docker top` for "on top of
+    another branch"); meaning answers for them. A name is a word in the notes' script inside a question in another
+    (the "git" of a Chinese question about English notes), or, in a Latin-script question about notes in another
+    script, a word written as a name: capitalised past the first word, in capitals, or holding digits or joining
+    marks ("Apache", "NTFS", "ssh-keygen"). None for a question in the notes' own script."""
     kept = reads.kept_languages(index)
     if not kept.get("counts"):
-        return False
+        return None
+    notes = Languages.from_dict(kept).script
     asked = script(query.meaning)
-    return asked is not None and asked != Languages.from_dict(kept).script
+    if asked is None or asked == notes:
+        return None
+    tokens = query.meaning.split()
+    if asked == "latin":
+        names = [t for i, t in enumerate(tokens) if _name_like(t, first=i == 0)]
+    else:
+        names = [t for t in tokens if script(t) == notes or (script(t) == "latin" and notes != "latin")]
+    from .query import Query
+
+    narrowed = Query.parse(" ".join(names), query.tags_all, query.tags_any, query.filters)
+    narrowed.meaning, narrowed.text = query.meaning, query.text
+    return narrowed
+
+
+def _name_like(token: str, first: bool) -> bool:
+    word = token.strip(".,;:!?()[]{}'\"")
+    if not word or script(word + "xx") != "latin":  # a Latin-script word (two letters pad a short one)
+        return False
+    return (len(word) > 1 and word.isupper()) or any(c.isdigit() or c in "-_./" for c in word) or (
+        not first and word[0].isupper())
 
 
 def _named_by_words(index: ProjectIndex, vector, keyword: list[str], sims: dict, fused: dict, best: dict,
