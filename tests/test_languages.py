@@ -126,3 +126,12 @@ def test_tags_in_any_script_are_tags():
 
     tags, _ = scan_text("内容 #标签 和 #工作/项目\n\nТекст #тег, #Überblick und #日本語タグ")
     assert tags == ["标签", "工作/项目", "тег", "überblick", "日本語タグ"]
+
+
+def test_a_question_in_another_script_keeps_only_its_names_as_words():
+    from indexer.search.hybrid import _name_like
+
+    words = "restart or reload the Apache web server with NTFS and ssh-keygen on .NET".split()
+    assert [w for i, w in enumerate(words) if _name_like(w, first=i == 0)] == ["Apache", "NTFS", "ssh-keygen",
+                                                                               ".NET"]
+    assert not _name_like("Show", first=True) and not _name_like("进程", first=False)
