@@ -501,12 +501,10 @@ class Project:
         (SKMEMORY_EMBED_MODEL overrides it); kept in the index, where status and the window read it. A new model
         re-embeds every passage, as a new backend does. Runs where the embedding runs, between two batches, so no
         batch is embedded by one model and kept under the other. Returns whether the model changed."""
-        self._language_due = False
         chunks = self.store.query("SELECT count(*) FROM chunks WHERE NOT keyword_only")[0][0]
         rows = self.store.query("SELECT content FROM chunks WHERE NOT keyword_only ORDER BY chunk_id LIMIT ?",
                                 [LANGUAGE_SAMPLE])
         if not rows:
-            self._language_due = True
             return False
         found = languages(r[0] for r in rows)
         model, why = model_for(found, self.settings.embed_model)
@@ -514,6 +512,7 @@ class Project:
         self.store.set_meta(LANGUAGES_META, json.dumps({**found.to_dict(), "model": model, "model_name": embedder.name,
                                                         "why": why, "chunks": chunks,
                                                         "setting": self.settings.embed_model}))
+        self._language_due = False
         if embedder is self.embedder:
             return False
         logger.info("Project %s: %s; embedding it with %s", self.name, why, embedder.name)
@@ -534,7 +533,13 @@ class Project:
                       max_batches: int | None = None) -> int:
         """Embed waiting chunks in groups, newest documents first, until none are left; return how many."""
         if self._language_due:
-            self.decide_language()
+            self.check_space()
+            try:
+                self.decide_language()
+            except sqlite3.Error as exc:  # told again before the next batch
+                if is_full(exc):
+                    raise DiskFull(self.space_sentence()) from None
+                raise
         self._open_vectors_aside()
         if not self.embedder.available:
             raise EmbeddingsUnavailable(f"Embeddings are unavailable: {self.embedder.unavailable_reason}")
