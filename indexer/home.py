@@ -63,11 +63,6 @@ class Home:
                 self._embedders[model] = embedder
             return self._embedders[model]
 
-    def embedders(self) -> list[Embedder]:
-        """Every embedder made so far (the English one first)."""
-        with self._embedders_lock:
-            return [self.embedder, *self._embedders.values()]
-
     @property
     def embedding_paused(self) -> bool:
         """Whether embedding was paused (the status page, POST /api/embedding, `skmemory pause`) and not resumed."""

@@ -8,6 +8,7 @@ mixed project counts as not English, and its notes are embedded by the multiling
 """
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections import Counter
@@ -173,3 +174,13 @@ def model_for(found: Languages, setting: str = "auto") -> tuple[str, str]:
     if found.english:
         return "english", f"the notes are English ({found.describe()})"
     return "multilingual", f"the notes are not mostly English: {found.describe()}"
+
+
+def kept(value: str | None) -> dict:
+    """What a project's index keeps of its notes' language (index_meta 'languages': counts, model, why), read from
+    its JSON; {} before the first telling or when unreadable."""
+    try:
+        found = json.loads(value or "{}")
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}

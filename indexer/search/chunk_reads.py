@@ -11,6 +11,7 @@ import json
 import sqlite3
 from typing import Iterable
 
+from ..ingest.language import kept
 from ..ingest.segment import STEMMERS
 from ..store.migrations import SUBSTRINGS_LIVE
 from .grammar import BM25_RANK
@@ -314,11 +315,7 @@ def kept_languages(index: ProjectIndex) -> dict:
     'languages': counts, model, why), kept until the writer commits again; {} before the first telling."""
     def read() -> dict:
         rows = index.sql("SELECT value FROM index_meta WHERE key = 'languages'")
-        try:
-            value = json.loads(rows[0][0]) if rows else {}
-        except ValueError:
-            return {}
-        return value if isinstance(value, dict) else {}
+        return kept(rows[0][0] if rows else None)
     return index.kept("languages", read)
 
 

@@ -40,8 +40,6 @@ once one only onto other others ought ours over own part per put rather really r
 show since some something still such sure take than thing things think those though through thus till together too
 took toward under until up upon us use used uses using very via want way ways well whether while whom whose within
 without yes yet yours also able across actually already although another anyway became become else etc ie eg""".split())
-# A CJK ideograph, kana or hangul syllable: a term in these scripts matches as characters, not between word breaks.
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 # Particles a Chinese or Japanese pair holding one says little of (highlighted pairs leave them out).
 PARTICLES = frozenset("的了是在和与或及也就都而着过吗呢吧啊一个这那有我你他をはがにでとものへやかなね")
 _ENDINGS = r"(?:s|es|ed|d|ing|er|ers|'s|’s)?"  # what porter folds onto a term: "sync" holds in "syncing"
@@ -53,7 +51,7 @@ def whole_words(terms) -> re.Pattern | None:
     terms = sorted({t for t in terms if t and t.strip()}, key=len, reverse=True)
     if not terms:
         return None
-    alternatives = [re.escape(t) if _CJK.search(t) else rf"(?<![^\W_]){re.escape(t)}{_ENDINGS}(?![^\W_])"
+    alternatives = [re.escape(t) if CJK_RUN.search(t) else rf"(?<![^\W_]){re.escape(t)}{_ENDINGS}(?![^\W_])"
                     for t in terms]
     return re.compile("|".join(alternatives), re.IGNORECASE)
 
@@ -118,7 +116,7 @@ def _term(words: list[str], prefix: bool) -> str:
 
 def _tokens(word: str) -> list[str]:
     """A word as the BM25 table's tokens: its CJK runs as character pairs (ingest/segment.py), the rest whole."""
-    if not _CJK.search(word):
+    if not CJK_RUN.search(word):
         return [word]
     out: list[str] = []
     at = 0
@@ -139,7 +137,7 @@ def _render(words: list[str], prefix: bool, phrase: bool, languages: tuple[str, 
     tokens = [t for w in words for t in _tokens(w)]
     if phrase or len(words) > 1:
         return _term(tokens, False)
-    if len(tokens) > 1 and all(_CJK.search(t) for t in tokens):
+    if len(tokens) > 1 and all(CJK_RUN.search(t) for t in tokens):
         return "(" + " OR ".join(_term([t], False) for t in dict.fromkeys(tokens)) + ")"
     if len(tokens) > 1:  # letters and CJK in one word: the phrase of its tokens
         return _term(tokens, False)
@@ -153,7 +151,7 @@ def highlight_words(words: list[str]) -> list[str]:
     """The words a match is marked by: a CJK run by its pairs without a particle (的, の, ...), others whole."""
     out: list[str] = []
     for w in words:
-        if _CJK.search(w):
+        if CJK_RUN.search(w):
             out += [t for t in _tokens(w) if not (len(t) == 2 and set(t) & PARTICLES) and t not in out]
         elif w not in out:
             out.append(w)

@@ -135,12 +135,10 @@ class Query:
     def fts_for(self, index: ProjectIndex) -> FtsQuery:
         """The FTS5 expression as this project reads it: each bare word with its Snowball stems in the languages
         its notes are written in (ingest/segment.py), the query as parsed in an English project."""
-        languages = reads.stemmed_languages(index)
-        if not languages:
-            return self.fts
-        key = ("fts", languages)
+        key = ("fts", index.name)  # asked by every leg of a search: the project's languages read once
         if key not in self._memo:
-            self._memo[key] = self.fts.for_languages(languages)
+            languages = reads.stemmed_languages(index)
+            self._memo[key] = self.fts.for_languages(languages) if languages else self.fts
         return self._memo[key]
 
     def any_match(self, index: ProjectIndex) -> str:

@@ -16,7 +16,7 @@ import numpy as np
 from ..ingest.chunking import CHUNKER_VERSION, TokenCounter
 from ..config import Settings
 from ..ingest.embeddings import Embedder
-from ..ingest.language import SAMPLE as LANGUAGE_SAMPLE, Languages, languages, model_for
+from ..ingest.language import SAMPLE as LANGUAGE_SAMPLE, Languages, kept as kept_languages, languages, model_for
 from ..ingest.segment import interrupted
 from ..errors import DiskFull, EmbeddingsUnavailable, IndexDamaged, SKMemoryError, is_damage, is_full
 from ..ingest.extract import EXTRACTORS
@@ -705,11 +705,7 @@ def language_moved(store: Store, settings: Settings) -> bool:
 
 
 def _kept_languages(store: Store) -> dict:
-    try:
-        value = json.loads(store.meta(LANGUAGES_META) or "{}")
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+    return kept_languages(store.meta(LANGUAGES_META))
 
 
 def language_status(store: Store) -> dict:
