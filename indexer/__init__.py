@@ -25,17 +25,17 @@ _EXPORTS = {
     "Engine": ".engine",
     "Home": ".home",
     "Settings": ".config",
-    "SearchRequest": ".search.request",  # one search as every surface asks it
-    "FILTER_KEYS": ".search.request",  # vault_search's metadata filters
-    "DATE_BOUNDS": ".search.request",  # a date filter's bounds
-    "MODES": ".search.request",  # every search mode
-    "ListingRequest": ".search.sibling_requests",  # notes listed by tag, folder, property or recency
-    "ContextRequest": ".search.sibling_requests",  # passages packed into a token budget for an agent
-    "RelatedRequest": ".search.sibling_requests",  # the notes like one note
-    "RelatedTextRequest": ".search.sibling_requests",  # the notes related to a text (a web page, a note)
-    "MemoryRequest": ".search.sibling_requests",  # spec 002's memory search
-    "NodeSearchRequest": ".search.sibling_requests",  # a mind map's node search
-    "LightRequest": ".search.sibling_requests",  # the documents Cluster View lights up for a query
+    "SearchRequest": ".contract.request",  # one search as every surface asks it
+    "FILTER_KEYS": ".contract.filters",  # vault_search's metadata filters
+    "DATE_BOUNDS": ".contract.filters",  # a date filter's bounds
+    "MODES": ".contract.request",  # every search mode
+    "ListingRequest": ".contract.sibling_requests",  # notes listed by tag, folder, property or recency
+    "ContextRequest": ".contract.sibling_requests",  # passages packed into a token budget for an agent
+    "RelatedRequest": ".contract.sibling_requests",  # the notes like one note
+    "RelatedTextRequest": ".contract.sibling_requests",  # the notes related to a text (a web page, a note)
+    "MemoryRequest": ".contract.sibling_requests",  # spec 002's memory search
+    "NodeSearchRequest": ".contract.sibling_requests",  # a mind map's node search
+    "LightRequest": ".contract.sibling_requests",  # the documents Cluster View lights up for a query
     "SKMemoryError": ".errors",
     "Project": ".store.project",  # the writer of one project, as Home.open_project returns it
     "BackgroundIndexer": ".background",  # what `serve` and `watch` start: sync, watch and embed

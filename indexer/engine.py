@@ -15,7 +15,7 @@ from pathlib import Path
 from .errors import IndexDamaged, InvalidProjectRoot, InvalidQuery, ProjectNotFound, SKMemoryError
 from .home import Home
 from .ingest.embeddings import FOREGROUND
-from .limits import check_scope
+from .contract.limits import check_scope
 from .search import browse, chunk_reads, documents, note_reads, notes, pipeline
 from .ingest.scale import IDENTITY, ScaledVectors
 from .search.cache import VectorCache
@@ -23,10 +23,10 @@ from .search.context import build_context
 from .search.hnsw import HnswVectors
 from .search.index import ProjectIndex
 from .search.memory import memory_search
-from .search.request import SearchRequest
+from .contract.request import SearchRequest
 from .search.related import related as related_to_text
 from .search.slots import SearchSlots
-from .search.sibling_requests import (ContextRequest, ListingRequest, MemoryRequest, RelatedRequest,
+from .contract.sibling_requests import (ContextRequest, ListingRequest, MemoryRequest, RelatedRequest,
                                       RelatedTextRequest)
 from .search.rerank import Reranker
 from .search.note_text import own_text

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.search.answers import (ROUTE_ANSWERS, ChunkHit, MemoryHit, NoteHit, NoteRow, answer_problems)
+from indexer.contract.rows import (ROUTE_ANSWERS, ChunkHit, MemoryHit, NoteHit, NoteRow, answer_problems)
 from support import app_client
 from webapp import create_app
 

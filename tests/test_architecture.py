@@ -11,7 +11,12 @@ from support import REPO
 PACKAGES = ("indexer", "webapp")
 WEB_LIBRARIES = {"flask", "werkzeug", "jinja2", "htmx_flask", "markupsafe"}  # the engine returns data, not markup
 # What a surface may import of the engine (indexer/__init__.py says the same).
-PUBLIC = {"indexer", "indexer.engine", "indexer.home", "indexer.config", "indexer.errors", "indexer.limits"}
+PUBLIC = {"indexer", "indexer.engine", "indexer.home", "indexer.config", "indexer.errors", "indexer.contract"}
+CONTRACT = "indexer.contract"  # requests, answers, rows, filters, limits and the route table: any surface reads them
+
+
+def public(module: str) -> bool:
+    return module in PUBLIC or module.startswith(CONTRACT + ".")
 
 
 def module_name(path: Path) -> str:
@@ -103,9 +108,9 @@ def test_the_cycle_finder_finds_a_cycle():
 
 def test_surfaces_use_only_the_engines_public_api():
     wrong = sorted({(name, target) for name, targets in graph().items() if name.split(".")[0] == "webapp"
-                    for target, _ in targets if target.split(".")[0] == "indexer" and target not in PUBLIC})
+                    for target, _ in targets if target.split(".")[0] == "indexer" and not public(target)})
     assert wrong == [], ("webapp/ reaches into the engine; import from indexer (or its engine, home, config, "
-                         "errors, limits modules): " + ", ".join(f"{a} imports {b}" for a, b in wrong))
+                         "errors modules, or the contract): " + ", ".join(f"{a} imports {b}" for a, b in wrong))
 
 
 def test_the_graph_sees_every_kind_of_import():
@@ -152,7 +157,19 @@ def test_no_import_cycle_at_any_level():
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
-ROOMS = ("indexer.ingest", "indexer.store", "indexer.search", "indexer.graph", "indexer.mindmap", "indexer.content")
+ROOMS = ("indexer.contract", "indexer.ingest", "indexer.store", "indexer.search", "indexer.graph", "indexer.mindmap",
+         "indexer.content")
+
+
+def test_the_contract_is_the_ground_floor():
+    """indexer/contract/ imports nothing of the house but the errors: every room and surface may read it, and it
+    reads none of them."""
+    mods = modules()
+    wrong = sorted({f"{name} imports {target}" for name, path in mods.items() if name.startswith(CONTRACT)
+                    for target in all_imports(name, path, set(mods))
+                    if target.split(".")[0] in PACKAGES and not target.startswith(CONTRACT)
+                    and target != "indexer.errors"})
+    assert wrong == [], "the contract reaches up: " + ", ".join(wrong)
 
 
 def test_no_cycle_between_the_engines_rooms():

@@ -114,7 +114,7 @@ def test_every_request_field_is_in_the_request_table():
 
 
 def test_every_request_value_names_the_route_that_builds_it():
-    from indexer.search.sibling_requests import ROUTE_REQUESTS
+    from indexer.contract.sibling_requests import ROUTE_REQUESTS
 
     text = api_doc()
     for route, maker in ROUTE_REQUESTS.items():
@@ -124,7 +124,7 @@ def test_every_request_value_names_the_route_that_builds_it():
 
 
 def test_every_row_type_and_alias_is_documented():
-    from indexer.search.answers import ROUTE_ANSWERS, ChunkHit, MemoryHit
+    from indexer.contract.rows import ROUTE_ANSWERS, ChunkHit, MemoryHit
 
     text = api_doc()
     for _, kind in ROUTE_ANSWERS.values():

@@ -11,8 +11,8 @@ import pytest
 from indexer.config import Settings
 from indexer.engine import Engine
 from indexer.home import Home
-from indexer.search.request import SearchRequest
-from indexer.search.sibling_requests import RelatedTextRequest
+from indexer.contract.request import SearchRequest
+from indexer.contract.sibling_requests import RelatedTextRequest
 from support import DEMO_NOTES, app_client
 from webapp import create_app
 

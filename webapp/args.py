@@ -4,7 +4,7 @@ from __future__ import annotations
 from flask import request
 
 from indexer.errors import InvalidQuery
-from indexer.limits import MAX_LIMIT, check_text, check_texts, parse_number, typed_field
+from indexer.contract.limits import MAX_LIMIT, check_text, check_texts, parse_number, typed_field
 
 
 def arg(name: str, default: str = "", max_chars: int = 5000) -> str:

@@ -17,6 +17,7 @@ import urllib.request
 from pathlib import Path
 
 from indexer import SearchRequest
+from indexer.contract.routes import ROUTES
 from indexer.errors import SKMemoryError
 
 from .errors import STATUS_FOR_KIND
@@ -69,7 +70,34 @@ def read_record(home: Path) -> dict:
 
 # --- the client --------------------------------------------------------------------------------------------------
 
-class ServerClient:
+class RouteClient:
+    """Asks the routes of the route table (indexer/contract/routes.py) by name, over `get` and `post`; every answer
+    is checked against its route's type where answers are checked (SKMEMORY_CHECK_ANSWERS=1: every test run)."""
+
+    def get(self, path: str, params: dict | None = None) -> dict:
+        raise NotImplementedError
+
+    def post(self, path: str, body: dict) -> dict:
+        raise NotImplementedError
+
+    def ask(self, name: str, payload: dict | None = None) -> dict:
+        """One route by its name in the route table: a GET's payload as its query string, a POST's as its body."""
+        route = ROUTES[name]
+        payload = {k: v for k, v in (payload or {}).items() if v is not None}
+        answer = self.get(route.path, payload) if route.method == "GET" else self.post(route.path, payload)
+        if os.environ.get("SKMEMORY_CHECK_ANSWERS") == "1":
+            problems = route.answer.problems(answer)
+            if problems:
+                raise SKMemoryError(f"The answer of {route.key} breaks its contract: {'; '.join(problems)[:500]}")
+        return answer
+
+    def search(self, request: SearchRequest) -> dict:
+        """Run a search on the server: spec 000's modes through GET /api/search, vault through POST
+        /api/vault_search (the request's own to_params is what crosses)."""
+        return self.ask("vault_search" if request.mode == "vault" else "search", request.to_params())
+
+
+class ServerClient(RouteClient):
     """A JSON client of the API of an SK Memory server on 127.0.0.1, with the engine's method names."""
 
     def __init__(self, port: int, timeout: float = 60.0):
@@ -110,7 +138,7 @@ class ServerClient:
 
     def projects(self) -> list[dict]:
         """Every project with its counts."""
-        return self.get("/api/projects")["projects"]
+        return self.ask("projects")["projects"]
 
     def add_project(self, path: str, name: str | None = None) -> dict:
         """Register a folder (an absolute path) as a project; the server starts indexing and watching it."""
@@ -133,13 +161,6 @@ class ServerClient:
     def set_embedding_paused(self, paused: bool) -> dict:
         """Pause embedding after the passages in hand, or go on (kept across restarts)."""
         return self.post("/api/embedding", {"paused": paused})
-
-    def search(self, request: SearchRequest) -> dict:
-        """Run a search on the server: spec 000's modes through GET /api/search, vault through POST
-        /api/vault_search (the request's own to_params is what crosses)."""
-        if request.mode == "vault":
-            return self.post("/api/vault_search", request.to_params())
-        return self.get("/api/search", request.to_params())
 
     # --- HTTP ---------------------------------------------------------------------------------------------------
 

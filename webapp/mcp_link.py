@@ -17,9 +17,9 @@ from pathlib import Path
 
 from indexer import SearchRequest
 from indexer.errors import InvalidQuery, SKMemoryError
-from indexer.limits import check_texts
+from indexer.contract.limits import check_texts
 
-from .client import ServerClient, ServerError
+from .client import CLIENT_HEADER, RouteClient, ServerClient, ServerError
 
 logger = logging.getLogger(__name__)
 
@@ -99,14 +99,15 @@ class ServerLink:
                                     f"(its log is {log_path}).")
             time.sleep(0.25)
 
-    def call(self, method: str, path: str, payload: dict) -> dict:
-        """Send one API request; the server's error sentence becomes a ToolError."""
+    def ask(self, route: str, payload: dict) -> dict:
+        """Ask one route of the route table by name (indexer/contract/routes.py); the server's error sentence
+        becomes a ToolError."""
         try:  # a lone surrogate cannot even be sent: refuse it (and control characters) here, in the same words
             for name, value in payload.items():
                 check_texts("The query" if name in ("q", "query") else f"'{name}'", value)
         except InvalidQuery as exc:
             raise refusal(str(exc)) from None
-        return self._ask(lambda client: client.get(path, payload) if method == "GET" else client.post(path, payload))
+        return self._ask(lambda client: client.ask(route, payload))
 
     def search(self, request: SearchRequest) -> dict:
         """Run one search on the server, as the client sends it."""
@@ -126,6 +127,45 @@ class ServerLink:
                     raise refusal(f"SK Memory's server stopped answering ({exc}). "
                                     f"{HOW_TO_START.format(home=self.home)}") from None
         raise AssertionError("unreachable")
+
+
+class AppLink(ServerLink):
+    """The tools' link to an app in this process (Flask's test client): every tool runs without a server or a
+    socket, through the same routes, checks and answers (tests/test_mcp_tools.py runs each so)."""
+
+    def __init__(self, app):
+        super().__init__(Path("."), 0)
+        self._client = AppClient(app)
+
+    def connect(self) -> "AppClient":
+        return self._client
+
+
+class AppClient(RouteClient):
+    """A RouteClient over a Flask app's test client, as a local program reaches the server."""
+
+    def __init__(self, app):
+        self.client = app.test_client()
+        self.BASE = f"http://127.0.0.1:{app.config['SKMEMORY_PORT']}"
+
+    def get(self, path: str, params: dict | None = None) -> dict:
+        return self._answer(self.client.get(path, query_string=_pairs(params or {}), base_url=self.BASE,
+                                            headers={CLIENT_HEADER: "skmemory"}))
+
+    def post(self, path: str, body: dict) -> dict:
+        return self._answer(self.client.post(path, json=body, base_url=self.BASE, headers={CLIENT_HEADER: "skmemory"}))
+
+    @staticmethod
+    def _answer(response) -> dict:
+        body = response.get_json(silent=True) or {}
+        if response.status_code >= 400:
+            raise ServerError(response.status_code, body.get("error", "error"), body.get("detail", response.status))
+        return body
+
+
+def _pairs(params: dict) -> list[tuple[str, str]]:
+    return [(k, str(v)) for k, value in params.items() if value is not None
+            for v in (value if isinstance(value, (list, tuple)) else [value])]
 
 
 def _find(port: int, home: Path) -> ServerClient | None:

@@ -17,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
 
 from indexer.errors import InvalidQuery
-from indexer.limits import check_texts
+from indexer.contract.limits import check_texts
 
 from .mcp_link import ServerLink
 from .mcp_tools.answers import unknown_arguments, validation_sentences

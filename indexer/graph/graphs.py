@@ -7,8 +7,8 @@ from typing import Callable
 
 from ..errors import EmbeddingsUnavailable
 from ..search.index import ProjectIndex
-from ..search.request import SearchRequest
-from ..search.sibling_requests import LightRequest
+from ..contract.request import SearchRequest
+from ..contract.sibling_requests import LightRequest
 from .build import SavePositions, build_graph
 from .layout import SPACING
 from .source import fingerprint

@@ -11,7 +11,7 @@ from typing import Callable
 
 from ..errors import NoActiveMap
 from ..search.index import ProjectIndex
-from ..search.sibling_requests import NodeSearchRequest
+from ..contract.sibling_requests import NodeSearchRequest
 from . import maps
 from ..ingest.extract.mindmap_format import MindMap, dumps
 from .maps import ActiveMap, MapRef

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from ..limits import check_number, check_query
+from ..contract.limits import check_number, check_query
 from ..ingest.extract.inline import normalise_tags
 from ..ingest.readable import display_text
 from ..search import chunk_reads

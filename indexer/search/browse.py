@@ -8,7 +8,7 @@ from ..ingest.readable import display_text
 from .filters import allowed_documents
 from .hits import snippet
 from .index import ProjectIndex
-from .sibling_requests import ListingRequest
+from ..contract.sibling_requests import ListingRequest
 from .tags import documents_with_tags, normalise
 from .vault import CHARS_PER_TOKEN, note_results
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from ..ingest.boilerplate import mostly_shared, without_shared
 from . import pipeline
-from .answers import ContextItem
+from ..contract.rows import ContextItem
 from .hits import shared_in
 from .index import ProjectIndex
-from .request import SearchRequest
-from .sibling_requests import ContextRequest
+from ..contract.request import SearchRequest
+from ..contract.sibling_requests import ContextRequest
 
 _SPECIAL_TOKENS = 2  # [CLS] and [SEP]: the counter adds them to every text, a context holds none
 

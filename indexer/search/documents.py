@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import DocumentNotFound, InvalidQuery
 from ..ingest.readable import display_title
 from . import chunk_reads, note_reads
-from .answers import DocumentRow
+from ..contract.rows import DocumentRow
 from .hits import chunk_hits, chunk_sections, envelope, iso, note_hits, section_texts
 from .index import ProjectIndex
 from .note_text import file_text

@@ -15,11 +15,12 @@ import json
 import numpy as np
 
 from . import chunk_reads, note_reads
+from ..contract.filters import FILTERS
 from .filters import allowed_documents
 from .grammar import CHUNK_WEIGHT, TITLE_BONUS, held_words
 from .index import ProjectIndex
 from .records import MeaningLeg, Ranking, VaultRanking
-from .tags import documents_with_tags, normalise
+from .tags import tag_reason
 
 ORDINAL_SUFFIX = {1: "st", 2: "nd", 3: "rd"}
 
@@ -145,23 +146,6 @@ def best_similarity(index: ProjectIndex, vector, chunk_ids: list[str]) -> tuple[
         return None, None
     i = int(np.argmax(sims))
     return ids[i], float(sims[i])
-
-
-def tag_reason(index: ProjectIndex, document_id: str, tags_all, tags_any) -> str | None:
-    """Why the tag filter leaves a document out (None when it lets it in)."""
-    have = note_reads.tags_of(index, [document_id]).get(document_id, [])
-
-    def has(tag: str) -> bool:  # the filter's own rule (a tag matches its sub-tags), asked of the filter itself
-        return document_id in (documents_with_tags(index, [tag], None) or set())
-
-    lacking = [t for t in normalise(tags_all) if not has(t)]
-    wanted_any = normalise(tags_any)
-    tags = f"its tags are {', '.join('#' + t for t in have)}" if have else "it has no tags"
-    if lacking:
-        return f"removed by the tag filter: it lacks {', '.join('#' + t for t in lacking)} ({tags})"
-    if wanted_any and not any(has(t) for t in wanted_any):
-        return f"removed by the tag filter: it has none of {', '.join('#' + t for t in wanted_any)} ({tags})"
-    return None
 
 
 def explain_document(index: ProjectIndex, ranking: Ranking, document_id: str, limit: int, terms: list[str],
@@ -319,25 +303,16 @@ def _not_found(leg: str, threshold: float) -> str:
 
 
 def filter_reasons(index: ProjectIndex, filters: dict, document_id: str) -> list[str]:
-    """Each filter that leaves this document out, as 'filters.<key> = <value>' with what the note has instead."""
+    """Each filter that leaves this document out, as 'filters.<key> = <value>' with what the note has instead (the
+    filter's own explanation, contract/filters.py's record)."""
     row = note_reads.document(index, document_id)
     reasons = []
     for key, value in filters.items():
         allowed = allowed_documents(index, {key: value})
         if allowed is None or document_id in allowed:
             continue
-        has = ""
-        if key == "folder":
-            folder = row["rel_path"].rsplit("/", 1)[0] if "/" in row["rel_path"] else ""
-            has = f"; the note is in '{folder}'" if folder else "; the note is at the top of the project"
-        elif key == "tags":
-            reason = tag_reason(index, document_id, value, None)
-            has = "; " + reason.split(": ", 1)[1] if reason else ""
-        elif key in ("type", "properties", "created"):
-            meta = json.loads(row["frontmatter"] or "{}")
-            field_names = {"type": ["type"], "created": ["created"], "properties": list(value)}[key]
-            shown = {f: meta.get(f) for f in field_names}
-            has = f"; its frontmatter has {json.dumps(shown, default=str)}"
+        explain = FILTERS[key].explain
+        has = explain(index, row, value) if explain else ""
         reasons.append(f"filters.{key} = {json.dumps(value, default=str)} leaves it out{has}")
     return reasons
 

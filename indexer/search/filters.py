@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 from datetime import date, datetime, time, timedelta
+from typing import Callable
 
 from . import chunk_reads
 from . import note_reads as reads
+from ..contract.filters import DAY, FILTERS, narrowing
+from ..errors import InvalidQuery
 from .index import ProjectIndex
-from .request import DAY
-from .tags import documents_with_tags, normalise
+from .tags import documents_with_tags, normalise, tag_reason
 
 
 def day_matches(day: date, bounds: dict[str, date]) -> bool:
@@ -88,49 +90,134 @@ def _property_matches(actual, wanted) -> bool:
     return isinstance(actual, str) and actual.strip().casefold() == wanted.strip().casefold()
 
 
-def _by_name_and_words(index: ProjectIndex, filters: dict) -> set[str]:
-    """The documents Obsidian's path:, file: and -word operators allow (operators.py): every path: text in the
-    path, every file: text in the file name, none of the excluded words in the title or text; any case."""
-    paths, files = filters.get("path") or [], filters.get("file") or []
-    kept = {doc for doc, rel_path in reads.paths(index)
-            if all(p in rel_path.lower() for p in paths)
-            and all(f in rel_path.rsplit("/", 1)[-1].lower() for f in files)}
-    for word in filters.get("exclude") or []:
-        kept -= chunk_reads.documents_holding(index, word)
-    return kept
+class Candidates:
+    """The notes a search may find, narrowed by each filter in turn: by the documents table (folder, type, modified
+    time: one query), by sets of documents, and by each note's frontmatter and related links."""
+
+    def __init__(self, index: ProjectIndex):
+        self.index = index
+        self.where: list[str] = []  # conditions on the documents table, with ? for params
+        self.params: list = []
+        self.sets: list[Callable[[], set[str]]] = []
+        self.tests: list[Callable[[dict, list[str]], bool]] = []  # (frontmatter, related links) -> kept
+        self.needs_links = False
+
+    def documents(self) -> set[str]:
+        rows = reads.documents_where(self.index, self.where, self.params)
+        docs = {r[0] for r in rows}
+        for narrowed in self.sets:
+            docs &= narrowed()
+        if not self.tests or not docs:
+            return docs
+        links: dict[str, list[str]] = {}
+        if self.needs_links:
+            for r in reads.related_to_links(self.index):
+                links.setdefault(r[0], []).append(r[1])
+        return {doc for doc, meta in rows if doc in docs
+                and all(test(json.loads(meta or "{}"), links.get(doc, [])) for test in self.tests)}
 
 
 def allowed_documents(index: ProjectIndex, filters: dict) -> set[str] | None:
     """Return the ids of the documents every filter allows; None when there are no filters (all allowed)."""
     if not filters:
         return None
-    folder = filters.get("folder", "").strip().strip("/").lower()
-    rows = reads.matching_metadata(index, folder, filters["type"].strip() if "type" in filters else None,
-                                   _modified_bounds(filters.get("modified") or {}))
-    docs = {r[0] for r in rows}
-    if filters.get("path") or filters.get("file") or filters.get("exclude"):
-        docs &= _by_name_and_words(index, filters)
-    if normalise(filters.get("tags")):
-        docs &= documents_with_tags(index, filters["tags"], None) or set()
-    related, properties, created = filters.get("related"), filters.get("properties"), filters.get("created")
-    if not (related or properties or created) or not docs:
+    candidates = Candidates(index)
+    for key, value in filters.items():
+        record = FILTERS.get(key)
+        if record is None or record.narrow is None:
+            raise InvalidQuery(f"The filter '{key}' narrows nothing here (indexer/search/filters.py has no "
+                               "@narrowing for it); leave it out.")
+        record.narrow(candidates, value)
+    return candidates.documents()
+
+
+def _shown(index: ProjectIndex, row, names: list[str]) -> str:
+    meta = json.loads(row["frontmatter"] or "{}")
+    return f"; its frontmatter has {json.dumps({f: meta.get(f) for f in names}, default=str)}"
+
+
+def _folder_has(index: ProjectIndex, row, value) -> str:
+    folder = row["rel_path"].rsplit("/", 1)[0] if "/" in row["rel_path"] else ""
+    return f"; the note is in '{folder}'" if folder else "; the note is at the top of the project"
+
+
+def _tags_have(index: ProjectIndex, row, value) -> str:
+    reason = tag_reason(index, row["document_id"], value, None)
+    return "; " + reason.split(": ", 1)[1] if reason else ""
+
+
+@narrowing("folder", _folder_has)
+def _folder(candidates: Candidates, value: str) -> None:
+    folder = value.strip().strip("/").lower()
+    if folder:
+        candidates.where.append("(lower(rel_path) = ? OR substr(lower(rel_path), 1, ?) = ?)")
+        candidates.params += [folder, len(folder) + 1, folder + "/"]
+
+
+@narrowing("type", lambda index, row, value: _shown(index, row, ["type"]))
+def _type(candidates: Candidates, value: str) -> None:
+    candidates.where.append("frontmatter_type = ?")
+    candidates.params.append(value.strip())
+
+
+@narrowing("modified")
+def _modified(candidates: Candidates, bounds: dict[str, date]) -> None:
+    for operator, moment in _modified_bounds(bounds):
+        candidates.where.append(f"modified {operator} ?")
+        candidates.params.append(moment)
+
+
+@narrowing("tags", _tags_have)
+def _tags(candidates: Candidates, tags: list[str]) -> None:
+    if normalise(tags):
+        candidates.sets.append(lambda: documents_with_tags(candidates.index, tags, None) or set())
+
+
+@narrowing("related")
+def _related(candidates: Candidates, wanted: list[str]) -> None:
+    if wanted:
+        candidates.needs_links = True
+        candidates.tests.append(lambda meta, links: all(_links_to(_related_targets(meta, links), w) for w in wanted))
+
+
+@narrowing("properties", lambda index, row, value: _shown(index, row, list(value)))
+def _properties(candidates: Candidates, properties: dict) -> None:
+    if properties:
+        candidates.tests.append(lambda meta, links: all(k in meta and _property_matches(meta[k], v)
+                                                        for k, v in properties.items()))
+
+
+@narrowing("created", lambda index, row, value: _shown(index, row, ["created"]))
+def _created(candidates: Candidates, bounds: dict[str, date]) -> None:
+    def test(meta: dict, links: list[str]) -> bool:
+        day = created_day(meta)
+        return day is not None and day_matches(day, bounds)
+    if bounds:
+        candidates.tests.append(test)
+
+
+# Obsidian's operators (operators.py): path: and file: texts, any case; -word: no excluded word in title or text
+
+@narrowing("path")
+def _path(candidates: Candidates, texts: list[str]) -> None:
+    if texts:
+        candidates.sets.append(lambda: {doc for doc, rel_path in reads.paths(candidates.index)
+                                        if all(p in rel_path.lower() for p in texts)})
+
+
+@narrowing("file")
+def _file(candidates: Candidates, texts: list[str]) -> None:
+    if texts:
+        candidates.sets.append(lambda: {doc for doc, rel_path in reads.paths(candidates.index)
+                                        if all(f in rel_path.rsplit("/", 1)[-1].lower() for f in texts)})
+
+
+@narrowing("exclude")
+def _exclude(candidates: Candidates, words: list[str]) -> None:
+    def kept() -> set[str]:
+        docs = {doc for doc, _ in reads.paths(candidates.index)}
+        for word in words:
+            docs -= chunk_reads.documents_holding(candidates.index, word)
         return docs
-    links: dict[str, list[str]] = {}
-    if related:
-        for r in reads.related_to_links(index):
-            links.setdefault(r[0], []).append(r[1])
-    kept = set()
-    for r in rows:
-        if r[0] not in docs:
-            continue
-        meta = json.loads(r[1] or "{}")
-        if related and not all(_links_to(_related_targets(meta, links.get(r[0], [])), w) for w in related):
-            continue
-        if properties and not all(k in meta and _property_matches(meta[k], v) for k, v in properties.items()):
-            continue
-        if created:
-            day = created_day(meta)
-            if day is None or not day_matches(day, created):
-                continue
-        kept.add(r[0])
-    return kept
+    if words:
+        candidates.sets.append(kept)

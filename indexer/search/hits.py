@@ -16,7 +16,7 @@ from typing import Iterable
 from ..ingest.boilerplate import only_shared, paragraph_keys, without_shared
 from . import chunk_reads as reads
 from ..ingest.readable import display_text, display_title, has_words
-from .answers import ChunkHit, Passage
+from ..contract.rows import ChunkHit, Passage
 from ..ingest.segment import CJK_RUN
 from .grammar import STOPWORDS, held_words, highlight_words, whole_words
 from .index import ProjectIndex

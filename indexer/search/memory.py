@@ -9,11 +9,11 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import DocumentNotFound, InvalidQuery
-from ..limits import check_texts
+from ..contract.limits import check_texts
 from ..ingest.extract.inline import wikilink_target
 from . import chunk_reads, note_reads
-from .answers import MemoryHit
-from .sibling_requests import MemoryRequest
+from ..contract.rows import MemoryHit
+from ..contract.sibling_requests import MemoryRequest
 from .grammar import parse_terms
 from .index import ProjectIndex
 from .links import LinkResolver, file_stem

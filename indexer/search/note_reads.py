@@ -123,21 +123,11 @@ def content_digest_rows(index: ProjectIndex) -> list:
     return index.sql("SELECT document_id, rel_path, content_hash FROM documents ORDER BY document_id")
 
 
-def matching_metadata(index: ProjectIndex, folder: str, file_type: str | None, modified: list[tuple[str, float]]
-                      ) -> list:
-    """(document_id, frontmatter) of the documents under a folder (lowercase, '' for all), of a frontmatter type,
-    and modified within bounds given as (operator, local midnight) pairs."""
-    where, params = ["1"], []
-    if folder:
-        where.append("(lower(rel_path) = ? OR substr(lower(rel_path), 1, ?) = ?)")
-        params += [folder, len(folder) + 1, folder + "/"]
-    if file_type is not None:
-        where.append("frontmatter_type = ?")
-        params.append(file_type)
-    for operator, moment in modified:
-        where.append(f"modified {operator} ?")
-        params.append(moment)
-    return index.sql(f"SELECT document_id, frontmatter FROM documents WHERE {' AND '.join(where)}", params)
+def documents_where(index: ProjectIndex, conditions: list[str], params: list) -> list:
+    """(document_id, frontmatter) of the documents every condition on the documents table allows (filters.py's
+    folder, type and modified time)."""
+    where = " AND ".join(conditions) or "1"
+    return index.sql(f"SELECT document_id, frontmatter FROM documents WHERE {where}", params)
 
 
 def count_allowed(index: ProjectIndex, allowed: set[str] | None) -> int:

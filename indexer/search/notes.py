@@ -10,6 +10,7 @@ import difflib
 import json
 from collections import Counter
 
+from ..contract.limits import DIRECTIONS
 from ..errors import DocumentNotFound, InvalidQuery
 from ..ingest.readable import display_title
 from . import chunk_reads, note_reads
@@ -127,7 +128,7 @@ def read_note(index: ProjectIndex, note: str, max_bytes: int, section: str | Non
 def note_links(index: ProjectIndex, note: str, direction: str = "both", limit: int = LINKS_CAP) -> dict:
     """A note's outgoing links (resolved to paths where they name an indexed note) and its backlinks, each list
     at most `limit` long, with the totals."""
-    if direction not in ("both", "outgoing", "backlinks"):
+    if direction not in DIRECTIONS:
         raise InvalidQuery(f"direction must be both, outgoing or backlinks, not '{str(direction)[:40]}'.")
     if not 1 <= limit <= 500:
         raise InvalidQuery("limit must be from 1 to 500.")

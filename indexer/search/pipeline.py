@@ -7,9 +7,9 @@ the answer is the response every surface renders. vault_search (vault.py) is the
 from __future__ import annotations
 
 from ..errors import EmbeddingsUnavailable, InvalidQuery
-from ..limits import EMPTY_QUERY
+from ..contract.limits import EMPTY_QUERY
 from . import chunk_reads
-from .explain import annotate, explain_document, ordinal, tag_reason
+from .explain import annotate, explain_document, ordinal
 from .hits import chunk_hits, envelope, note_hits
 from .hybrid import KEYWORD_POOL, hybrid
 from .index import ProjectIndex
@@ -18,7 +18,7 @@ from .query import Query
 from .records import KeywordLeg, MeaningLeg, Ranking
 from .semantic import DIRECT_THRESHOLD, recency_search, semantic_search, unavailable
 from .spelling import corrected
-from .tags import tag_search
+from .tags import tag_reason, tag_search
 
 # When nothing reaches semantic search's threshold, the best chunks above this floor are offered apart, as weaker
 # matches (a question worded unlike any note often peaks at 0.3-0.45 with this model; under 0.25 is noise).

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..errors import EmbeddingsUnavailable
 from . import chunk_reads, note_reads
-from .answers import RelatedNote
+from ..contract.rows import RelatedNote
 from ..ingest.segment import CJK_RUN
 from .grammar import COMMON_WORDS, STOPWORDS, held_words, highlight_words
 from .hits import chunk_hits

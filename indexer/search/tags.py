@@ -70,3 +70,20 @@ def _match_rank(tag: str, text: str) -> int:
     if tag.startswith(text):
         return 0
     return 1 if any(segment.startswith(text) for segment in tag.split("/")) else 2
+
+
+def tag_reason(index: ProjectIndex, document_id: str, tags_all, tags_any) -> str | None:
+    """Why the tag filter leaves a document out (None when it lets it in)."""
+    have = reads.tags_of(index, [document_id]).get(document_id, [])
+
+    def has(tag: str) -> bool:  # the filter's own rule (a tag matches its sub-tags), asked of the filter itself
+        return document_id in (documents_with_tags(index, [tag], None) or set())
+
+    lacking = [t for t in normalise(tags_all) if not has(t)]
+    wanted_any = normalise(tags_any)
+    tags = f"its tags are {', '.join('#' + t for t in have)}" if have else "it has no tags"
+    if lacking:
+        return f"removed by the tag filter: it lacks {', '.join('#' + t for t in lacking)} ({tags})"
+    if wanted_any and not any(has(t) for t in wanted_any):
+        return f"removed by the tag filter: it has none of {', '.join('#' + t for t in wanted_any)} ({tags})"
+    return None

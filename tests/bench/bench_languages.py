@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from indexer.config import Settings  # noqa: E402
 from indexer.engine import Engine  # noqa: E402
 from indexer.home import Home  # noqa: E402
-from indexer.search.request import SearchRequest  # noqa: E402
+from indexer.contract.request import SearchRequest  # noqa: E402
 
 CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 QUESTIONS = Path(__file__).resolve().parent / "questions"

@@ -31,7 +31,7 @@ from indexer.engine import Engine  # noqa: E402
 from indexer.errors import ProjectNotFound  # noqa: E402
 from indexer.home import Home  # noqa: E402
 from indexer.search.grammar import WORD  # noqa: E402
-from indexer.search.request import SearchRequest  # noqa: E402
+from indexer.contract.request import SearchRequest  # noqa: E402
 from indexer.search.vault import DEFAULT_FUSION, DEFAULT_NOTE_LEG, FUSIONS, vault_search  # noqa: E402
 
 PROJECT = "beir"

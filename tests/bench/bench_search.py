@@ -56,7 +56,7 @@ from indexer.search.cache import VectorCache  # noqa: E402
 from indexer.search.grammar import parse_terms  # noqa: E402
 from indexer.search.keyword import keyword_search  # noqa: E402
 from indexer.search.query import Query  # noqa: E402
-from indexer.search.request import SearchRequest  # noqa: E402
+from indexer.contract.request import SearchRequest  # noqa: E402
 from indexer.search.calibration import calibrate  # noqa: E402
 
 SECTIONS_PER_NOTE = 10
@@ -453,7 +453,7 @@ BRITANNICA_QUESTIONS = [
 
 def questions(home_path: Path, project: str, rounds: int) -> None:
     """Each mode's latency on real questions against an indexed, embedded project (read-only, as the CLI opens it)."""
-    from indexer.search.request import SearchRequest
+    from indexer.contract.request import SearchRequest
 
     engine = Engine(Home(Settings.from_env(home_path)), read_only=True)
     try:

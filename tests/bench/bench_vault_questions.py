@@ -41,7 +41,7 @@ from indexer.home import Home  # noqa: E402
 from indexer.search.chunk_reads import hit_rows  # noqa: E402
 from indexer.store.database import LONG_NOTE_TAIL_FROM  # noqa: E402
 from indexer.search.query import Query  # noqa: E402
-from indexer.search.request import SearchRequest  # noqa: E402
+from indexer.contract.request import SearchRequest  # noqa: E402
 from indexer.search.semantic import semantic_search  # noqa: E402
 from indexer.search.vault import DEFAULT_FUSION, DEFAULT_NOTE_LEG, FUSIONS, vault_search  # noqa: E402
 

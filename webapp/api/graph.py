@@ -4,7 +4,7 @@ from __future__ import annotations
 from flask import Blueprint, jsonify, request
 
 from indexer import LightRequest
-from indexer.limits import check_scope
+from indexer.contract.limits import check_scope
 
 from ..current import get_engine
 

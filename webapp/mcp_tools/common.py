@@ -9,15 +9,18 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from typing import Annotated, Literal
+from typing import Annotated
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import AfterValidator, Field, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from indexer import MODES
+from indexer.contract.filters import FILTER_KEYS, FILTERS_SCHEMA
 from indexer.errors import SKMemoryError
-from indexer.limits import MAX_LIMIT, MAX_QUERY_CHARS
+from indexer.contract.limits import DIRECTIONS, MAX_LIMIT, MAX_QUERY_CHARS, SCOPES
+from indexer.contract.sibling_requests import MATCHES, MEMORY_MODES
 
 # Every tool only reads, and only the user's own index. MCP reads destructiveHint and idempotentHint only when
 # readOnlyHint is false, so they are not sent.
@@ -27,8 +30,26 @@ Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS,
                              description="Natural language or keywords.")]
 Project = Annotated[str | None, Field(description="Project name (default: the first).")]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Most results.")]
-Detail = Annotated[Literal["notes", "chunks"], Field(
-    description="notes: a row per note (~60 tokens); chunks: whole passages (~600).")]
+DETAILS = ("notes", "chunks")  # an MCP search's rows: compact per note, or the API's whole passages
+
+
+
+def choice(values, description: str):
+    """A string argument that is one of `values` (read from the contract, never written twice): the schema's enum,
+    and pydantic's own refusal of another value, which the server turns into a sentence."""
+    values = tuple(values)
+
+    def one_of(value: str) -> str:
+        if value not in values:
+            expected = " or ".join(", ".join(repr(v) for v in values).rsplit(", ", 1))
+            raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+        return value
+
+    return Annotated[str, Field(description=description, json_schema_extra={"enum": list(values)}),
+                     AfterValidator(one_of)]
+
+
+Detail = choice(DETAILS, "notes: a row per note (~60 tokens); chunks: whole passages (~600).")
 Note = Annotated[str, Field(min_length=1, max_length=1000,
                                   description="Its path as results give it, its title or its id.")]
 MapPath = Annotated[str | None, Field(description="A .mmdata path (default: the map open in SK Memory, else the "
@@ -38,36 +59,13 @@ Correct = Annotated[bool, Field(description="Fix a word no note holds (see `corr
 ExplainDocument = Annotated[str | None, Field(description="A document_id: why it ranked so or was left out.")]
 TagList = Annotated[list[str], Field(description="Tags without '#'; a parent matches its sub-tags.")]
 
-
-class DateBounds(BaseModel):
-    """Days as YYYY-MM-DD (server-local); before and after exclude the day."""
-
-    model_config = ConfigDict(extra="forbid")
-    before: str | None = None
-    on: str | None = None
-    after: str | None = None
-
-
-class VaultFilters(BaseModel):
-    """Metadata filters, AND-combined with each other and the query."""
-
-    model_config = ConfigDict(extra="forbid")
-    folder: str | None = Field(None, description="Path prefix.")
-    tags: list[str] | None = Field(None, description="All of these tags.")
-    type: str | None = Field(None, description="Frontmatter type.")
-    related: list[str] | None = Field(None, description="Links to all of these notes.")
-    properties: dict[str, str | int | float | bool] | None = Field(
-        None, description='Frontmatter values, all matching: {"status": "active"}.')
-    created: DateBounds | None = Field(None, description="Frontmatter created date.")
-    modified: DateBounds | None = Field(None, description="File modified time.")
-
-
-Filters = Annotated[VaultFilters | None, Field(description="Metadata filters.")]
-# The listings take the same filters; their schema points to vault_search's instead of repeating its 1,100
-# characters four times over in tools/list (the call is still checked against VaultFilters, with its errors).
-ListingFilters = Annotated[VaultFilters | None, WithJsonSchema({
-    "type": "object", "description": "vault_search's filters: folder, tags, type, related, properties, created, "
-                                     "modified."})]
+# The metadata filters as the contract's records describe them (indexer/contract/filters.py); the request checks a
+# call's filters with the contract's own sentences.
+Filters = Annotated[dict | None, WithJsonSchema(FILTERS_SCHEMA)]
+# The listings take the same filters; their schema points to vault_search's instead of repeating it four times over
+# in tools/list.
+ListingFilters = Annotated[dict | None, WithJsonSchema({
+    "type": "object", "description": f"vault_search's filters: {', '.join(FILTER_KEYS)}."})]
 
 
 # The most characters any answer holds (about 10,000 tokens): a list that would go past it is cut from its end,
@@ -109,12 +107,6 @@ def answer(body: dict) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=body)
 
 
-def filters_of(filters: VaultFilters | None) -> dict | None:
-    return filters.model_dump(exclude_none=True) if filters is not None else None
-
-
-
-
 def refused(exc: SKMemoryError) -> ToolError:
     """A refusal as the client reads it: the engine's sentence, nothing else."""
     return ToolError(str(exc))
@@ -134,9 +126,15 @@ def bound(tool, link):
 
 # spec 000's modes that search_all_projects offers (tag has its own tool; vault looks inside one project)
 ALL_PROJECT_MODES = tuple(m for m in MODES if m not in ("tag", "vault"))
-AllProjectMode = Literal[ALL_PROJECT_MODES]
+AllProjectMode = choice(ALL_PROJECT_MODES, "hybrid (default), semantic, recency (semantic weighted to recent "
+                                           "changes) or keyword (exact words).")
+Scope = choice(SCOPES, "'all' draws from every project.")
+Match = choice(MATCHES, "'all': notes with every tag; 'any': with at least one.")
+MemoryMode = choice(dict.fromkeys(MEMORY_MODES.values()), "frontmatter: field-value pairs; content: 1-3 keywords; "
+                                                          "xref: one note's id, title or path.")
+Direction = choice(DIRECTIONS, "outgoing: the note's own links; backlinks: the notes that link to it.")
 
 
-def get(link, route: str, **params) -> dict:
-    """A GET of one SK Memory route, leaving out the parameters not given."""
-    return link.call("GET", route, {k: v for k, v in params.items() if v is not None})
+def ask(link, route: str, **payload) -> dict:
+    """One route of the route table (indexer/contract/routes.py) by name, leaving out what is not given."""
+    return link.ask(route, {k: v for k, v in payload.items() if v is not None})

@@ -2,26 +2,25 @@
 and the frontmatter keys."""
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp_types import CallToolResult
 from pydantic import Field
 
 from . import answers as shape
-from .common import Limit, ListingFilters, Project, answer, filters_of, get
+from .common import Limit, ListingFilters, Match, Project, answer, ask
 from .models import ListAnswer, ProjectsAnswer
 
 MAX_TAGS = 500  # the most tags one answer lists (the web API's limit too)
 
 
 def _listing(link, route: str, **body: Any) -> CallToolResult:
-    return answer(shape.vault_answer(link.call("POST", route, {k: v for k, v in body.items() if v is not None})))
+    return answer(shape.vault_answer(ask(link, route, **body)))
 
 
 def vault_search_by_tag(link, tags: Annotated[list[str], Field(min_length=1, description="Tags without '#'; a parent "
                                                                "tag matches its sub-tags.")],
-                              match: Annotated[Literal["all", "any"], Field(
-                                  description="'all': notes with every tag; 'any': with at least one.")] = "all",
+                              match: Match = "all",
                               filters: ListingFilters = None, limit: Limit = 20,
                               project: Project = None) -> Annotated[CallToolResult, ListAnswer]:
     """List notes with all (or any) of the tags, newest first, optionally narrowed by metadata filters.
@@ -29,7 +28,7 @@ def vault_search_by_tag(link, tags: Annotated[list[str], Field(min_length=1, des
     Prefer vault_search when you also have words to search for.
     Example: vault_search_by_tag(tags=["reference"], match="any", filters={"folder": "Reference"})
     """
-    return _listing(link, "/api/vault_search/by_tag", tags=tags, match=match, filters=filters_of(filters), limit=limit,
+    return _listing(link, "by_tag", tags=tags, match=match, filters=filters, limit=limit,
                  project=project)
 
 
@@ -42,7 +41,7 @@ def vault_search_by_folder(link, folder: Annotated[str, Field(description="Folde
     Prefer vault_search with filters={"folder": ...} to search the folder's text.
     Example: vault_search_by_folder(folder="Projects", filters={"tags": ["outdoors"]})
     """
-    return _listing(link, "/api/vault_search/by_folder", folder=folder, filters=filters_of(filters), limit=limit,
+    return _listing(link, "by_folder", folder=folder, filters=filters, limit=limit,
                  project=project)
 
 
@@ -56,7 +55,7 @@ def vault_search_by_property(link, properties: Annotated[dict[str, str | int | f
     records ranked by tag, domain and level.
     Example: vault_search_by_property(properties={"status": "active", "type": "project"})
     """
-    return _listing(link, "/api/vault_search/by_property", properties=properties, filters=filters_of(filters),
+    return _listing(link, "by_property", properties=properties, filters=filters,
                  limit=limit, project=project)
 
 
@@ -67,7 +66,7 @@ def vault_recent_notes(link, filters: ListingFilters = None, limit: Limit = 20,
     Prefer vault_search with a modified date filter when you also have words to search for.
     Example: vault_recent_notes(limit=5, filters={"modified": {"after": "2026-06-30"}})
     """
-    return _listing(link, "/api/vault_search/recent", filters=filters_of(filters), limit=limit, project=project)
+    return _listing(link, "recent", filters=filters, limit=limit, project=project)
 
 
 def list_projects(link) -> Annotated[CallToolResult, ProjectsAnswer]:
@@ -77,8 +76,8 @@ def list_projects(link) -> Annotated[CallToolResult, ProjectsAnswer]:
     Prefer search_all_projects to search them all at once.
     Example: list_projects()
     """
-    health = get(link, "/api/health")
-    return answer(shape.projects_answer(get(link, "/api/projects")["projects"], health.get("embeddings", "")))
+    health = ask(link, "health")
+    return answer(shape.projects_answer(ask(link, "projects")["projects"], health.get("embeddings", "")))
 
 
 def list_tags(link, prefix: Annotated[str, Field(max_length=200, description="Only tags this text names (in any "
@@ -90,7 +89,7 @@ def list_tags(link, prefix: Annotated[str, Field(max_length=200, description="On
     Prefer tag_search or vault_search_by_tag to list the notes with a tag.
     Example: list_tags(prefix="project")
     """
-    tags = get(link, "/api/tags", project=project, prefix=prefix, limit=min(limit + 1, MAX_TAGS))["tags"]
+    tags = ask(link, "tags", project=project, prefix=prefix, limit=min(limit + 1, MAX_TAGS))["tags"]
     return answer({"results": [{"tag": t["tag"], "notes": t["count"]} for t in tags[:limit]],
                     "more": len(tags) > limit})
 
@@ -105,7 +104,7 @@ def list_properties(link, prefix: Annotated[str, Field(max_length=200, descripti
     Prefer list_tags for tags.
     Example: list_properties(prefix="sta")
     """
-    found = get(link, "/api/properties", project=project, prefix=prefix, limit=limit)
+    found = ask(link, "properties", project=project, prefix=prefix, limit=limit)
     return answer({"results": found["properties"], "total": found["total"],
                    "more": found["total"] > len(found["properties"])})
 

@@ -1,18 +1,16 @@
 """The MCP tool of spec 002: memory_search, which locates memory files without loading them."""
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from .common import Project, answer
+from .common import MemoryMode, Project, answer, ask
 from .models import MemoryResponse
 
 
-def memory_search(link, mode: Annotated[Literal["frontmatter", "content", "xref"], Field(
-                            description="frontmatter: field-value pairs; content: 1-3 keywords; xref: one note's id, "
-                                        "title or path.")],
+def memory_search(link, mode: MemoryMode,
                         query: Annotated[str | dict[str, Any], Field(
                             description='frontmatter: an object such as {"tags": ["database"], "status": "active"}; '
                                         'content: 1-3 keywords, a "quoted phrase" counting as one; xref: an id as '
@@ -27,7 +25,7 @@ def memory_search(link, mode: Annotated[Literal["frontmatter", "content", "xref"
     Prefer hybrid_search or vault_search for open questions in natural language.
     Example: memory_search(mode="xref", query="DEC-42")
     """
-    return answer(link.call("POST", "/api/memory_search", {"mode": mode, "query": query, "project": project}))
+    return answer(ask(link, "memory_search", mode=mode, query=query, project=project))
 
 
 TOOLS = (

@@ -1,12 +1,12 @@
 """The MCP tools that read one note: what it is (get_document), its text a page at a time (read_note), its links."""
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from .common import Note, Project, answer, get
+from .common import Direction, Note, Project, answer, ask
 from . import answers as shape
 from .models import LinksAnswer, NoteInfo, NotePage, SuggestionsAnswer
 
@@ -19,7 +19,7 @@ def get_document(link, note: Note, project: Project = None) -> Annotated[CallToo
     Prefer read_note to read the text.
     Example: get_document(note="Projects/Garden plan.md")
     """
-    return answer(get(link, "/api/notes/info", note=note, project=project))
+    return answer(ask(link, "note_info", note=note, project=project))
 
 
 def read_note(link, note: Note, project: Project = None,
@@ -41,13 +41,12 @@ def read_note(link, note: Note, project: Project = None,
     Prefer get_document for the outline first on a long note, get_context for passages of many notes.
     Example: read_note(note="Projects/Garden plan.md", section="Watering")
     """
-    return answer(get(link, "/api/notes/read", note=note, project=project, section=section, start_line=start_line,
+    return answer(ask(link, "read_note", note=note, project=project, section=section, start_line=start_line,
                        end_line=end_line, offset=offset, max_chars=max_chars))
 
 
 def links(link, note: Note, project: Project = None,
-                direction: Annotated[Literal["both", "outgoing", "backlinks"], Field(
-                    description="outgoing: the note's own links; backlinks: the notes that link to it.")] = "both",
+                direction: Direction = "both",
                 limit: Annotated[int, Field(ge=1, le=500, description="Most links in each list.")] = 50,
                 ) -> Annotated[CallToolResult, LinksAnswer]:
     """List a note's outgoing links (with the path each resolves to, null when it names no note) and its
@@ -56,7 +55,7 @@ def links(link, note: Note, project: Project = None,
     Prefer memory_search mode 'xref' for related_to fields and mentions by id.
     Example: links(note="Garden plan", direction="backlinks")
     """
-    return answer(get(link, "/api/notes/links", note=note, project=project, direction=direction, limit=limit))
+    return answer(ask(link, "links", note=note, project=project, direction=direction, limit=limit))
 
 
 
@@ -70,7 +69,7 @@ def suggest_links(link, note: Note, project: Project = None,
     Prefer links for the links it has.
     Example: suggest_links(note="Projects/Garden plan.md")
     """
-    return answer(shape.suggestions_answer(get(link, "/api/notes/suggestions", note=note, project=project,
+    return answer(shape.suggestions_answer(ask(link, "suggestions", note=note, project=project,
                                                limit=limit)))
 
 TOOLS = (

@@ -2,18 +2,18 @@
 agent context. Each builds one SearchRequest (checked here, as the server would) and hands it down."""
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp_types import CallToolResult
 from pydantic import Field
 
 from indexer import SearchRequest
 from indexer.errors import SKMemoryError
-from indexer.limits import MAX_LIMIT, MAX_SNIPPET_TOKENS, MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET
+from indexer.contract.limits import MAX_LIMIT, MAX_SNIPPET_TOKENS, MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET
 
 from . import answers as shape
-from .common import (AllProjectMode, Correct, Detail, Explain, ExplainDocument, Filters, Limit, Project, Query,
-                     TagList, answer, filters_of, get, refused)
+from .common import (AllProjectMode, Correct, Detail, Explain, ExplainDocument, Filters, Limit, Project, Query, Scope,
+                     TagList, answer, ask, refused)
 from .models import ContextResponse, ListAnswer, NotesAnswer, RelatedAnswer
 
 
@@ -75,9 +75,7 @@ def tag_search(link, tags_all: TagList = [], tags_any: TagList = [], project: Pr
     return _search(link, "", "tag", detail, project=project, tags_all=tags_all, tags_any=tags_any, limit=limit)
 
 
-def search_all_projects(link, query: Query, mode: Annotated[AllProjectMode, Field(
-                                  description="hybrid (default), semantic, recency (semantic weighted to recent "
-                                              "changes) or keyword (exact words).")] = "hybrid",
+def search_all_projects(link, query: Query, mode: AllProjectMode = "hybrid",
                               tags_all: TagList = [], tags_any: TagList = [],
                               limit: Limit = 10, detail: Detail = "notes", explain: Explain = False,
                               correct: Correct = True) -> Annotated[CallToolResult, NotesAnswer]:
@@ -109,7 +107,7 @@ def vault_search(link, query: Query, filters: Filters = None, limit: Limit = 10,
     Example: vault_search(query="decision", filters={"folder": "Work", "modified": {"after": "2026-06-30"}})
     """
     try:
-        request = SearchRequest(query, "vault", filters=filters_of(filters), limit=limit,
+        request = SearchRequest(query, "vault", filters=filters, limit=limit,
                                 snippet_tokens=snippet_tokens, include_leading_callout=include_leading_callout,
                                 project=project, explain=explain, explain_document=explain_document,
                                 correct=correct)
@@ -122,8 +120,7 @@ def get_context(link, query: Query, token_budget: Annotated[int, Field(
                           ge=MIN_TOKEN_BUDGET, le=MAX_TOKEN_BUDGET,
                           description="Most tokens of passage text to return.")] = 2000,
                       project: Project = None,
-                      scope: Annotated[Literal["project", "all"], Field(
-                          description="'all' draws from every project.")] = "project",
+                      scope: Scope = "project",
                       ) -> Annotated[CallToolResult, ContextResponse]:
     """Collect the best passages for a task, packed into a token budget, each with its provenance.
 
@@ -132,7 +129,7 @@ def get_context(link, query: Query, token_budget: Annotated[int, Field(
     Prefer hybrid_search to see a ranked list first.
     Example: get_context(query="how is the garden watered", token_budget=1500)
     """
-    found = get(link, "/api/context", q=query, budget=token_budget, project=project, scope=scope)
+    found = ask(link, "context", q=query, budget=token_budget, project=project, scope=scope)
     return answer(shape.context_answer(found, every_project=scope == "all"))
 
 
@@ -151,7 +148,7 @@ def related_notes(link, text: Annotated[str, Field(max_length=1_000_000, descrip
     Example: related_notes(text="Kanban boards for personal tasks: lanes, WIP limits ...", limit=5)
     """
     body = {"text": text, "title": title, "note": note, "project": project, "limit": min(limit + 1, MAX_LIMIT)}
-    found = link.call("POST", "/api/related", {k: v for k, v in body.items() if v not in (None, "")})
+    found = link.ask("related_text", {k: v for k, v in body.items() if v not in (None, "")})
     return answer(shape.related_answer(found, limit))
 
 TOOLS = (

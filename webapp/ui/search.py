@@ -7,7 +7,7 @@ from flask import Blueprint, render_template, request
 
 from indexer import SearchRequest
 from indexer.errors import SKMemoryError
-from indexer.limits import MAX_LIMIT
+from indexer.contract.limits import MAX_LIMIT
 
 from ..current import get_engine
 from ..args import arg, int_arg

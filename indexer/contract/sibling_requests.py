@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from ..errors import InvalidQuery
-from ..limits import (EMPTY_QUERY, MAX_LIMIT, MAX_QUERY_CHARS, MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, check_number,
+from .limits import (EMPTY_QUERY, MAX_LIMIT, MAX_QUERY_CHARS, MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET, check_number,
                       check_query, check_scope, check_text, parse_number, typed_field)
-from .request import check_filters
+from .filters import check_filters
 
 LISTINGS = ("tag", "folder", "property", "recent")  # vault_search_by_tag / _by_folder / _by_property / recent_notes
 LISTING_LIMITS = {"tag": 20, "folder": 50, "property": 20, "recent": 20}
@@ -283,20 +283,3 @@ class RelatedTextRequest:
                    typed_field(body, "url", str), typed_field(body, "note", str), typed_field(body, "project", str),
                    typed_field(body, "scope", str, "project"), typed_field(body, "limit", int, RELATED_TEXT_LIMIT),
                    tuple(typed_field(body, "exclude", list, [])))
-
-
-# Every request value, by the route that builds it (docs/api.md and tests/test_docs.py read this table).
-ROUTE_REQUESTS = {
-    "GET /api/search": "SearchRequest.from_params",
-    "POST /api/vault_search": "SearchRequest.from_body",
-    "POST /api/vault_search/by_tag": "ListingRequest.from_body",
-    "POST /api/vault_search/by_folder": "ListingRequest.from_body",
-    "POST /api/vault_search/by_property": "ListingRequest.from_body",
-    "POST /api/vault_search/recent": "ListingRequest.from_body",
-    "GET /api/context": "ContextRequest.from_params",
-    "GET /api/documents/<id>/related": "RelatedRequest.from_params",
-    "POST /api/related": "RelatedTextRequest.from_body",
-    "POST /api/memory_search": "MemoryRequest.from_body",
-    "GET /api/mindmaps/search_nodes": "NodeSearchRequest.from_params",
-    "GET /api/graph/search": "LightRequest.from_params",
-}

@@ -8,23 +8,18 @@ without loading the engine.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field, fields, replace
-from datetime import date
 from typing import Any, Mapping
 
 from ..errors import InvalidQuery
-from ..limits import (EMPTY_QUERY, MAX_LIMIT, MAX_SNIPPET_TOKENS, check_number, check_query, check_scope,
+from .filters import check_filters
+from .limits import (EMPTY_QUERY, MAX_LIMIT, MAX_SNIPPET_TOKENS, check_number, check_query, check_scope,
                       parse_bool, parse_number, typed_field)
 
 # hybrid, semantic, recency, keyword and tag are spec 000's modes (chunk hits); vault is spec 001's vault_search
 # (note hits, with metadata filters).
 MODES = ("hybrid", "semantic", "recency", "keyword", "tag", "vault")
 GROUPS = ("chunk", "document")
-FILTER_KEYS = ("folder", "tags", "type", "related", "properties", "created", "modified")
-DATE_BOUNDS = ("before", "on", "after")
-DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
-DATE_HELP = 'Use YYYY-MM-DD, for example {"after": "2026-06-30"}.'
 MAX_DOCUMENT_ID = 200
 
 
@@ -172,70 +167,4 @@ def _tags(name: str, tags) -> tuple[str, ...]:
     return tuple(tags)
 
 
-# --- vault_search's metadata filters, checked before any search runs ----------------------------------------
-
-def check_filters(filters: dict | None) -> dict:
-    """Validate filters and return them tidied; raise InvalidQuery with a sentence that says what to change."""
-    if filters is None:
-        return {}
-    if not isinstance(filters, dict):
-        raise InvalidQuery("filters must be an object such as {\"folder\": \"Projects\", \"tags\": [\"reference\"]}.")
-    unknown = [k for k in filters if k not in FILTER_KEYS]
-    if unknown:
-        raise InvalidQuery(f"Unknown filter '{unknown[0]}'; use any of: {', '.join(FILTER_KEYS)}.")
-    out: dict = {}
-    for key, value in filters.items():
-        if value is None:
-            continue
-        if key in ("folder", "type"):
-            if not isinstance(value, str):
-                example = "Projects" if key == "folder" else "meeting"
-                raise InvalidQuery(f"filters.{key} must be a string, such as \"{example}\".")
-            out[key] = value
-        elif key in ("tags", "related"):
-            out[key] = _string_list(key, value)
-        elif key == "properties":
-            out[key] = _properties(value)
-        else:
-            out[key] = _date_bounds(key, value)
-    return out
-
-
-def _string_list(key: str, value) -> list[str]:
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-        raise InvalidQuery(f"filters.{key} must be a list of strings, such as [\"reference\", \"project\"].")
-    return [i for i in items if i.strip()]
-
-
-def _properties(value) -> dict:
-    if not isinstance(value, dict):
-        raise InvalidQuery("filters.properties must be an object of frontmatter keys and values, such as "
-                           "{\"status\": \"active\"}.")
-    for key, wanted in value.items():
-        if wanted is None or not isinstance(wanted, (str, int, float, bool)):
-            raise InvalidQuery(f"filters.properties.{key} must be a string, number or boolean, not "
-                               f"{json.dumps(wanted)}.")
-    return dict(value)
-
-
-def parse_day(value, where: str) -> date:
-    """Read a YYYY-MM-DD calendar date, or raise InvalidQuery saying 'Use YYYY-MM-DD'."""
-    if not isinstance(value, str) or not DAY.fullmatch(value.strip()):
-        raise InvalidQuery(f"{where} is {json.dumps(value)}, which is not a date. {DATE_HELP}")
-    try:
-        return date.fromisoformat(value.strip())
-    except ValueError:
-        raise InvalidQuery(f"{where} is {value!r}, which is not a real calendar date. {DATE_HELP}") from None
-
-
-def _date_bounds(key: str, value) -> dict[str, date]:
-    if not isinstance(value, dict):
-        raise InvalidQuery(f"filters.{key} must be an object with before, on and/or after dates. {DATE_HELP}")
-    unknown = [k for k in value if k not in DATE_BOUNDS]
-    if unknown:
-        raise InvalidQuery(f"filters.{key} has '{unknown[0]}'; use before, on or after. {DATE_HELP}")
-    return {bound: parse_day(day, f"filters.{key}.{bound}") for bound, day in value.items() if day is not None}
-
-
-__all__ = ["SearchRequest", "MODES", "MAX_LIMIT", "check_filters", "parse_day"]
+__all__ = ["SearchRequest", "MODES", "MAX_LIMIT", "check_filters"]

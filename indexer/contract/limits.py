@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import re
 
-from .errors import InvalidQuery
+from ..errors import InvalidQuery
 
 MAX_LIMIT = 100  # results in one answer
 MAX_QUERY_CHARS = 1000
 MAX_SNIPPET_TOKENS = 64  # the most FTS5's snippet() returns
 MIN_TOKEN_BUDGET, MAX_TOKEN_BUDGET = 50, 100_000  # the tokens of chunk text that context packs
 SCOPES = ("project", "all")
+DIRECTIONS = ("both", "outgoing", "backlinks")  # a note's links: both lists, its own, or the notes linking to it
 
 
 # Control characters other than tab and line breaks, and UTF-16 halves without their pair: no note holds them, and

@@ -1,0 +1,246 @@
+"""The answers' envelopes, one type per kind of answer: what a route sends around its rows (rows.py).
+
+Every envelope is checked the way a row is (`problems(answer)`: missing and unknown fields, wrong types, rows of the
+wrong type), by the /api door on every response of every test run (routes.py, webapp/api/__init__.py) and by the
+server client on every answer it decodes.
+
+`total` and `more`: `total` counts the rows that match where the answer can count them all (vault_search, the
+listings, documents, properties), and the rows it holds where the ranking stops at the limit (the searches, related,
+memory, node search: their `total` is len(results)); `more` is said only by MCP's compact answers (the limit cut).
+`similarity` is spec 000's alias of `score` on search rows only (rows.py); a related note's `similarity` is its
+cosine, documented there.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from .rows import (ChunkHit, ContextItem, DocumentRow, MemoryHit, NoteHit, NoteRow, RelatedNote, Row)
+
+
+class Answer(Row):
+    """An envelope: its fields, the optional ones in EXTRA, each checked like a row's."""
+
+
+SEARCH_EXTRA: dict[str, Any] = {
+    "project": str, "other_projects": list[str], "grouped": str, "matching_documents": int, "scope": str,
+    "projects": list[str], "keyword_only_projects": list[str], "threshold": float,
+    "weaker_matches": list[ChunkHit] | list[NoteHit], "substring_notice": str, "semantic_reason": str,
+    "explain_document": dict, "corrected": Any, "spelling": Any, "notice": str,
+}
+
+
+@dataclass
+class SearchAnswer(Answer):
+    """Spec 000's search (GET /api/search; GET /api/documents/<id>/related, with document_id): chunk hits, or note
+    hits with group=document; total: the rows it holds."""
+
+    EXTRA: ClassVar[dict[str, Any]] = {**SEARCH_EXTRA, "document_id": str}
+    query: str
+    mode: str
+    semantic_available: bool
+    total: int
+    limit: int
+    results: list[ChunkHit] | list[NoteHit]
+
+
+@dataclass
+class VaultAnswer(Answer):
+    """Spec 001's vault_search: notes by text and filters; total: every note that matched."""
+
+    EXTRA: ClassVar[dict[str, Any]] = {"project": str, "other_projects": list[str], "semantic_reason": str,
+                                       "explain_document": dict, "corrected": Any, "spelling": Any,
+                                       "notice": str}
+    results: list[NoteRow]
+    total: int
+    search_mode: str
+    reranked: bool
+
+
+@dataclass
+class ListingAnswer(Answer):
+    """Spec 001's listings (by tag, folder, property, recent): total: every note the listing holds."""
+
+    results: list[NoteRow]
+    total: int
+
+
+@dataclass
+class DocumentsAnswer(Answer):
+    """The Files listing (GET /api/documents): total: every document that matched, offset: where this page starts."""
+
+    project: str
+    total: int
+    offset: int
+    documents: list[DocumentRow]
+
+
+@dataclass
+class ContextAnswer(Answer):
+    """Passages packed into a token budget (GET /api/context)."""
+
+    EXTRA: ClassVar[dict[str, Any]] = {"project": str, "projects": list[str], "semantic_reason": str,
+                                       "other_projects": list[str]}
+    query: str
+    token_budget: int
+    tokens_used: int
+    truncated: bool
+    semantic_available: bool
+    items: list[ContextItem]
+
+
+@dataclass
+class RelatedAnswer(Answer):
+    """The notes related to a text or a note (POST /api/related); total: the rows it holds."""
+
+    EXTRA: ClassVar[dict[str, Any]] = {"url": str | None, "semantic_reason": str, "project": str,
+                                       "projects": list[str]}
+    title: str
+    passages: int
+    embedded_passages: int
+    semantic_available: bool
+    rare_words: dict
+    total: int
+    limit: int
+    results: list[RelatedNote]
+    truncated: bool
+
+
+@dataclass
+class MemoryAnswer(Answer):
+    """Spec 002's memory_search; total: the rows it holds, omitted: the rows left out to stay under its tokens."""
+
+    EXTRA: ClassVar[dict[str, Any]] = {"omitted": int, "tokens": int, "notice": str, "note": str}
+    mode: str
+    query: Any  # a frontmatter search's query is an object
+    project: str
+    results: list[MemoryHit]
+    total: int
+
+
+@dataclass
+class NodesAnswer(Answer):
+    """A mind map's node search (GET /api/mindmaps/search_nodes); total: the rows it holds."""
+
+    EXTRA: ClassVar[dict[str, Any]] = {"semantic_reason": str, "message": str | None, "map": Any,
+                                       "index_stale": bool, "index_state": str, "pending_embeddings": int,
+                                       "indexed_revision": int | None, "live_revision": int | None,
+                                       "project": str, "path": str | None, "document_id": str | None}
+    query: str
+    total: int
+    limit: int
+    results: list[dict]
+
+
+@dataclass
+class LightAnswer(Answer):
+    """The documents Cluster View lights up for a query (GET /api/graph/search)."""
+
+    EXTRA: ClassVar[dict[str, Any]] = {"semantic_reason": str}
+    query: str
+    mode: str
+    scope: str
+    project: str | None
+    limit: int
+    semantic_available: bool
+    notice: str | None
+    matches: list[dict]
+
+
+@dataclass
+class TagsAnswer(Answer):
+    """A project's tags with how many notes carry each (GET /api/tags)."""
+
+    project: str
+    tags: list[dict]
+
+
+@dataclass
+class PropertiesAnswer(Answer):
+    """The frontmatter keys notes use (GET /api/properties); total: every key."""
+
+    project: str
+    total: int
+    properties: list[dict]
+
+
+@dataclass
+class ProjectsAnswer(Answer):
+    """The projects (GET /api/projects)."""
+
+    projects: list[dict]
+
+
+@dataclass
+class HealthAnswer(Answer):
+    """Whether the server answers, for which data folder, and the model's state (GET /api/health)."""
+
+    status: str
+    app: str
+    home: str
+    port: int
+    embeddings: str
+    pid: int
+
+
+@dataclass
+class NoteInfoAnswer(Answer):
+    """One note without its text (GET /api/notes/info): metadata, frontmatter, outline, link counts."""
+
+    OPEN: ClassVar[bool] = True
+    path: str
+    title: str
+    id: str
+    outline: list[dict]
+    links: int
+    backlinks: int
+
+
+@dataclass
+class NotePageAnswer(Answer):
+    """A page of a note's text (GET /api/notes/read): next_offset None at the end."""
+
+    OPEN: ClassVar[bool] = True
+    path: str
+    text: str
+    next_offset: int | None
+
+
+@dataclass
+class LinksAnswer(Answer):
+    """A note's links both ways (GET /api/notes/links), each list cut at the limit (truncated says so)."""
+
+    OPEN: ClassVar[bool] = True
+    path: str
+    truncated: bool
+
+
+@dataclass
+class SuggestionsAnswer(Answer):
+    """The links a note could have (GET /api/notes/suggestions)."""
+
+    OPEN: ClassVar[bool] = True
+    path: str
+    style: str
+    unlinked_mentions: list[dict]
+    close_in_meaning: list[dict]
+
+
+@dataclass
+class NodeContextAnswer(Answer):
+    """One mind-map node with its neighbourhood (GET /api/mindmaps/context); never its private notes."""
+
+    OPEN: ClassVar[bool] = True
+    map: dict
+    index_state: str
+    index_stale: bool
+    node: dict
+    ancestors: list[dict]
+    children: list[dict]
+    siblings: list[dict]
+    relationships: list[dict]
+
+
+ANSWERS = (SearchAnswer, VaultAnswer, ListingAnswer, DocumentsAnswer, ContextAnswer, RelatedAnswer, MemoryAnswer,
+           NodesAnswer, LightAnswer, TagsAnswer, PropertiesAnswer, ProjectsAnswer, HealthAnswer, NoteInfoAnswer,
+           NotePageAnswer, LinksAnswer, SuggestionsAnswer, NodeContextAnswer)
