@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import threading
 import time
 from pathlib import Path
@@ -258,16 +259,14 @@ class Engine:
 
     # --- search ---------------------------------------------------------------------------------------------
 
-    def search(self, request: SearchRequest | str = "", **options) -> dict:
-        """Run one search: a SearchRequest, or its fields (`engine.search("tmux", mode="keyword")`).
+    def search(self, request: SearchRequest) -> dict:
+        """Run one search (`engine.search(SearchRequest("tmux", mode="keyword"))`).
 
         Spec 000's modes (hybrid, semantic, recency, keyword, tag) answer with chunk hits, or note hits with
         group=True; vault answers with spec 001's notes. scope='all' searches every project; explain=True adds to
         each hit why it ranked; explain_document=ID (one project) says where that document ranked in each leg, or
         which filter, threshold or limit kept it out.
         """
-        if not isinstance(request, SearchRequest):
-            request = SearchRequest(request, **options)
         with FOREGROUND, self._slots:  # bulk embedding steps aside while a search runs; a few run at once
             indexes = self._scope_indexes(request.project, request.scope)
             if request.mode == "vault":
@@ -281,18 +280,12 @@ class Engine:
                 result["other_projects"] = others
         return result
 
-    def memory_search(self, request: MemoryRequest | str, query=None, project: str | None = None) -> dict:
-        """Locate documents by frontmatter fields, 1-3 keywords or cross-reference (spec 002): a MemoryRequest, or
-        its fields, e.g. ("xref", "DEC-42")."""
-        if not isinstance(request, MemoryRequest):
-            request = MemoryRequest(request, query, project)
+    def memory_search(self, request: MemoryRequest) -> dict:
+        """Locate documents by frontmatter fields, 1-3 keywords or cross-reference (spec 002)."""
         return memory_search(self.index(request.project), request)
 
-    def context(self, request: ContextRequest | str | None = None, **options) -> dict:
-        """Pack the best chunks for a query into a token budget, each with its provenance: a ContextRequest, or its
-        fields (`engine.context("garden watering", token_budget=800)`)."""
-        if not isinstance(request, ContextRequest):
-            request = ContextRequest(**options) if request is None else ContextRequest(request, **options)
+    def context(self, request: ContextRequest) -> dict:
+        """Pack the best chunks for a query into a token budget, each with its provenance."""
         with self._slots:
             return build_context(self._scope_indexes(request.project, request.scope) or [self.index(None)], request)
 
@@ -305,37 +298,10 @@ class Engine:
                 self._reranker = Reranker(settings.reranker_path, settings.device)
             return self._reranker
 
-    def vault_search(self, query: str, **options) -> dict:
-        """Find notes by text (BM25 and meaning, fused) narrowed by metadata filters (spec 001): a SearchRequest of
-        mode 'vault', e.g. vault_search("decision", filters={"folder": "Work"}, limit=5)."""
-        return self.search(SearchRequest(query, mode="vault", **options))
-
     def list_notes(self, request: ListingRequest) -> dict:
         """List notes by metadata alone (spec 001's listings): by tag, by folder, by property or most recent."""
         with self._slots:
             return browse.list_notes(self.index(request.project), request)
-
-    def search_by_tag(self, tags: list[str] | str, match: str = "all", filters: dict | None = None,
-                      limit: int = 20, project: str | None = None) -> dict:
-        """List notes with all (or any) of the tags, newest first."""
-        return self.list_notes(ListingRequest("tag", tags=tags, match=match, filters=filters, limit=limit,
-                                              project=project))
-
-    def search_by_folder(self, folder: str, filters: dict | None = None, limit: int = 50,
-                         project: str | None = None) -> dict:
-        """List the notes under a folder, by path."""
-        return self.list_notes(ListingRequest("folder", folder=folder, filters=filters, limit=limit,
-                                              project=project))
-
-    def search_by_property(self, properties: dict, filters: dict | None = None, limit: int = 20,
-                           project: str | None = None) -> dict:
-        """List notes whose frontmatter has these values, newest first."""
-        return self.list_notes(ListingRequest("property", properties=properties, filters=filters, limit=limit,
-                                              project=project))
-
-    def recent_notes(self, filters: dict | None = None, limit: int = 20, project: str | None = None) -> dict:
-        """List the most recently modified notes."""
-        return self.list_notes(ListingRequest("recent", filters=filters, limit=limit, project=project))
 
     def tags(self, project: str | None = None, prefix: str = "", limit: int = 50) -> dict:
         """Tags with their document counts; with prefix, those it names anywhere in a segment, best first."""
@@ -388,27 +354,25 @@ class Engine:
         names no indexed document."""
         return documents.resolve_link(self.index(project), target, from_path)
 
-    def related(self, request: RelatedRequest | RelatedTextRequest | str, project: str | None = None,
-                limit: int = 8) -> dict:
-        """What relates to a note or a text. A RelatedRequest (or a document id): documents like that one, hybrid
-        search on its own content. A RelatedTextRequest: the notes related to a text (a web page, a note, an agent's
-        text), by the meaning of its passages and its rarest words, notes that saved its address first."""
-        if isinstance(request, RelatedTextRequest):
-            indexes = self._scope_indexes(request.project, request.scope)
-            exclude = self._excluded(indexes, request.exclude)
-            title, text = request.title, request.text
-            if request.note:  # a note's own text, itself left out
-                index = self.index(request.project)
-                row = notes.resolve_note(index, request.note)
-                exclude.add(row["document_id"])
-                title = title or row["title"]
-                text = f"{text}\n\n{own_text(index, row, self.home.settings.max_file_bytes)}".strip()
-            with self._slots:
-                answer = related_to_text(indexes, title, text, request.url, request.limit, exclude)
-            return {**answer, "truncated": request.truncated}
-        if not isinstance(request, RelatedRequest):
-            request = RelatedRequest(request, project, limit)
+    def related(self, request: RelatedRequest) -> dict:
+        """Documents like one document: hybrid search on its own content."""
         return documents.related(self.index(request.project), request.document_id, request.limit)
+
+    def related_text(self, request: RelatedTextRequest) -> dict:
+        """The notes related to a text (a web page, a note, an agent's text), by the meaning of its passages and its
+        rarest words, notes that saved its address first."""
+        indexes = self._scope_indexes(request.project, request.scope)
+        exclude = self._excluded(indexes, request.exclude)
+        title, text = request.title, request.text
+        if request.note:  # a note's own text, itself left out
+            index = self.index(request.project)
+            row = notes.resolve_note(index, request.note)
+            exclude.add(row["document_id"])
+            title = title or row["title"]
+            text = f"{text}\n\n{own_text(index, row, self.home.settings.max_file_bytes)}".strip()
+        with self._slots:
+            answer = related_to_text(indexes, title, text, request.url, request.limit, exclude)
+        return {**answer, "truncated": request.truncated}
 
     @staticmethod
     def _excluded(indexes: list, names: tuple[str, ...]) -> set[str]:
@@ -419,6 +383,11 @@ class Engine:
         return wanted | {doc for index in indexes for doc, rel_path in note_reads.paths(index) if rel_path in wanted}
 
     # --- status ---------------------------------------------------------------------------------------------
+
+    def health(self, port: int) -> dict:
+        """That the server answers, for which data folder and port, and the model's state (GET /api/health)."""
+        return {"status": "ok", "app": "sk-memory", "home": str(self.home.settings.home), "port": port,
+                "embeddings": self.home.embedder.state, "pid": os.getpid()}
 
     def status(self) -> dict:
         """Indexer status: per project counts, pending embeddings with rate and ETA, errors."""

@@ -9,6 +9,7 @@ from indexer.config import Settings
 from indexer.home import Home
 from indexer.ingest.boilerplate import mostly_shared, paragraph_keys, without_shared
 from support import indexed
+from indexer import ContextRequest, SearchRequest
 
 FOOTER = ("This page is part of my digital garden, published with Obsidian Publish. If a note here helped you, "
           "subscribe to the newsletter for new notes about publishing, writing and vaults every week.")
@@ -48,21 +49,24 @@ def test_a_paragraph_many_notes_share_is_boilerplate_and_a_rare_one_is_not():
 
 
 def test_no_snippet_of_a_note_with_words_of_its_own_shows_the_footer(garden):
-    answer = garden.search("publishing a vault with Obsidian Publish", project="garden", limit=10, group=True)
+    answer = garden.search(SearchRequest("publishing a vault with Obsidian Publish", project="garden", limit=10,
+                                         group=True))
     rows = answer["results"]
     assert rows[0]["path"] == "Publishing with Obsidian Publish.md"
     for r in rows:
         if r["path"] != "Only a footer.md":
             assert "digital garden" not in r["snippet"] and "newsletter" not in r["snippet"], r["path"]
     # A long note whose footer is a passage of its own: that passage comes last within its note.
-    graph = garden.search("publishing notes to the web as a digital garden", project="garden", limit=50)["results"]
+    graph = garden.search(SearchRequest("publishing notes to the web as a digital garden", project="garden",
+                                        limit=50))["results"]
     passages = [r for r in graph if r["path"] == "Graph view.md"]
     if len(passages) > 1:
         assert "newsletter" not in passages[0]["snippet"]
 
 
 def test_get_context_spends_no_budget_on_the_footer(garden):
-    context = garden.context("publishing a vault with Obsidian Publish", project="garden", token_budget=600)
+    context = garden.context(ContextRequest("publishing a vault with Obsidian Publish", project="garden",
+                                            token_budget=600))
     assert context["items"]
     assert not any("newsletter" in item["content"] for item in context["items"])
     assert context["items"][0]["path"] == "Publishing with Obsidian Publish.md"
@@ -74,7 +78,7 @@ def test_text_shared_by_a_few_notes_only_stays(tmp_path, real_embedder):
     for name in ("One", "Two", "Three"):  # under SHARED_NOTES notes: a quote two notes share is not boilerplate
         (vault / f"{name}.md").write_text(f"# {name}\n\nShort.\n\n{FOOTER}\n", encoding="utf-8")
     with indexed(Home(Settings(home=tmp_path / "home"), embedder=real_embedder), vault, "few") as engine:
-        rows = engine.search("digital garden newsletter", project="few", limit=5, group=True)["results"]
+        rows = engine.search(SearchRequest("digital garden newsletter", project="few", limit=5, group=True))["results"]
         assert rows and all("newsletter" in r["snippet"] for r in rows)
 
 
@@ -139,7 +143,7 @@ def test_the_hub_footer_never_speaks_for_a_note_with_words_of_its_own(hub):
     assert len(docs) == len(FEATURES) * 4 + 8
     assert not [d for d in docs if d["title"] == FOOTER_HEADING]  # titled by file name, never by the footer
     for query in [*FEATURES[:12], "Kanban troubleshooting", "how do I publish my vault", "download this vault"]:
-        rows = hub.search(query, project="hub", limit=10, group=True)["results"]
+        rows = hub.search(SearchRequest(query, project="hub", limit=10, group=True))["results"]
         assert rows, query
         for r in rows:
             if r["path"].startswith("People/"):  # a stub: its name, and says it has nothing of its own
@@ -147,7 +151,7 @@ def test_the_hub_footer_never_speaks_for_a_note_with_words_of_its_own(hub):
                 continue
             assert r["snippet"].strip() and not _footer_in(r["snippet"]), (query, r["path"], r["snippet"])
             assert FOOTER_HEADING not in r["heading_path"], (query, r["path"])
-    top = hub.search("Kanban", project="hub", limit=5, group=True)["results"][0]
+    top = hub.search(SearchRequest("Kanban", project="hub", limit=5, group=True))["results"][0]
     assert top["path"] == "Plugins/Kanban.md"  # its own title first
 
 

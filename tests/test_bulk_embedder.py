@@ -18,6 +18,7 @@ from indexer.home import Home
 from indexer.ingest import openvino_encoder
 from indexer.ingest.embeddings import Embedder
 from support import DEMO_NOTES, REPO, corpus
+from indexer import SearchRequest
 
 
 def real_passages(limit: int = 120) -> list[str]:
@@ -172,7 +173,7 @@ def test_a_change_of_backend_embeds_the_project_again_and_never_mixes_vectors(ho
         assert project.store.counts()["pending"] == chunks and project.vectors.count() == 0  # nothing kept
         switched.embed_pending("notes")
         assert project.vectors.count() == chunks and project.store.counts()["pending"] == 0
-        found = switched.search("how do I keep my sourdough starter alive", mode="semantic")["results"]
+        found = switched.search(SearchRequest("how do I keep my sourdough starter alive", mode="semantic"))["results"]
         assert found[0]["path"] == "Projects/Sourdough.md"
     finally:
         switched.close()
@@ -212,7 +213,7 @@ def test_bulk_embedding_steps_aside_while_a_search_runs(real_embedder, make_engi
     seen = []
     real = pipeline.search
     monkeypatch.setattr(pipeline, "search", lambda *a, **k: (seen.append(FOREGROUND.busy), real(*a, **k))[1])
-    engine.search("sourdough", mode="hybrid")
+    engine.search(SearchRequest("sourdough", mode="hybrid"))
     assert seen == [True] and not FOREGROUND.busy
 
 

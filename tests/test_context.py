@@ -8,6 +8,7 @@ from indexer.ingest.embeddings import Embedder
 from indexer.engine import Engine
 from indexer.errors import InvalidQuery
 from indexer.home import Home
+from indexer import ContextRequest
 
 QUESTION = "how long should the bread bake"
 
@@ -35,7 +36,7 @@ def engine(make_engine, vault):
 
 
 def test_context_packs_the_best_chunks_with_provenance_that_points_at_real_lines(engine, vault):
-    context = engine.context(QUESTION, project="notes", token_budget=300)
+    context = engine.context(ContextRequest(QUESTION, project="notes", token_budget=300))
     items = context["items"]
     assert context["semantic_available"] is True and context["query"] == QUESTION
     # Both notes that say how long bread bakes lead (the recipe, and the log's baking times).
@@ -63,7 +64,7 @@ def test_a_chunk_that_does_not_fit_is_skipped_for_a_smaller_one_never_cut(engine
     (vault / "Projects/Oven.md").write_text("# Oven\n\nThe oven runs ten degrees hot; bake bread a little cooler.\n")
     engine.reindex("notes")
     engine.embed_pending("notes")
-    everything = engine.context(QUESTION, project="notes", token_budget=100_000)["items"]
+    everything = engine.context(ContextRequest(QUESTION, project="notes", token_budget=100_000))["items"]
     assert len(everything) >= 3 and min(i["tokens"] for i in everything[1:]) < everything[0]["tokens"]
     budget = everything[0]["tokens"] - 1  # the best chunk no longer fits
     expected, used = [], 0
@@ -71,11 +72,11 @@ def test_a_chunk_that_does_not_fit_is_skipped_for_a_smaller_one_never_cut(engine
         if used + item["tokens"] <= budget:
             expected.append(item)
             used += item["tokens"]
-    small = engine.context(QUESTION, project="notes", token_budget=budget)
+    small = engine.context(ContextRequest(QUESTION, project="notes", token_budget=budget))
     assert small["truncated"] is True and small["tokens_used"] == used <= budget
     assert [i["chunk_id"] for i in small["items"]] == [i["chunk_id"] for i in expected]
     assert small["items"] and everything[0]["chunk_id"] not in {i["chunk_id"] for i in small["items"]}
-    assert engine.context(QUESTION, project="notes", token_budget=100_000)["truncated"] is False
+    assert engine.context(ContextRequest(QUESTION, project="notes", token_budget=100_000))["truncated"] is False
 
 
 def test_context_across_projects_tags_each_chunk_with_its_project(engine, home, tmp_path):
@@ -84,7 +85,7 @@ def test_context_across_projects_tags_each_chunk_with_its_project(engine, home, 
     (other / "Rye.md").write_text("# Rye bread\n\nRye bread bakes for fifty minutes at 230 °C.\n", encoding="utf-8")
     home.add_project(other, "kitchen")
     engine.embed_pending("kitchen")
-    context = engine.context(QUESTION, token_budget=2000, scope="all")
+    context = engine.context(ContextRequest(QUESTION, token_budget=2000, scope="all"))
     projects = {(i["project"], i["path"]) for i in context["items"]}
     assert {("kitchen", "Rye.md"), ("notes", "Projects/Sourdough.md")} <= projects
     rye = next(i for i in context["items"] if i["project"] == "kitchen")
@@ -97,7 +98,7 @@ def test_context_falls_back_to_keyword_search_without_the_model(data_home, vault
     engine = Engine(home)
     try:
         engine.reindex("notes")
-        context = engine.context("sourdough", project="notes", token_budget=500)
+        context = engine.context(ContextRequest("sourdough", project="notes", token_budget=500))
     finally:
         engine.close()
     assert context["semantic_available"] is False
@@ -112,4 +113,4 @@ def test_context_refuses_requests_it_cannot_answer(engine):
                             ({"query": "bread", "token_budget": "lots"}, "token_budget must be a whole number"),
                             ({"query": "bread", "scope": "galaxy"}, "Unknown scope")):
         with pytest.raises(InvalidQuery, match=message):
-            engine.context(project="notes", **kwargs)
+            engine.context(ContextRequest(project="notes", **kwargs))

@@ -114,47 +114,65 @@ def test_every_request_field_is_in_the_request_table():
 
 
 def test_every_request_value_names_the_route_that_builds_it():
-    from indexer.contract.sibling_requests import ROUTE_REQUESTS
+    from indexer.contract.routes import ROUTES
 
     text = api_doc()
-    for route, maker in ROUTE_REQUESTS.items():
-        path = route.split(" ", 1)[1].replace("<id>", "ID")
-        assert maker in text, f"docs/api.md does not say that {route} builds {maker}"
-        assert documented(path.replace("ID", "<id>"), text), path
+    for route in ROUTES.values():
+        if route.request:
+            assert route.request in text, f"docs/api.md does not say that {route.key} builds {route.request}"
+        assert documented(route.path.replace("<document_id>", "<id>"), text), route.path
 
 
-def test_every_row_type_and_alias_is_documented():
-    from indexer.contract.rows import ROUTE_ANSWERS, ChunkHit, MemoryHit
+def test_every_answer_row_type_and_alias_is_documented():
+    import typing
+
+    from indexer.contract.routes import ROUTES
+    from indexer.contract.rows import ChunkHit, MemoryHit, Row
 
     text = api_doc()
-    for _, kind in ROUTE_ANSWERS.values():
-        assert f"`{kind.__name__}`" in text
+    for route in ROUTES.values():
+        assert f"`{route.answer.__name__}`" in text, f"docs/api.md does not name {route.key}'s answer type"
+        for hint in typing.get_type_hints(route.answer).values():
+            for kind in _types_in(hint):
+                if isinstance(kind, type) and issubclass(kind, Row):
+                    assert f"`{kind.__name__}`" in text, kind.__name__
     for alias in [*ChunkHit.ALIASES, *MemoryHit.ALIASES]:
         assert f"`{alias}`" in text
 
 
-def test_the_mcp_table_matches_the_tools_and_the_routes_they_call():
-    from indexer.search import answers
-    from webapp.mcp_tools import ROUTES, tools
-    from webapp.mcp_tools.common import VaultFilters
+def _types_in(hint) -> list:
+    import typing
 
-    from indexer import FILTER_KEYS
+    args = typing.get_args(hint)
+    return [hint] if not args else [k for a in args for k in _types_in(a)]
 
-    assert [t.__name__ for t in tools()] == list(ROUTES), "each tool needs its row of ROUTES, and each row a tool"
+
+def test_the_mcp_tools_ask_routes_the_app_serves_and_the_docs_name():
+    from indexer.contract.filters import FILTER_KEYS, FILTERS_SCHEMA
+    from indexer.contract.routes import ROUTES
+    from webapp.mcp_tools import TOOL_ROUTES, tools
+
+    assert [t.__name__ for t in tools()] == list(TOOL_ROUTES), "each tool needs a route of the table that names it"
     mcp_doc = (DOCS / "mcp.md").read_text(encoding="utf-8")
     routes = set(api_routes())
-    for tool, (route, method, row) in ROUTES.items():
+    for tool, names in TOOL_ROUTES.items():
         assert f"`{tool}`" in mcp_doc
-        path = route.split(" ", 1)[1]
-        assert path in routes, f"{tool} calls {route}, which the app does not serve"
-        assert row is None or isinstance(getattr(answers, row), type)
-        owner, name = method.split(".")
-        assert callable(getattr(_owner(owner), name)), method
-    assert set(VaultFilters.model_fields) == set(FILTER_KEYS)  # the MCP schema's filters are the request's
+        for name in names:
+            assert ROUTES[name].path in routes, f"{tool} asks {ROUTES[name].key}, which the app does not serve"
+    assert set(FILTERS_SCHEMA["properties"]) == set(FILTER_KEYS)  # the MCP schema's filters are the request's
 
 
-def _owner(name: str):
-    from indexer.engine import Engine
-    from indexer.mindmap.mindmaps import MindMaps
-
-    return {"Engine": Engine, "MindMaps": MindMaps}[name]
+def test_where_things_live_names_every_module_over_100_lines():
+    """docs/architecture.md's map of the house names every module a newcomer must find (over 100 lines) by file."""
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    start = text.index("## Where things live")
+    block = text[start:text.index("```", text.index("```", start) + 3)]
+    unnamed = []
+    for package in ("indexer", "webapp"):
+        for path in sorted((REPO / package).rglob("*.py")):
+            if sum(1 for _ in path.open(encoding="utf-8")) <= 100:
+                continue
+            name = f"{path.parent.name}/" if path.name == "__init__.py" else path.name
+            if not re.search(r"(?<![\w.])" + re.escape(name), block):
+                unnamed.append(str(path.relative_to(REPO)))
+    assert unnamed == [], "name these in docs/architecture.md's Where things live: " + ", ".join(unnamed)

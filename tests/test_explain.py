@@ -14,6 +14,7 @@ from indexer.errors import InvalidQuery
 from indexer.search.vault import MAX_MIN_BONUS
 from webapp import create_app
 from support import app_client
+from indexer import SearchRequest
 
 BASE = "http://127.0.0.1:8765"
 
@@ -32,14 +33,15 @@ def by_title(results: list[dict], title: str) -> dict:
 
 
 def test_a_result_found_by_both_legs_shows_both_ranks_and_the_numbers_each_leg_gives(engine):
-    answer = engine.search("tmux", project="demo", explain=True)
+    answer = engine.search(SearchRequest("tmux", project="demo", explain=True))
     tmux = by_title(answer["results"], "tmux cheatsheet")
     why = tmux["explain"]
     assert tmux["search_type"] == "hybrid"
     keyword, semantic = why["legs"]["keyword"], why["legs"]["semantic"]
     assert keyword["found"] and semantic["found"]
     # The ranks are the places the chunk holds in each mode run on its own.
-    alone = [r["chunk_id"] for r in engine.search("tmux", mode="keyword", project="demo", limit=100)["results"]]
+    alone = [r["chunk_id"] for r in engine.search(SearchRequest("tmux", mode="keyword", project="demo",
+                                                                limit=100))["results"]]
     assert keyword["rank"] == alone.index(tmux["chunk_id"]) + 1
     assert keyword["title"] == ["tmux"]
     # The rule for a chunk found both ways (spec 000: at least 1.0, boosted), written out with its numbers: "tmux"
@@ -56,15 +58,16 @@ def test_a_result_found_by_both_legs_shows_both_ranks_and_the_numbers_each_leg_g
 
 def test_explain_changes_no_order_and_no_score(engine):
     for mode in ("hybrid", "semantic", "keyword", "recency"):
-        plain = engine.search("keep a process running after logout", mode=mode, project="demo", limit=10)
-        told = engine.search("keep a process running after logout", mode=mode, project="demo", limit=10, explain=True)
+        plain = engine.search(SearchRequest("keep a process running after logout", mode=mode, project="demo", limit=10))
+        told = engine.search(SearchRequest("keep a process running after logout", mode=mode, project="demo", limit=10,
+                                           explain=True))
         assert [(r["chunk_id"], r["similarity"]) for r in told["results"]] == \
                [(r["chunk_id"], r["similarity"]) for r in plain["results"]]
         assert all("explain" not in r for r in plain["results"])
 
 
 def test_a_chunk_found_by_meaning_alone_says_which_words_it_lacks(engine):
-    results = engine.search("daemon survives hangup", project="demo", limit=30, explain=True)["results"]
+    results = engine.search(SearchRequest("daemon survives hangup", project="demo", limit=30, explain=True))["results"]
     alone = [r for r in results if r["search_type"] == "semantic"]
     assert "systemd services" in [r["title"] for r in alone]
     for r in alone:
@@ -77,7 +80,8 @@ def test_a_chunk_found_by_meaning_alone_says_which_words_it_lacks(engine):
 
 
 def test_a_long_question_counts_a_strong_partial_word_match_as_found_by_both(engine):
-    garden = by_title(engine.search("when should I sow tomato seeds", project="demo", explain=True)["results"],
+    garden = by_title(engine.search(SearchRequest("when should I sow tomato seeds", project="demo",
+                                                  explain=True))["results"],
                       "Garden plan")
     keyword = garden["explain"]["legs"]["keyword"]
     assert garden["search_type"] == "hybrid" and garden["similarity"] > 1.5
@@ -86,7 +90,8 @@ def test_a_long_question_counts_a_strong_partial_word_match_as_found_by_both(eng
 
 
 def test_vault_search_explains_each_leg_and_writes_the_fusion_out(engine):
-    answer = engine.vault_search("process running after logout", project="demo", explain=True, limit=5)
+    answer = engine.search(SearchRequest("process running after logout", mode="vault", project="demo", explain=True,
+                                         limit=5))
     assert answer["results"]
     for place, note in enumerate(answer["results"], start=1):
         why = note["explain"]
@@ -105,8 +110,8 @@ def test_vault_search_explains_each_leg_and_writes_the_fusion_out(engine):
 
 def test_a_note_removed_by_a_filter_is_explained_as_such(engine):
     systemd = doc_id(engine, "Reference/systemd services.md")
-    answer = engine.vault_search("process running after logout", project="demo", filters={"folder": "Projects"},
-                                 explain_document=systemd)
+    answer = engine.search(SearchRequest("process running after logout", mode="vault", project="demo",
+                                         filters={"folder": "Projects"}, explain_document=systemd))
     report = answer["explain_document"]
     assert systemd not in [n["document_id"] for n in answer["results"]]
     assert report["found"] is False and report["returned"] is False
@@ -116,44 +121,48 @@ def test_a_note_removed_by_a_filter_is_explained_as_such(engine):
 
 def test_the_tag_filter_of_hybrid_search_is_named_too(engine):
     tmux = doc_id(engine, "Reference/tmux cheatsheet.md")
-    report = engine.search("tmux", project="demo", tags_all=["project"], explain_document=tmux)["explain_document"]
+    report = engine.search(SearchRequest("tmux", project="demo", tags_all=["project"],
+                                         explain_document=tmux))["explain_document"]
     assert report["removed_by"] == "tags" and "lacks #project" in report["verdict"]
     assert "#reference" in report["verdict"]
 
 
 def test_a_note_past_the_limit_gets_its_place(engine):
-    full = engine.vault_search("process running after logout", project="demo", limit=5)["results"]
+    full = engine.search(SearchRequest("process running after logout", mode="vault", project="demo",
+                                       limit=5))["results"]
     second = full[1]["document_id"]
-    report = engine.vault_search("process running after logout", project="demo", limit=1,
-                                 explain_document=second)["explain_document"]
+    report = engine.search(SearchRequest("process running after logout", mode="vault", project="demo", limit=1,
+                                         explain_document=second))["explain_document"]
     assert report["found"] and report["rank"] == 2 and report["returned"] is False
     assert "past the limit of 1" in report["verdict"]
-    chunk = engine.search("how do I keep a process running after logout", project="demo", limit=10)["results"][1]
-    report = engine.search("how do I keep a process running after logout", project="demo", limit=1,
-                           explain_document=chunk["document_id"])["explain_document"]
+    chunk = engine.search(SearchRequest("how do I keep a process running after logout", project="demo",
+                                        limit=10))["results"][1]
+    report = engine.search(SearchRequest("how do I keep a process running after logout", project="demo", limit=1,
+                                         explain_document=chunk["document_id"]))["explain_document"]
     assert report["rank"] == 2 and not report["returned"] and "past the limit of 1" in report["verdict"]
     assert report["score"] == pytest.approx(chunk["similarity"], abs=1e-4)
 
 
 def test_a_note_under_the_threshold_gives_its_similarity(engine):
     sourdough = doc_id(engine, "Projects/Sourdough.md")
-    report = engine.search("tmux", project="demo", explain_document=sourdough)["explain_document"]
+    report = engine.search(SearchRequest("tmux", project="demo", explain_document=sourdough))["explain_document"]
     semantic = report["legs"]["semantic"]
     assert not report["found"] and not semantic["found"]
     assert semantic["similarity"] < 0.3
     assert f"{semantic['similarity']:.4f} is under the threshold 0.3" in semantic["why"]
     assert "'tmux' is missing" in report["legs"]["keyword"]["why"]
-    vault = engine.vault_search("tmux", project="demo", explain_document=sourdough)["explain_document"]
+    vault = engine.search(SearchRequest("tmux", mode="vault", project="demo",
+                                        explain_document=sourdough))["explain_document"]
     assert "none of its chunks holds any of the words ('tmux')" == vault["legs"]["bm25"]["why"]
     assert vault["legs"]["meaning"]["similarity"] < 0.3
 
 
 def test_an_unknown_document_and_a_search_of_every_project_say_what_to_do(engine):
-    report = engine.search("tmux", project="demo", explain_document="nope")["explain_document"]
+    report = engine.search(SearchRequest("tmux", project="demo", explain_document="nope"))["explain_document"]
     assert "no document 'nope'" in report["verdict"] and "document_id" in report["verdict"]
     with pytest.raises(InvalidQuery, match="one project"):
-        engine.search("tmux", scope="all", explain_document="nope")
-    merged = engine.search("tmux", scope="all", explain=True)["results"]
+        engine.search(SearchRequest("tmux", scope="all", explain_document="nope"))
+    merged = engine.search(SearchRequest("tmux", scope="all", explain=True))["results"]
     assert [r["explain"]["rank"] for r in merged] == list(range(1, len(merged) + 1))
 
 
@@ -161,7 +170,8 @@ def test_the_api_carries_the_engines_explanation_and_refuses_a_bad_flag(engine):
     app = create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765, "EXTENSION_ID": "a" * 32})
     client = app_client(app)
     body = client.get("/api/search?q=tmux&project=demo&explain=true", base_url=BASE).get_json()
-    assert body["results"][0]["explain"] == engine.search("tmux", project="demo", explain=True)["results"][0]["explain"]
+    assert body["results"][0]["explain"] == engine.search(SearchRequest("tmux", project="demo",
+                                                                        explain=True))["results"][0]["explain"]
     tmux = doc_id(engine, "Reference/tmux cheatsheet.md")
     report = client.get(f"/api/search?q=tmux&project=demo&tags_all=project&explain_document={tmux}",
                         base_url=BASE).get_json()["explain_document"]

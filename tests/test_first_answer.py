@@ -12,6 +12,7 @@ from indexer.home import Home
 from indexer.ingest.embeddings import Embedder
 from support import app_client
 from webapp import create_app
+from indexer import SearchRequest
 
 
 def test_a_search_before_the_model_is_ready_answers_by_keyword_and_says_so(home, vault):
@@ -32,18 +33,18 @@ def test_a_search_before_the_model_is_ready_answers_by_keyword_and_says_so(home,
     engine = Engine(Home(Settings.from_env(), embedder=fresh))
     try:
         started = time.monotonic()
-        first = engine.search("sourdough bread", mode="hybrid")
+        first = engine.search(SearchRequest("sourdough bread", mode="hybrid"))
         answered_in = time.monotonic() - started
         assert first["semantic_available"] is False and "still loading" in first["semantic_reason"]
         assert first["results"][0]["path"] == "Projects/Sourdough.md"  # the keyword side answered
         assert fresh.loading, "the first search answered before the model had loaded"
-        vault_first = engine.vault_search("sourdough bread")
+        vault_first = engine.search(SearchRequest("sourdough bread", mode="vault"))
         assert vault_first["search_mode"] == "fts" and "still loading" in vault_first["semantic_reason"]
         # A question no note holds every word of is answered by the words it does hold (BM25), and says so.
         question = "when should I feed the starter before the fence party"
-        asked = engine.vault_search(question)
+        asked = engine.search(SearchRequest(question, mode="vault"))
         assert asked["search_mode"] == "fts" and asked["results"][0]["path"] == "Projects/Sourdough.md"
-        by_hybrid = engine.search(question, mode="hybrid")
+        by_hybrid = engine.search(SearchRequest(question, mode="hybrid"))
         assert by_hybrid["results"][0]["path"] == "Projects/Sourdough.md"
         assert by_hybrid["results"][0]["partial"] and "feed" in by_hybrid["results"][0]["matched_words"]
         assert "still loading" in by_hybrid["semantic_reason"]
@@ -67,7 +68,7 @@ def test_a_search_before_the_model_is_ready_answers_by_keyword_and_says_so(home,
         again_page = answered.get_data(as_text=True)
         assert "still loading" not in again_page and "Sourdough" in again_page
         assert re.search(r'class="badge badge-(hybrid|semantic)"', again_page)
-        later = engine.search("baking bread at home", mode="hybrid")
+        later = engine.search(SearchRequest("baking bread at home", mode="hybrid"))
         assert later["semantic_available"] is True and "semantic_reason" not in later
         assert any(r["search_type"] in ("semantic", "hybrid") for r in later["results"])
         print(f"\nfirst answer {answered_in * 1000:.0f} ms, while the model loaded")

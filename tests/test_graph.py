@@ -19,6 +19,7 @@ from indexer.graph.source import read_source
 from indexer.home import Home
 from webapp import create_app
 from support import WordEmbedder, app_client
+from indexer import LightRequest
 
 BASE = "http://127.0.0.1:8765"
 
@@ -198,7 +199,7 @@ def test_without_embeddings_the_graph_groups_by_folder_and_search_says_keyword(d
         assert not [e for e in graph["edges"] if e["kind"] == "semantic"]
         assert sorted(c["label"] for c in graph["clusters"]) == [
             "(top level)", "Conversations", "Journal", "Projects", "Reference"]
-        lit = engine.graphs.search("sourdough", "notes")
+        lit = engine.graphs.search(LightRequest("sourdough", "notes"))
         assert lit["mode"] == "keyword" and "keyword" in lit["notice"]
         assert lit["matches"][0]["title"] == "Sourdough"
     finally:
@@ -209,7 +210,7 @@ def test_without_embeddings_the_graph_groups_by_folder_and_search_says_keyword(d
         engine.embed_pending("notes")
         graph = engine.graphs.graph("notes")
         assert graph["semantic"] and graph["stats"]["laid_out_afresh"] and graph["notice"] is None
-        assert engine.graphs.search("baking bread with a starter", "notes")["mode"] == "semantic"
+        assert engine.graphs.search(LightRequest("baking bread with a starter", "notes"))["mode"] == "semantic"
     finally:
         engine.close()
 
@@ -232,7 +233,8 @@ def test_while_the_model_loads_the_graph_is_laid_out_by_meaning_from_the_stored_
     graph = engine.graphs.graph("notes")
     assert graph["semantic"] and graph["layout"] == "semantic" and graph["notice"] is None
     assert graph["stats"]["embedded_documents"] == graph["stats"]["documents"]
-    lit = engine.graphs.search("sourdough", "notes")  # a query does need the model: by keyword meanwhile, saying so
+    lit = engine.graphs.search(LightRequest("sourdough",
+                                            "notes"))  # a query does need the model: by keyword meanwhile, saying so
     assert lit["mode"] == "keyword" and "keyword" in lit["notice"]
 
 

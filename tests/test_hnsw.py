@@ -13,6 +13,7 @@ from indexer.home import Home
 from indexer.background import BackgroundIndexer
 from indexer.search.hnsw import HnswVectors
 from indexer.search.calibration import calibrate
+from indexer import SearchRequest
 
 
 def chunks(response):
@@ -34,8 +35,8 @@ def test_hnsw_answers_as_exact_search_does_and_says_how_well(data_home, vault, r
     try:
         engine.embed_pending("notes")
         questions = ["bread", "how do I keep a server running after logout", "what to plant in spring"]
-        expected = {q: chunks(engine.search(q, mode="semantic", limit=5)) for q in questions}
-        tagged = chunks(engine.search("green", mode="semantic", tags_all=["outdoors"]))
+        expected = {q: chunks(engine.search(SearchRequest(q, mode="semantic", limit=5))) for q in questions}
+        tagged = chunks(engine.search(SearchRequest("green", mode="semantic", tags_all=["outdoors"])))
     finally:
         engine.close()
 
@@ -50,8 +51,8 @@ def test_hnsw_answers_as_exact_search_does_and_says_how_well(data_home, vault, r
         assert measured["recall_at_10"] >= 0.98 and measured["vectors"] == len(index.cache)
         assert measured["ladder"][-1] == [measured["ef_search"], measured["recall_at_10"]]
         for q in questions:  # a demo-sized project: HNSW finds the exact answer, rescored to the exact scores
-            assert chunks(engine.search(q, mode="semantic", limit=5)) == expected[q]
-        assert chunks(engine.search("green", mode="semantic", tags_all=["outdoors"])) == tagged
+            assert chunks(engine.search(SearchRequest(q, mode="semantic", limit=5))) == expected[q]
+        assert chunks(engine.search(SearchRequest("green", mode="semantic", tags_all=["outdoors"]))) == tagged
         status = engine.status()
         assert status["vector_search"] == "hnsw"
         assert status["projects"][0]["hnsw"]["ef_search"] == measured["ef_search"]
@@ -96,7 +97,7 @@ def test_a_deleted_chroma_index_is_restored_from_the_index_s_own_copies(data_hom
     try:
         engine.reindex("notes")
         engine.embed_pending("notes")
-        expected = {q: chunks(engine.search(q, mode="semantic", limit=5)) for q in questions}
+        expected = {q: chunks(engine.search(SearchRequest(q, mode="semantic", limit=5))) for q in questions}
         embedded = engine.status()["projects"][0]["embedded"]
     finally:
         engine.close()
@@ -107,7 +108,7 @@ def test_a_deleted_chroma_index_is_restored_from_the_index_s_own_copies(data_hom
     try:
         project = engine.writer("notes")  # as `skmemory serve` opens it
         for q in questions:
-            assert chunks(engine.search(q, mode="semantic", limit=5)) == expected[q]
+            assert chunks(engine.search(SearchRequest(q, mode="semantic", limit=5))) == expected[q]
         status = project.status()  # what the server's status shows
         assert status["embedded"] == embedded and status["pending"] == 0  # restored, not embedded again
         assert project.vectors.count() == embedded
@@ -135,7 +136,7 @@ def test_a_scribbled_chroma_index_is_rebuilt_from_the_index_s_own_copies(data_ho
     try:
         engine.reindex("notes")
         engine.embed_pending("notes")
-        expected = chunks(engine.search("glaciers", mode="semantic", limit=5))
+        expected = chunks(engine.search(SearchRequest("glaciers", mode="semantic", limit=5)))
     finally:
         engine.close()
     assert len(expected) == 5
@@ -155,7 +156,8 @@ def test_a_scribbled_chroma_index_is_rebuilt_from_the_index_s_own_copies(data_ho
     try:
         project = engine.writer("notes")
         assert bool(list(info.index_dir.glob("chroma.damaged-*"))) != chroma_deletes
-        assert [c for c, _ in chunks(engine.search("glaciers", mode="semantic", limit=5))] == [c for c, _ in expected]
+        found = engine.search(SearchRequest("glaciers", mode="semantic", limit=5))
+        assert [c for c, _ in chunks(found)] == [c for c, _ in expected]
         status = project.status()
         assert status["pending"] == 0 and "damaged" in status["repair"] and "restored" in status["repair"]
     finally:

@@ -16,6 +16,7 @@ from indexer.errors import SKMemoryError
 from indexer.ingest.extract.frontmatter import read_frontmatter
 from support import SKMEMORY, app_client, free_port, running_server
 from webapp import create_app
+from indexer import SearchRequest
 
 BASE = "http://127.0.0.1:8765"
 BAD_NAME = os.fsdecode(b"b-\xff.md")  # a file name that is not UTF-8, as a Windows or old Linux tool may write
@@ -231,7 +232,8 @@ def test_a_machine_written_giant_is_searchable_by_keyword_and_embedded_only_up_t
     assert f"Only the first {home.settings.machine_embed_chunks:,} of its" in warning
     engine = Engine(home)
     try:
-        late = engine.search("id=00009c3f", mode="keyword", project="logs")["results"]  # line 40,000: past the budget
+        late = engine.search(SearchRequest("id=00009c3f", mode="keyword",
+                                           project="logs"))["results"]  # line 40,000: past the budget
         assert late and late[0]["path"] == "app.log"
     finally:
         engine.close()
@@ -274,7 +276,7 @@ def test_the_indexer_refuses_a_fifo_and_a_link_out_swapped_in_and_goes_on(home, 
         engine.reindex("r")
         reasons = {e["path"]: e["error"] for e in home.status("r")["errors"]}
         assert "not a regular file" in reasons["a.md"]
-        found = engine.search("herons", mode="keyword", project="r")["results"]
+        found = engine.search(SearchRequest("herons", mode="keyword", project="r"))["results"]
         assert [r["path"] for r in found] == ["c.md"]
     finally:
         engine.close()

@@ -23,6 +23,7 @@ from indexer.home import Home
 from indexer.search.query import Query
 from indexer.search.vault import rank_notes
 from support import WordEmbedder, indexed
+from indexer import SearchRequest
 
 WORDS = ["amber", "basil", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper", "kestrel",
          "lichen", "marble", "nectar", "osprey", "pewter", "quartz", "russet"]
@@ -124,7 +125,7 @@ def test_hybrid_equals_its_definition_at_every_limit(vault_engine):
                                                        "WHERE chunk_id = ?", [expected[0][0]])[0][0] == query
             reached.add("named")
         for limit in LIMITS:
-            got = vault_engine.search(query, mode="hybrid", project="oracle", limit=limit)["results"]
+            got = vault_engine.search(SearchRequest(query, mode="hybrid", project="oracle", limit=limit))["results"]
             want = expected[:limit]
             assert [r["chunk_id"] for r in got] == [cid for cid, _, _ in want], (query, limit)
             assert [r["search_type"] for r in got] == [kind for _, _, kind in want], (query, limit)
@@ -141,7 +142,8 @@ def test_explain_and_the_window_rank_like_the_api(vault_engine):
     """The window asks with explain and grouped by document; its order is the API's, result for result."""
     for query in QUERIES:
         for limit in (5, 30):
-            plain = vault_engine.search(query, mode="hybrid", project="oracle", limit=limit)["results"]
-            told = vault_engine.search(query, mode="hybrid", project="oracle", limit=limit, explain=True)["results"]
+            plain = vault_engine.search(SearchRequest(query, mode="hybrid", project="oracle", limit=limit))["results"]
+            told = vault_engine.search(SearchRequest(query, mode="hybrid", project="oracle", limit=limit,
+                                                     explain=True))["results"]
             assert [r["chunk_id"] for r in told] == [r["chunk_id"] for r in plain], (query, limit)
             assert all(r["explain"]["score"] == r["similarity"] for r in told)

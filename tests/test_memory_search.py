@@ -10,6 +10,7 @@ import pytest
 from indexer.engine import Engine
 from indexer.errors import DocumentNotFound, InvalidQuery
 from indexer.search.memory import ANSWER_TOKENS, EXCERPT_TOKENS
+from indexer import MemoryRequest
 
 DAY = 86400
 BASE = 1_770_000_000  # early 2026
@@ -148,7 +149,7 @@ def ids(answer: dict) -> list[str]:
 # --- mode A: frontmatter ----------------------------------------------------------------------------------------
 
 def test_frontmatter_exact_tag_ranks_above_a_child_tag_even_when_older(engine):
-    answer = engine.memory_search("frontmatter", {"tags": ["connection-pooling"]})
+    answer = engine.memory_search(MemoryRequest("frontmatter", {"tags": ["connection-pooling"]}))
     assert ids(answer) == ["DEC-42", "DEC-43"]  # DEC-43 is newer but only has connection-pooling/limits
     first, second = answer["results"]
     assert first == {"path": "decisions/DEC-42.md", "file_path": "decisions/DEC-42.md", "id": "DEC-42",
@@ -160,47 +161,49 @@ def test_frontmatter_exact_tag_ranks_above_a_child_tag_even_when_older(engine):
 
 
 def test_frontmatter_fields_are_anded_case_insensitive(engine):
-    answer = engine.memory_search("A", {"tags": "database", "status": "ACTIVE"})
+    answer = engine.memory_search(MemoryRequest("A", {"tags": "database", "status": "ACTIVE"}))
     # DEC-44 has the tag but is superseded; DEC-45 only has the child tag database/postgres.
     assert ids(answer) == ["DEC-42", "DEC-41", "DEC-45"]
     assert answer["results"][1]["matched"] == {"tags": ["database", "database/postgres"], "status": "active"}
-    both = engine.memory_search("frontmatter", {"tags": ["database", "connection-pooling"]})
+    both = engine.memory_search(MemoryRequest("frontmatter", {"tags": ["database", "connection-pooling"]}))
     assert ids(both) == ["DEC-42"]
-    assert engine.memory_search("frontmatter", {"tags": ["database"], "status": "draft"})["results"] == []
+    assert engine.memory_search(MemoryRequest("frontmatter", {"tags": ["database"],
+                                                              "status": "draft"}))["results"] == []
 
 
 def test_frontmatter_whole_domain_beats_one_of_a_list_then_recency(engine):
-    answer = engine.memory_search("frontmatter", {"domain": "infrastructure", "level": "operational"})
+    answer = engine.memory_search(MemoryRequest("frontmatter", {"domain": "infrastructure", "level": "operational"}))
     # DEC-45 is newest but its domain is a list of two; DEC-43 is newer than DEC-42.
     assert ids(answer) == ["DEC-43", "DEC-42", "DEC-45"]
     assert answer["results"][2]["matched"] == {"domain": ["observability", "infrastructure"], "level": "operational"}
-    assert ids(engine.memory_search("frontmatter", {"priority": "2"})) == ["DEC-43"]
-    assert ids(engine.memory_search("frontmatter", {"priority": 1})) == ["DEC-42"]
+    assert ids(engine.memory_search(MemoryRequest("frontmatter", {"priority": "2"}))) == ["DEC-43"]
+    assert ids(engine.memory_search(MemoryRequest("frontmatter", {"priority": 1}))) == ["DEC-42"]
 
 
 def test_frontmatter_related_to_matches_by_id_wikilink_or_title(engine):
-    by_id = engine.memory_search("frontmatter", {"related_to": ["DEC-42"]})
+    by_id = engine.memory_search(MemoryRequest("frontmatter", {"related_to": ["DEC-42"]}))
     assert ids(by_id) == ["DEC-44", "DEC-43"]  # DEC-44 writes it as [[DEC-42]]
     assert by_id["results"][0]["matched"] == {"related_to": ["DEC-42"]}
-    by_title = engine.memory_search("frontmatter", {"related_to": "Use connection pooling for database access"})
+    by_title = engine.memory_search(MemoryRequest("frontmatter",
+                                                  {"related_to": "Use connection pooling for database access"}))
     assert ids(by_title) == ["DEC-44", "DEC-43"]
-    found = engine.memory_search("frontmatter", {"related_to": "DEC-41", "status": "active"})
+    found = engine.memory_search(MemoryRequest("frontmatter", {"related_to": "DEC-41", "status": "active"}))
     assert ids(found) == ["DEC-42", "DEC-40"]
 
 
 def test_frontmatter_query_errors_say_what_to_give(engine):
     for bad in ({}, {"status": None}, {"tags": []}, {"tags": {"a": 1}}, "status=active", ["status"]):
         with pytest.raises(InvalidQuery, match="field-value|value"):
-            engine.memory_search("frontmatter", bad)
-    assert ids(engine.memory_search("frontmatter", '{"status": "superseded"}')) == ["DEC-44"]
+            engine.memory_search(MemoryRequest("frontmatter", bad))
+    assert ids(engine.memory_search(MemoryRequest("frontmatter", '{"status": "superseded"}'))) == ["DEC-44"]
     with pytest.raises(InvalidQuery, match="frontmatter \\(A\\), content \\(B\\) or xref \\(C\\)"):
-        engine.memory_search("graph", "DEC-42")
+        engine.memory_search(MemoryRequest("graph", "DEC-42"))
 
 
 # --- mode B: content --------------------------------------------------------------------------------------------
 
 def test_content_ranks_by_matches_then_recency_with_the_line_and_its_neighbours(engine):
-    answer = engine.memory_search("content", "exhaustion")
+    answer = engine.memory_search(MemoryRequest("content", "exhaustion"))
     assert [r["file_path"] for r in answer["results"]] == [
         "decisions/DEC-42.md",        # two lines say exhaustion
         "journal/2026-03-02.md",      # one each: the journal is newer than the incident note
@@ -227,26 +230,26 @@ def journal_id(engine) -> str:
 
 
 def test_content_keywords_matched_outrank_occurrences_and_a_phrase_counts_as_one(engine):
-    words = engine.memory_search("content", "pool exhaustion")
+    words = engine.memory_search(MemoryRequest("content", "pool exhaustion"))
     paths = [r["file_path"] for r in words["results"]]
     # Both words before one: DEC-43 says "pool" four times but never "exhaustion".
     assert paths.index("decisions/DEC-43.md") == len(paths) - 1
     assert set(paths[:3]) == {"decisions/DEC-42.md", "notes/incident-2026-03.md", "journal/2026-03-02.md"}
     assert paths[0] == "decisions/DEC-42.md"  # pool + exhaustion + exhaustion
 
-    phrase = engine.memory_search("content", '"pool exhaustion"')
+    phrase = engine.memory_search(MemoryRequest("content", '"pool exhaustion"'))
     # Case-insensitive; "connection exhaustion" is not the phrase, so each has one match and recency decides.
     assert [r["file_path"] for r in phrase["results"]] == [
         "journal/2026-03-02.md", "notes/incident-2026-03.md", "decisions/DEC-42.md"]
     assert phrase["results"][1]["excerpt"].splitlines()[1] == "Pool exhaustion again, see DEC-42 for the fix."
-    assert engine.memory_search("content", '"a b c d" service pool')["mode"] == "content"
+    assert engine.memory_search(MemoryRequest("content", '"a b c d" service pool'))["mode"] == "content"
 
 
 def test_content_refuses_more_than_three_keywords(engine):
     with pytest.raises(InvalidQuery, match="1 to 3 keywords; you gave 4"):
-        engine.memory_search("content", "pool exhaustion under load")
+        engine.memory_search(MemoryRequest("content", "pool exhaustion under load"))
     with pytest.raises(InvalidQuery, match="1 to 3 keywords"):
-        engine.memory_search("B", "   ")
+        engine.memory_search(MemoryRequest("B", "   "))
 
 
 def test_content_answer_stays_under_the_token_cap_on_a_busy_vault(home, tmp_path):
@@ -260,7 +263,7 @@ def test_content_answer_stays_under_the_token_cap_on_a_busy_vault(home, tmp_path
     engine = Engine(home)
     try:
         engine.reindex("busy")
-        answer = engine.memory_search("content", "latency", project="busy")
+        answer = engine.memory_search(MemoryRequest("content", "latency", project="busy"))
         counter = engine.index("busy").counter
     finally:
         engine.close()
@@ -279,7 +282,7 @@ def test_content_answer_stays_under_the_token_cap_on_a_busy_vault(home, tmp_path
 # --- mode C: cross-reference ------------------------------------------------------------------------------------
 
 def test_xref_finds_inbound_outbound_and_mentions_ranked_and_depth_one(engine):
-    answer = engine.memory_search("xref", "DEC-42")
+    answer = engine.memory_search(MemoryRequest("xref", "DEC-42"))
     got = [(r["id"] if r["id"].startswith("DEC") else r["file_path"], r["relevance"]) for r in answer["results"]]
     assert got == [
         ("DEC-44", "related_to_inbound"),     # newer inbound first
@@ -298,27 +301,27 @@ def test_xref_finds_inbound_outbound_and_mentions_ranked_and_depth_one(engine):
 
 
 def test_xref_accepts_a_path_or_a_title_and_reports_unknown_targets(engine):
-    by_id = engine.memory_search("xref", "DEC-42")["results"]
-    assert engine.memory_search("C", "decisions/DEC-42.md")["results"] == by_id
-    assert engine.memory_search("xref", "use connection pooling for database access")["results"] == by_id
+    by_id = engine.memory_search(MemoryRequest("xref", "DEC-42"))["results"]
+    assert engine.memory_search(MemoryRequest("C", "decisions/DEC-42.md"))["results"] == by_id
+    assert engine.memory_search(MemoryRequest("xref", "use connection pooling for database access"))["results"] == by_id
     # A note without an id: the incident is mentioned by nobody and relates to nothing.
-    assert engine.memory_search("xref", "notes/incident-2026-03.md")["results"] == []
-    outbound = engine.memory_search("xref", "DEC-40")["results"]
+    assert engine.memory_search(MemoryRequest("xref", "notes/incident-2026-03.md"))["results"] == []
+    outbound = engine.memory_search(MemoryRequest("xref", "DEC-40"))["results"]
     assert [(r["id"], r["relevance"]) for r in outbound] == [("DEC-41", "related_to_outbound")]
     # The ids memory_search returns are ids xref accepts: a note without a frontmatter id is named by its document id.
-    journal = next(r for r in engine.memory_search("content", "pool exhaustion")["results"]
+    journal = next(r for r in engine.memory_search(MemoryRequest("content", "pool exhaustion"))["results"]
                    if r["file_path"] == "journal/2026-03-02.md")
     assert journal["id"] == journal_id(engine)
-    assert engine.memory_search("xref", journal["id"])["query"] == journal["id"]
+    assert engine.memory_search(MemoryRequest("xref", journal["id"]))["query"] == journal["id"]
     with pytest.raises(DocumentNotFound, match="No document in project 'memory' has the id, title or path 'DEC-7'"):
-        engine.memory_search("xref", "DEC-7")
+        engine.memory_search(MemoryRequest("xref", "DEC-7"))
     with pytest.raises(InvalidQuery, match="give its id"):
-        engine.memory_search("xref", " ")
+        engine.memory_search(MemoryRequest("xref", " "))
 
 
 def test_memory_search_never_returns_whole_documents(engine):
     for mode, query in (("frontmatter", {"tags": "database"}), ("content", "pool"), ("xref", "DEC-42")):
-        for r in engine.memory_search(mode, query)["results"]:
+        for r in engine.memory_search(MemoryRequest(mode, query))["results"]:
             assert set(r) <= {"path", "file_path", "id", "title", "relevance", "matched", "matches", "line",
                               "excerpt"}
             assert len(r.get("excerpt", "").splitlines()) <= 3

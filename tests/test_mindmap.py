@@ -12,6 +12,8 @@ from indexer.errors import MapConflict, MapFormatError
 from indexer.ingest.extract.mindmap_format import loads
 from webapp import create_app
 from support import GARDEN, app_client
+from indexer import SearchRequest
+from indexer import NodeSearchRequest
 
 MAP = "Maps/Garden.mmdata"
 BASE = "http://127.0.0.1:8765"
@@ -64,7 +66,7 @@ def test_the_map_is_one_mindmap_semantic_document_with_one_chunk_per_node(engine
 
 
 def test_search_finds_nodes_by_meaning_with_their_path(engine, garden):
-    found = engine.mindmaps.search_nodes("how long does the irrigation run each morning", limit=3)
+    found = engine.mindmaps.search_nodes(NodeSearchRequest("how long does the irrigation run each morning", limit=3))
     assert found["index_state"] == "current" and found["semantic_available"] is True
     top = found["results"][0]
     assert (top["node_id"], top["title"], top["path"], top["level"]) == \
@@ -87,7 +89,7 @@ def test_while_the_model_loads_node_search_answers_by_the_words_and_says_so(engi
     fresh = Engine(Home(Settings.from_env(), embedder=loading))
     try:
         fresh.mindmaps.open("notes", path=MAP)
-        found = fresh.mindmaps.search_nodes("when should I stake and pinch the tomatoes", limit=3)
+        found = fresh.mindmaps.search_nodes(NodeSearchRequest("when should I stake and pinch the tomatoes", limit=3))
         assert found["semantic_available"] is False
         assert "BM25" in found["semantic_reason"] and "words" in found["semantic_reason"]
         assert found["results"][0]["node_id"] == "tomatoes" and found["results"][0]["search_type"] == "keyword"
@@ -97,7 +99,7 @@ def test_while_the_model_loads_node_search_answers_by_the_words_and_says_so(engi
 
 def test_a_rename_not_yet_saved_shows_the_live_title_and_reports_a_stale_index(engine, garden, vault):
     edit_file(vault, lambda nodes, _: nodes["watering"].update(title="Irrigation schedule"))
-    found = engine.mindmaps.search_nodes("drip line timer rain barrels", limit=3)
+    found = engine.mindmaps.search_nodes(NodeSearchRequest("drip line timer rain barrels", limit=3))
     top = found["results"][0]
     assert top["node_id"] == "watering"
     assert top["title"] == "Irrigation schedule" and top["path"] == ["Garden", "Irrigation schedule"]
@@ -110,20 +112,20 @@ def test_a_rename_not_yet_saved_shows_the_live_title_and_reports_a_stale_index(e
     saved = engine.mindmaps.save(MAP, loaded["content"], project="notes")
     assert saved["map"]["revision"] == 3 and saved["index_state"] == "current"
     assert saved["map"]["document_id"] == garden["map"]["document_id"]  # the same document, refreshed
-    again = engine.mindmaps.search_nodes("drip line timer rain barrels", limit=3)
+    again = engine.mindmaps.search_nodes(NodeSearchRequest("drip line timer rain barrels", limit=3))
     assert again["index_stale"] is False and again["indexed_revision"] == 3
     assert again["results"][0]["title"] == "Irrigation schedule" and not again["results"][0]["changed_since_indexed"]
 
 
 def test_a_deleted_node_is_filtered_out(engine, garden, vault):
-    before = engine.mindmaps.search_nodes("basil thyme rosemary mint", limit=10)
+    before = engine.mindmaps.search_nodes(NodeSearchRequest("basil thyme rosemary mint", limit=10))
     assert before["results"][0]["node_id"] == "herbs"
 
     def delete_herbs(nodes, value):
         value["nodes"] = [n for n in value["nodes"] if n["id"] != "herbs"]
 
     edit_file(vault, delete_herbs)
-    after = engine.mindmaps.search_nodes("basil thyme rosemary mint", limit=10)
+    after = engine.mindmaps.search_nodes(NodeSearchRequest("basil thyme rosemary mint", limit=10))
     assert after["index_stale"] is True
     assert "herbs" not in [r["node_id"] for r in after["results"]]
     with pytest.raises(DocumentNotFound, match="no node 'herbs'"):
@@ -143,21 +145,21 @@ def test_an_oversized_node_becomes_sub_chunks_with_one_node_reference_and_one_re
     counter = engine.index("notes").counter
     assert all(counter.count(c) <= 256 for c, ref in node_chunks(engine, saved["map"]["document_id"]))
 
-    found = engine.mindmaps.search_nodes("soil turned weeded mulched straw heron pond", limit=10)
+    found = engine.mindmaps.search_nodes(NodeSearchRequest("soil turned weeded mulched straw heron pond", limit=10))
     ids = [r["node_id"] for r in found["results"]]
     assert ids.count("journal") == 1 and ids[0] == "journal"
     assert len(ids) == len(set(ids))
-    heron = engine.mindmaps.search_nodes("a heron visits the pond at dawn", limit=1)["results"][0]
+    heron = engine.mindmaps.search_nodes(NodeSearchRequest("a heron visits the pond at dawn", limit=1))["results"][0]
     assert heron["node_id"] == "journal" and "heron" in heron["content"]
 
 
 def test_private_notes_and_attachments_never_reach_the_index(engine, garden):
     doc_id = garden["map"]["document_id"]
     for word in PRIVATE_WORDS + ATTACHMENT_WORDS:
-        assert engine.search(word, mode="keyword", project="notes")["results"] == [], word
+        assert engine.search(SearchRequest(word, mode="keyword", project="notes"))["results"] == [], word
         assert all(word.lower() not in r["content"].lower()
-                   for r in engine.search(word, mode="hybrid", project="notes", limit=50)["results"])
-        for r in engine.mindmaps.search_nodes(word, limit=20)["results"]:
+                   for r in engine.search(SearchRequest(word, mode="hybrid", project="notes", limit=50))["results"])
+        for r in engine.mindmaps.search_nodes(NodeSearchRequest(word, limit=20))["results"]:
             assert word.lower() not in json.dumps(r).lower()
     stored = json.dumps([list(c) for c in node_chunks(engine, doc_id)]).lower()
     assert not any(w.lower() in stored for w in PRIVATE_WORDS + ATTACHMENT_WORDS)
@@ -193,11 +195,11 @@ def test_an_older_format_index_asks_for_a_save(engine, garden):
     store = engine.writer("notes").store
     with store.lock, store.conn:
         store.conn.execute("UPDATE chunks SET ref = json_set(ref, '$.format', 0) WHERE ref IS NOT NULL")
-    old = engine.mindmaps.search_nodes("compost bins", limit=5)
+    old = engine.mindmaps.search_nodes(NodeSearchRequest("compost bins", limit=5))
     assert old["index_state"] == "older_format" and old["index_stale"] is True and old["results"] == []
     assert "Save the map" in old["message"]
     engine.mindmaps.save(MAP, engine.mindmaps.load("notes", path=MAP)["content"], project="notes")
-    fresh = engine.mindmaps.search_nodes("compost bins", limit=5)
+    fresh = engine.mindmaps.search_nodes(NodeSearchRequest("compost bins", limit=5))
     assert fresh["index_state"] == "current" and fresh["results"][0]["node_id"] == "compost"
 
 
@@ -207,14 +209,14 @@ def test_a_new_map_saved_without_an_index_and_the_missing_state(engine, vault):
          "nodes": [{"id": "t", "parent": None, "title": "Trips", "body": "Lisbon in May, by train."}]}))
     opened = engine.mindmaps.open("notes", path="Maps/Trips.mmdata")  # on disk, never indexed by this engine
     assert opened["map"]["document_id"] is None and opened["index_state"] == "missing"
-    missing = engine.mindmaps.search_nodes("train to Lisbon", limit=5)
+    missing = engine.mindmaps.search_nodes(NodeSearchRequest("train to Lisbon", limit=5))
     assert missing["results"] == [] and "Save the map" in missing["message"]
     saved = engine.mindmaps.save("Maps/Trips.mmdata", engine.mindmaps.load("notes",
                                                                            path="Maps/Trips.mmdata")["content"],
                                 project="notes")
     assert saved["map"]["revision"] == 5 and saved["map"]["document_id"]
     assert engine.mindmaps.active()["map"]["document_id"] == saved["map"]["document_id"]
-    assert engine.mindmaps.search_nodes("train to Lisbon", limit=5)["results"][0]["node_id"] == "t"
+    assert engine.mindmaps.search_nodes(NodeSearchRequest("train to Lisbon", limit=5))["results"][0]["node_id"] == "t"
 
 
 def test_the_active_map_survives_a_restart_and_follows_a_rename(home, engine, garden, vault):
@@ -252,19 +254,20 @@ def test_bad_maps_and_requests_get_sentences(engine, garden):
         engine.mindmaps.open("notes", document_id=engine.documents("notes", folder="Projects")["documents"][0]
                             ["document_id"])
     with pytest.raises(InvalidQuery, match="query is empty"):
-        engine.mindmaps.search_nodes("  ")
+        engine.mindmaps.search_nodes(NodeSearchRequest("  "))
 
 
 def test_without_an_open_map_a_map_is_named_or_the_only_one_used(engine, vault):
     assert engine.mindmaps.active()["map"] is None
-    only = engine.mindmaps.search_nodes("irrigation timer", project="notes")  # no one has opened a map
+    # no one has opened a map
+    only = engine.mindmaps.search_nodes(NodeSearchRequest("irrigation timer", project="notes"))
     assert only["map"]["path"] == MAP and only["results"][0]["node_id"] == "watering"
     assert engine.mindmaps.active()["map"] is None  # naming or using a map does not open it in the window
 
     shutil.copy(GARDEN, vault / "Maps" / "Second.mmdata")
     engine.writer("notes").sync(["Maps/Second.mmdata"])
     with pytest.raises(InvalidQuery, match="No mind map is active. Name one by its path") as told:
-        engine.mindmaps.search_nodes("garden")
+        engine.mindmaps.search_nodes(NodeSearchRequest("garden"))
     assert "Maps/Garden.mmdata" in str(told.value) and "Maps/Second.mmdata" in str(told.value)
     named = engine.mindmaps.node_context("watering", project="notes", path="Maps/Second.mmdata")
     assert named["map"]["path"] == "Maps/Second.mmdata" and named["node"]["title"] == "Watering"

@@ -131,7 +131,7 @@ def test_the_window_says_which_model_searched_a_chinese_project_and_why(engine):
 def test_a_chinese_page_gets_its_related_notes(engine):
     page = ("如何查看系统里正在运行的程序？本文介绍几种查看进程的方法，包括按用户筛选、以树形结构显示父子进程，以及"
             "找出占用内存最多的进程。")
-    answer = engine.related(RelatedTextRequest(page, title="查看进程的方法", project="zh", limit=3))
+    answer = engine.related_text(RelatedTextRequest(page, title="查看进程的方法", project="zh", limit=3))
     assert [n["title"] for n in answer["results"]][:1] == ["ps"]
 
 

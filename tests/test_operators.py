@@ -9,6 +9,7 @@ import pytest
 from indexer.errors import InvalidQuery
 from indexer.search.operators import read_operators
 from support import indexed
+from indexer import SearchRequest
 
 
 def test_operators_are_read_out_of_the_words():
@@ -54,7 +55,7 @@ def paths(answer: dict) -> list[str]:
 @pytest.mark.parametrize("mode", ["hybrid", "keyword", "semantic"])
 def test_each_operator_narrows_every_mode(engine, mode):
     def search(text):
-        return paths(engine.search(text, mode=mode, project="ops", limit=20))
+        return paths(engine.search(SearchRequest(text, mode=mode, project="ops", limit=20)))
 
     assert set(search("kanban OR dataview")) >= {"Plugins/Kanban.md", "Plugins/Dataview.md"} or mode == "semantic"
     assert set(search("meeting -fence")) <= {"Daily/2024-05-03.md"}
@@ -64,26 +65,27 @@ def test_each_operator_narrows_every_mode(engine, mode):
 
 
 def test_or_finds_either_side_by_keyword_and_never_searches_the_word_or(engine):
-    answer = engine.search("kanban OR dataview", mode="keyword", project="ops", limit=20)
+    answer = engine.search(SearchRequest("kanban OR dataview", mode="keyword", project="ops", limit=20))
     assert set(paths(answer)) == {"Plugins/Kanban.md", "Plugins/Dataview.md", "Daily/2024-05-02.md"}
-    hybrid = engine.search("kanban OR dataview", project="ops", limit=20)
+    hybrid = engine.search(SearchRequest("kanban OR dataview", project="ops", limit=20))
     assert {"Plugins/Kanban.md", "Plugins/Dataview.md"} <= set(paths(hybrid)[:3])
 
 
 def test_excluded_words_and_paths_also_narrow_vault_search(engine):
-    answer = engine.vault_search("meeting -fence", project="ops")
+    answer = engine.search(SearchRequest("meeting -fence", mode="vault", project="ops"))
     assert paths(answer) == ["Daily/2024-05-03.md"]
-    assert paths(engine.vault_search("path:plugins cards", project="ops"))[0] == "Plugins/Kanban.md"
+    assert paths(engine.search(SearchRequest("path:plugins cards", mode="vault",
+                                             project="ops")))[0] == "Plugins/Kanban.md"
 
 
 def test_operators_alone_list_the_notes_they_allow(engine):
-    answer = engine.search("tag:#plugin", project="ops", limit=20)
+    answer = engine.search(SearchRequest("tag:#plugin", project="ops", limit=20))
     assert set(paths(answer)) == {"Plugins/Kanban.md", "Plugins/Dataview.md"}
 
 
 def test_a_regex_typed_in_a_search_box_gets_the_sentence(engine):
     with pytest.raises(InvalidQuery, match="regular expression"):
-        engine.search("/kan.an/", project="ops")
+        engine.search(SearchRequest("/kan.an/", project="ops"))
 
 
 def test_a_partly_typed_word_finds_the_title_it_starts_first(tmp_path, real_embedder):
@@ -109,7 +111,7 @@ def test_a_partly_typed_word_finds_the_title_it_starts_first(tmp_path, real_embe
         for typed, first in (("kanb", "Kanban.md"), ("datav", "Dataview.md"), ("templ", "Templater.md"),
                              ("Kanban pl", "Kanban plugin roundup 2021.md")):
             for mode in ("keyword", "hybrid"):
-                answer = engine.search(typed, mode=mode, project="v", limit=12, group=True)
+                answer = engine.search(SearchRequest(typed, mode=mode, project="v", limit=12, group=True))
                 assert "corrected" not in answer, (typed, answer.get("corrected"))
                 assert paths(answer)[0] == first, (typed, mode, paths(answer))
 
@@ -125,6 +127,6 @@ def test_file_alone_lists_the_note_of_that_name_first_with_its_text(tmp_path, ma
     for path in vault.iterdir():
         os.utime(path, (1_700_000_000, 1_700_000_000))
     engine = make_engine(vault, project="files", embedder="none")
-    rows = engine.search("file:kanban", project="files", limit=10)["results"]
+    rows = engine.search(SearchRequest("file:kanban", project="files", limit=10))["results"]
     assert [r["path"] for r in rows][:2] == ["Kanban.md", "Kanban boards compared.md"]
     assert all(r["snippet"].startswith("What ") for r in rows)

@@ -15,6 +15,7 @@ import pytest
 from indexer.ingest.chunking import CHUNKER_VERSION
 from indexer.engine import Engine
 from support import highlighted
+from indexer import SearchRequest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHAPES = FIXTURES / "real-shape-vault"
@@ -65,10 +66,10 @@ def test_sections_are_packed_and_bodiless_sections_make_no_chunk(project):
 
 
 def test_a_note_without_a_body_is_found_by_its_name_in_every_mode(engine):
-    found = engine.search("daily", mode="keyword", project="Shapes")["results"]
+    found = engine.search(SearchRequest("daily", mode="keyword", project="Shapes"))["results"]
     assert [r["path"] for r in found] == ["Templates/Daily.md", "Garden.md"]  # title first, then text
     for mode in ("semantic", "hybrid"):  # the model reads what the template is: its name
-        hits = engine.search("Daily", mode=mode, project="Shapes")["results"]
+        hits = engine.search(SearchRequest("Daily", mode=mode, project="Shapes"))["results"]
         assert hits[0]["path"] == "Templates/Daily.md", mode
 
 
@@ -87,9 +88,9 @@ def test_comments_are_not_indexed_and_urls_are_not_embedded(project):
 
 
 def test_a_url_is_found_by_keyword_search_and_comments_are_not(engine):
-    found = engine.search("forum.obsidian.md", mode="keyword", project="Shapes")["results"]
+    found = engine.search(SearchRequest("forum.obsidian.md", mode="keyword", project="Shapes"))["results"]
     assert [r["path"] for r in found] == ["Plugins/Dataview.md"]
-    assert engine.search("drip lines", mode="keyword", project="Shapes")["results"] == []
+    assert engine.search(SearchRequest("drip lines", mode="keyword", project="Shapes"))["results"] == []
 
 
 def test_a_packed_chunk_records_every_section_with_its_lines(project, shapes):
@@ -110,15 +111,15 @@ def test_a_packed_chunk_records_every_section_with_its_lines(project, shapes):
 def test_results_point_at_the_section_that_matched(engine, shapes):
     lines = (shapes / "Sourdough handbook.md").read_text().split("\n")
     for mode in ("keyword", "hybrid"):
-        result = engine.search("banneton", mode=mode, project="Shapes")["results"][0]
+        result = engine.search(SearchRequest("banneton", mode=mode, project="Shapes"))["results"][0]
         assert result["heading_path"][-1] == "Shaping"
         first, last = result["lines"]
         assert lines[first - 1] == "## Shaping" and "banneton" in "\n".join(lines[first - 1:last])
         assert "banneton" in highlighted(result)
         assert result["chunk_lines"][0] < first  # the chunk starts earlier, in "Mixing and bulk fermentation"
     # By meaning alone: the result still points into the section about the question.
-    result = engine.search("my loaf came out dense and heavy, what went wrong", mode="semantic",
-                           project="Shapes")["results"][0]
+    result = engine.search(SearchRequest("my loaf came out dense and heavy, what went wrong", mode="semantic",
+                                         project="Shapes"))["results"][0]
     assert result["path"] == "Sourdough handbook.md"
     assert result["heading_path"][-1] == "Troubleshooting"
     assert lines[result["lines"][0] - 1] == "## Troubleshooting"
@@ -263,7 +264,8 @@ def test_a_search_while_the_vault_embeds_still_answers(home, shapes):
         worker.start()
         try:
             for _ in range(5):
-                response = engine.search("where the tomatoes get watered", mode="hybrid", project="Shapes")
+                response = engine.search(SearchRequest("where the tomatoes get watered", mode="hybrid",
+                                                       project="Shapes"))
                 assert response["semantic_available"]
                 assert response["results"] and response["results"][0]["path"] == "Garden.md"
         finally:

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from indexer import SearchRequest
+from indexer import ContextRequest
 
 AUTHORS = ["Ana Ruiz", "Ben Okafor", "Chen Wei", "Dana Levi"]
 MARKUP = re.compile(r"://|</?[a-zA-Z][^<>]*>|\[\[|(?:^|\n)\s*#{1,6}\s|`")
@@ -67,7 +68,7 @@ def test_the_note_named_what_was_typed_comes_first(engine):
     why = engine.search(SearchRequest("kanban", project="plugins", explain=True))["results"][0]["explain"]
     assert why["boost"]["name"] == 2 and "the query is its title" in why["rule"]
     assert paths(engine.search(SearchRequest("obsidian sync", project="plugins")))[0] == "Plugins/Obsidian Sync.md"
-    assert paths(engine.vault_search("kanban", project="plugins"))[0] == "Plugins/Kanban.md"
+    assert paths(engine.search(SearchRequest("kanban", mode="vault", project="plugins")))[0] == "Plugins/Kanban.md"
     # Measured on logseq-docs: typing a note's alias put it below every note whose title held the word
     assert paths(engine.search(SearchRequest("whiteboards", project="plugins")))[0] == "Plugins/Whiteboard.md"
     # The Power Strip's keyword search (titles first) puts the note named so before a newer one holding the word
@@ -83,7 +84,7 @@ def test_a_stopword_never_empties_a_search_and_is_never_highlighted(engine):
         assert paths(answer)[0] == "Plugins/Claude MCP.md", mode
         assert not any(answer["results"][0]["snippet"][a:b].lower() == "for"
                        for a, b in answer["results"][0]["highlights"])
-    context = engine.context("MCP server for AI clients", project="plugins")
+    context = engine.context(ContextRequest("MCP server for AI clients", project="plugins"))
     assert context["items"] and context["items"][0]["path"] == "Plugins/Claude MCP.md"
     sync = engine.search(SearchRequest("sync and the vault", "keyword", project="plugins"))
     marked = {r["snippet"][a:b].lower() for r in sync["results"] for a, b in r["highlights"]}
@@ -103,7 +104,7 @@ def test_a_typo_is_corrected_against_the_notes_words_and_says_so(engine):
         answer = engine.search(SearchRequest("kanbn", mode, project="plugins"))
         assert answer["corrected"] == {"original": "kanbn", "query": "kanban", "words": {"kanbn": "kanban"}}
         assert paths(answer)[0] == "Plugins/Kanban.md"
-    vault = engine.vault_search("kanbn", project="plugins")
+    vault = engine.search(SearchRequest("kanbn", mode="vault", project="plugins"))
     assert vault["corrected"]["query"] == "kanban" and paths(vault)[0] == "Plugins/Kanban.md"
     syncing = engine.search(SearchRequest("synching", "keyword", project="plugins"))
     assert syncing["corrected"]["words"] == {"synching": "syncing"}
@@ -118,7 +119,7 @@ def test_snippets_and_titles_are_text_as_a_reader_reads_it(engine):
     """Measured on a plugin vault: 62 % of snippets held link syntax with a URL, 23 % HTML, 47 % [[wikilinks]]."""
     for q in ("kanban", "install", "task list", "drag and drop board", "kanban status"):
         for answer in (engine.search(SearchRequest(q, project="plugins")),
-                       engine.vault_search(q, project="plugins")):
+                       engine.search(SearchRequest(q, mode="vault", project="plugins"))):
             for r in answer["results"]:
                 assert not MARKUP.search(r["snippet"]), (q, r["snippet"])
                 title = r.get("document_title") or r.get("title")
@@ -194,4 +195,4 @@ def test_a_note_named_what_was_typed_comes_first_though_nothing_of_it_is_close_i
         for request in (SearchRequest(h, project="people", group=True), SearchRequest(h, "keyword", project="people"),
                         SearchRequest(h, project="people")):
             assert paths(engine.search(request))[0] == f"People/{h}.md", (h, request.mode)
-        assert paths(engine.vault_search(h, project="people"))[0] == f"People/{h}.md"
+        assert paths(engine.search(SearchRequest(h, mode="vault", project="people")))[0] == f"People/{h}.md"

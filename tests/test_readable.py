@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from indexer.ingest.extract.inline import code_lines
 from indexer.ingest.readable import blank_comments, reader_text
+from indexer import SearchRequest
 
 
 def blank(text: str) -> list[str]:
@@ -93,6 +94,7 @@ def test_a_snippet_window_cut_inside_a_badge_shows_no_markup(tmp_path):
     home = Home(Settings(home=tmp_path / "home"), embedder=WordEmbedder())
     with indexed(home, vault, "v") as engine:
         for tokens in (6, 8, 10, 12, 16):
-            shown = engine.vault_search("kanban", project="v", snippet_tokens=tokens)["results"][0]["snippet"]
+            shown = engine.search(SearchRequest("kanban", mode="vault", project="v",
+                                                snippet_tokens=tokens))["results"][0]["snippet"]
             assert "kanban" in shown
             assert not any(mark in shown for mark in ("](", "![", "http", "shields", "[", "]")), (tokens, shown)

@@ -42,7 +42,7 @@ def paths(answer: dict) -> list[str]:
 
 
 def test_a_page_finds_the_note_about_it_first_and_says_why(engine):
-    answer = engine.related(RelatedTextRequest(PAGE, title="Sourdough starter care", limit=5))
+    answer = engine.related_text(RelatedTextRequest(PAGE, title="Sourdough starter care", limit=5))
     top = answer["results"][0]
     assert top["path"] == "Projects/Sourdough.md"
     assert top["similarity"] > 0.5 and top["why"] and top["why"][0]["passage"] in (1, 2)
@@ -60,15 +60,15 @@ def test_a_saved_page_comes_first_marked_saved(engine):
 
 
 def test_a_note_leaves_itself_out_and_exclude_leaves_out_others(engine):
-    of_note = engine.related(RelatedTextRequest(note="Projects/Garden plan.md", limit=5))
+    of_note = engine.related_text(RelatedTextRequest(note="Projects/Garden plan.md", limit=5))
     assert "Projects/Garden plan.md" not in paths(of_note) and of_note["results"]
-    left_out = engine.related(RelatedTextRequest(PAGE, limit=5, exclude=("Projects/Sourdough.md",)))
+    left_out = engine.related_text(RelatedTextRequest(PAGE, limit=5, exclude=("Projects/Sourdough.md",)))
     assert "Projects/Sourdough.md" not in paths(left_out)
 
 
 def test_without_the_model_it_answers_by_words_and_says_so(make_engine):
     engine = make_engine(embedder="none")
-    answer = engine.related(RelatedTextRequest(PAGE, title="Sourdough starter care", limit=5))
+    answer = engine.related_text(RelatedTextRequest(PAGE, title="Sourdough starter care", limit=5))
     assert answer["semantic_available"] is False and "found by the text's words" in answer["semantic_reason"]
     assert paths(answer)[0] == "Projects/Sourdough.md"
 
@@ -87,7 +87,7 @@ def test_a_bad_request_is_refused_with_a_sentence(fields, sentence):
 
 
 def test_a_very_long_text_is_read_to_its_first_million_characters(engine):
-    answer = engine.related(RelatedTextRequest(PAGE + " filler" * 200_000, limit=3))
+    answer = engine.related_text(RelatedTextRequest(PAGE + " filler" * 200_000, limit=3))
     assert answer["truncated"] is True and answer["results"]
 
 
@@ -135,12 +135,12 @@ def test_a_page_about_what_no_note_holds_relates_nothing_and_evidence_is_whole_w
     pit = ("Formula One pit stop strategy", "The team called him in on lap 31 for a set of hard tyres; the undercut "
            "worked because his rival stayed out too long on worn mediums. Every tenth in the pit lane counts, per "
            "stop, and a slow wheel gun costs the race.")
-    answer = engine.related(RelatedTextRequest(pit[1], title=pit[0], limit=8))
+    answer = engine.related_text(RelatedTextRequest(pit[1], title=pit[0], limit=8))
     assert answer["results"] == [], [(r["title"], r["reason"]) for r in answer["results"]]
-    words = engine.related(RelatedTextRequest("This is his note: too many things, every time, per day.",
+    words = engine.related_text(RelatedTextRequest("This is his note: too many things, every time, per day.",
                                               limit=8))["rare_words"]
     assert not {"his", "too", "every", "per", "this"} & {w for ws in words.values() for w in ws}
-    found = engine.related(RelatedTextRequest(PAGE, title="Sourdough starter care", limit=5))
+    found = engine.related_text(RelatedTextRequest(PAGE, title="Sourdough starter care", limit=5))
     for r in found["results"]:
         for start, end in r["highlights"]:
             word = r["snippet"][start:end]

@@ -177,7 +177,7 @@ def test_context_parses_its_question_once(engine, monkeypatch):
     original = query_module.Query.parse.__func__
     monkeypatch.setattr(query_module.Query, "parse", classmethod(lambda cls, *a, **k: seen.append(a[0]) or
                                                                     original(cls, *a, **k)))
-    engine.context("when should I water the garden", project="demo")
+    engine.context(ContextRequest("when should I water the garden", project="demo"))
     assert seen == ["when should I water the garden"]
 
 

@@ -18,6 +18,7 @@ from indexer.search.keyword import keyword_search
 from indexer.search.query import Query
 from indexer.search.semantic import recency_score, semantic_search
 from support import WordEmbedder, highlighted, indexed
+from indexer import SearchRequest
 
 
 @pytest.fixture
@@ -30,24 +31,25 @@ def paths(response):
 
 
 def test_keyword_is_case_insensitive_substring_with_title_first(engine):
-    response = engine.search("SOURDOUGH", mode="keyword")
+    response = engine.search(SearchRequest("SOURDOUGH", mode="keyword"))
     assert paths(response)[0] == "Projects/Sourdough.md"  # title match first
     assert "Welcome.md" in paths(response)  # mentions sourdough in its text
     assert all(r["similarity"] == 1.0 and r["search_type"] == "keyword" for r in response["results"])
-    assert paths(engine.search("ourdoug", mode="keyword"))[0] == "Projects/Sourdough.md"  # substring, mid-word
+    assert paths(engine.search(SearchRequest("ourdoug",
+                                             mode="keyword")))[0] == "Projects/Sourdough.md"  # substring, mid-word
     # Every word must occur; a quoted phrase must occur as written.
-    assert paths(engine.search("compost topsoil", mode="keyword")) == ["Projects/Garden plan.md"]
-    assert paths(engine.search('"drip line"', mode="keyword")) == ["Projects/Garden plan.md"]
-    assert engine.search('"line drip"', mode="keyword")["results"] == []
+    assert paths(engine.search(SearchRequest("compost topsoil", mode="keyword"))) == ["Projects/Garden plan.md"]
+    assert paths(engine.search(SearchRequest('"drip line"', mode="keyword"))) == ["Projects/Garden plan.md"]
+    assert engine.search(SearchRequest('"line drip"', mode="keyword"))["results"] == []
     # Paths match too, and a two-letter query still works (by scanning).
-    assert set(paths(engine.search("Journal/", mode="keyword"))) == {"Journal/2026-06-01.md"}
-    assert "Projects/Sourdough.md" in paths(engine.search("°c", mode="keyword"))
+    assert set(paths(engine.search(SearchRequest("Journal/", mode="keyword")))) == {"Journal/2026-06-01.md"}
+    assert "Projects/Sourdough.md" in paths(engine.search(SearchRequest("°c", mode="keyword")))
 
 
 def test_keyword_highlights_are_offsets_into_a_plain_snippet(engine, vault):
     (vault / "html.md").write_text("# Markup\n\nThe <script>alert(1)</script> tag and the word otter.\n")
     engine.reindex("notes")
-    result = engine.search("otter", mode="keyword")["results"][0]
+    result = engine.search(SearchRequest("otter", mode="keyword"))["results"][0]
     assert highlighted(result) == ["otter"]
     # The engine returns the text a person reads, not markup (no HTML tag, no heading hash, nothing of a script,
     # which a reading view never shows): the page escapes it (test_ui), the CLI bolds it.
@@ -55,13 +57,13 @@ def test_keyword_highlights_are_offsets_into_a_plain_snippet(engine, vault):
 
 
 def test_semantic_finds_meaning_above_threshold(engine):
-    response = engine.search("baking a loaf of bread at home", mode="semantic")
+    response = engine.search(SearchRequest("baking a loaf of bread at home", mode="semantic"))
     assert paths(response)[0] == "Projects/Sourdough.md"
     sims = [r["similarity"] for r in response["results"]]
     assert all(0.5 <= s <= 1.0 for s in sims) and sims == sorted(sims, reverse=True)
     assert all(r["search_type"] == "semantic" for r in response["results"])
     # Nothing in the vault is about quantum chromodynamics: below 0.5, nothing is returned.
-    assert engine.search("quark gluon plasma lattice QCD", mode="semantic")["results"] == []
+    assert engine.search(SearchRequest("quark gluon plasma lattice QCD", mode="semantic"))["results"] == []
 
 
 def test_semantic_is_exact_against_every_vector(engine):
@@ -75,7 +77,7 @@ def test_semantic_is_exact_against_every_vector(engine):
 
 
 def test_hybrid_marks_both_and_boosts_them(engine):
-    response = engine.search("garden", mode="hybrid")
+    response = engine.search(SearchRequest("garden", mode="hybrid"))
     first = response["results"][0]
     assert first["path"] == "Projects/Garden plan.md"
     assert first["search_type"] == "hybrid" and first["similarity"] >= 1.0
@@ -89,12 +91,12 @@ def test_hybrid_marks_both_and_boosts_them(engine):
     scores = [r["similarity"] for r in response["results"]]
     assert scores == sorted(scores, reverse=True)
     assert response["semantic_available"] is True
-    assert len(engine.search("garden", mode="hybrid", limit=2)["results"]) == 2
+    assert len(engine.search(SearchRequest("garden", mode="hybrid", limit=2))["results"]) == 2
 
 
 def test_hybrid_finds_by_meaning_what_keywords_miss(engine):
-    response = engine.search("keep a program alive after I disconnect", mode="hybrid")
-    assert engine.search("keep a program alive after I disconnect", mode="keyword")["results"] == []
+    response = engine.search(SearchRequest("keep a program alive after I disconnect", mode="hybrid"))
+    assert engine.search(SearchRequest("keep a program alive after I disconnect", mode="keyword"))["results"] == []
     assert paths(response)[0] == "Reference/tmux cheatsheet.md"
     assert response["results"][0]["search_type"] == "hybrid"  # close in meaning, and it holds "program"
 
@@ -109,13 +111,13 @@ def test_a_day_named_by_the_query_comes_before_days_sharing_some_of_its_words(ho
     for day in ("Sep 23rd, 2020", "Sep 2nd, 2020", "Oct 14th, 2021"):
         (vault / f"{day}.md").write_text(f"- Notes of {day}: tested the sync, wrote about plans for the autumn.\n")
     with indexed(home, vault, "journals") as engine:
-        asked = engine.search("Sep 14th, 2020", project="journals", explain=True)
+        asked = engine.search(SearchRequest("Sep 14th, 2020", project="journals", explain=True))
         assert paths(asked)[0] == "Sep 14th, 2020.md"
         assert not asked["results"][0]["explain"]["legs"]["keyword"].get("partial")
         assert all(r["explain"]["legs"]["keyword"].get("partial") for r in asked["results"][1:])
         # The stopwords are not required; no chunk holds "before", "autumn" and "testing" together.
-        question = engine.search("what did I test on the sync before the autumn testing", project="journals",
-                                 explain=True)
+        question = engine.search(SearchRequest("what did I test on the sync before the autumn testing",
+                                               project="journals", explain=True))
         assert question["results"][0]["search_type"] == "hybrid"
         assert question["results"][0]["explain"]["legs"]["keyword"]["partial"]
 
@@ -125,38 +127,39 @@ def test_recency_prefers_the_fresher_of_equals(engine, vault):
     week_ago = time.time() - 7 * 86400
     os.utime(old, (week_ago, week_ago))
     engine.reindex("notes")
-    response = engine.search("compost heap", mode="recency")
+    response = engine.search(SearchRequest("compost heap", mode="recency"))
     assert response["results"] and all(r["search_type"] == "recency" for r in response["results"])
     assert recency_score(0.8, 0) > recency_score(0.8, 30) > recency_score(0.8, 365)
     assert recency_score(0.8, 30) == pytest.approx(0.8 * 0.8 + 0.2 * 0.5)
 
 
 def test_tag_search_and_or_hierarchical(engine):
-    both = engine.search("", mode="tag", tags_all=["project/garden", "outdoors"])
+    both = engine.search(SearchRequest("", mode="tag", tags_all=["project/garden", "outdoors"]))
     assert sorted(paths(both)) == ["Projects/Compost log.md", "Projects/Garden plan.md"]
-    hier = engine.search("", mode="tag", tags_all=["project"])
+    hier = engine.search(SearchRequest("", mode="tag", tags_all=["project"]))
     assert sorted(paths(hier)) == ["Projects/Compost log.md", "Projects/Garden plan.md"]
-    either = engine.search("", mode="tag", tags_any=["bread", "terminal"])
+    either = engine.search(SearchRequest("", mode="tag", tags_any=["bread", "terminal"]))
     assert sorted(paths(either)) == ["Projects/Sourdough.md", "Reference/tmux cheatsheet.md"]
-    combined = engine.search("", mode="tag", tags_all=["reference"], tags_any=["terminal", "sk-memory"])
+    combined = engine.search(SearchRequest("", mode="tag", tags_all=["reference"], tags_any=["terminal", "sk-memory"]))
     assert sorted(paths(combined)) == ["Reference/Search tips.md", "Reference/tmux cheatsheet.md"]
     r = both["results"][0]
     assert r["search_type"] == "tag" and r["similarity"] == 1.0
     assert r["title"] and r["file_type"] == "md" and r["tags"] and r["created"] and r["snippet"]
     # Tags also filter the other modes.
-    assert paths(engine.search("green", mode="keyword", tags_all=["outdoors"])) == ["Projects/Compost log.md"]
+    assert paths(engine.search(SearchRequest("green", mode="keyword",
+                                             tags_all=["outdoors"]))) == ["Projects/Compost log.md"]
 
 
 def test_bad_requests_say_what_to_change(engine):
     with pytest.raises(InvalidQuery, match="use one of"):
-        engine.search("x", mode="fuzzy")
+        engine.search(SearchRequest("x", mode="fuzzy"))
     with pytest.raises(InvalidQuery, match="from 1 to 100"):
-        engine.search("x", limit=1000)
+        engine.search(SearchRequest("x", limit=1000))
     with pytest.raises(InvalidQuery, match="shorten"):
-        engine.search("x" * 5000)
+        engine.search(SearchRequest("x" * 5000))
     with pytest.raises(InvalidQuery, match="needs at least one tag"):
-        engine.search("", mode="tag")
-    assert engine.search('"unbalanced AND (', mode="keyword")["results"] == []
+        engine.search(SearchRequest("", mode="tag"))
+    assert engine.search(SearchRequest('"unbalanced AND (', mode="keyword"))["results"] == []
 
 
 def test_without_model_hybrid_falls_back_and_semantic_refuses(data_home, vault):
@@ -165,12 +168,12 @@ def test_without_model_hybrid_falls_back_and_semantic_refuses(data_home, vault):
     engine = Engine(home)
     try:
         engine.reindex("notes")  # searching never indexes: a search reads what was indexed
-        response = engine.search("sourdough", mode="hybrid")
+        response = engine.search(SearchRequest("sourdough", mode="hybrid"))
         assert response["semantic_available"] is False
         assert paths(response)[0] == "Projects/Sourdough.md"
         assert {r["search_type"] for r in response["results"]} == {"keyword"}
         with pytest.raises(EmbeddingsUnavailable, match="unavailable"):
-            engine.search("sourdough", mode="semantic")
+            engine.search(SearchRequest("sourdough", mode="semantic"))
     finally:
         engine.close()
 
@@ -185,7 +188,7 @@ def test_cross_project_merges_and_falls_back_per_project(home, vault, tmp_path, 
     try:
         for name in ("notes", "kitchen"):
             engine.embed_pending(name)
-        response = engine.search("bread", scope="all")
+        response = engine.search(SearchRequest("bread", scope="all"))
         projects = {r["project"] for r in response["results"]}
         assert projects == {"notes", "kitchen"}
         scores = [r["similarity"] for r in response["results"]]
@@ -197,15 +200,15 @@ def test_cross_project_merges_and_falls_back_per_project(home, vault, tmp_path, 
 
 def test_cache_follows_edits_without_reloading(engine, vault):
     index = engine.index("notes")
-    engine.search("bread", mode="semantic")
+    engine.search(SearchRequest("bread", mode="semantic"))
     loads = index.cache.load_seconds
     (vault / "Herons.md").write_text("# Herons\n\nA grey heron stands motionless in the shallows, hunting fish.\n")
     engine.reindex("notes")
     engine.embed_pending("notes")
-    assert paths(engine.search("a heron hunting fish", mode="semantic"))[0] == "Herons.md"
+    assert paths(engine.search(SearchRequest("a heron hunting fish", mode="semantic")))[0] == "Herons.md"
     (vault / "Herons.md").unlink()
     engine.reindex("notes")
-    assert "Herons.md" not in paths(engine.search("a heron hunting fish", mode="semantic"))
+    assert "Herons.md" not in paths(engine.search(SearchRequest("a heron hunting fish", mode="semantic")))
     assert index.cache.load_seconds == loads  # updated in place, never reloaded
 
 
@@ -234,9 +237,9 @@ def test_group_by_document_keeps_the_best_passage_and_counts_the_rest(engine, va
     (vault / "Beds.md").write_text("# Garden beds\n\n" + long_note)
     engine.writer("notes").sync()
     engine.embed_pending("notes")
-    chunks = engine.search("garden bed", mode="keyword", limit=50)["results"]
+    chunks = engine.search(SearchRequest("garden bed", mode="keyword", limit=50))["results"]
     assert sum(r["path"] == "Beds.md" for r in chunks) > 1
-    grouped = engine.search("garden bed", mode="keyword", limit=50, group=True)
+    grouped = engine.search(SearchRequest("garden bed", mode="keyword", limit=50, group=True))
     assert grouped["grouped"] == "document"
     docs = [r["document_id"] for r in grouped["results"]]
     assert len(docs) == len(set(docs)) == len({r["document_id"] for r in chunks})
@@ -245,22 +248,25 @@ def test_group_by_document_keeps_the_best_passage_and_counts_the_rest(engine, va
     assert beds["chunk_id"] == in_chunks[0]  # the best passage leads
     assert [p["chunk_id"] for p in beds["more_passages"]] == in_chunks[1:] and beds["passages"] == len(in_chunks)
     assert "content" not in beds["more_passages"][0] and beds["more_passages"][0]["snippet"]
-    assert len(engine.search("garden bed", mode="keyword", limit=1, group=True)["results"]) == 1
+    assert len(engine.search(SearchRequest("garden bed", mode="keyword", limit=1, group=True))["results"]) == 1
 
 
 def test_semantic_with_nothing_at_the_threshold_offers_weaker_matches_apart(engine):
     question = "how do I keep a server running after logout"
-    answer = engine.search(question, mode="semantic")
+    answer = engine.search(SearchRequest(question, mode="semantic"))
     assert answer["results"] == [] and answer["threshold"] == 0.5
     weaker = answer["weaker_matches"]
     assert [w["path"] for w in weaker[:2]] == ["Reference/tmux cheatsheet.md", "Reference/systemd services.md"]
     assert all(0.25 <= w["similarity"] < 0.5 for w in weaker)
-    assert "weaker_matches" not in engine.search("baking bread with a starter", mode="semantic")  # found: none
-    assert "weaker_matches" not in engine.search(question, mode="hybrid")  # hybrid keeps 0.3 and up itself
-    everywhere = engine.search(question, mode="semantic", scope="all")
+    assert "weaker_matches" not in engine.search(SearchRequest("baking bread with a starter",
+                                                               mode="semantic"))  # found: none
+    assert "weaker_matches" not in engine.search(SearchRequest(question,
+                                                               mode="hybrid"))  # hybrid keeps 0.3 and up itself
+    everywhere = engine.search(SearchRequest(question, mode="semantic", scope="all"))
     assert everywhere["results"] == []
     assert everywhere["weaker_matches"][0]["path"] == weaker[0]["path"]
-    tagged = engine.search(question, mode="semantic", tags_all=["project"])  # the tag filter holds for them too
+    tagged = engine.search(SearchRequest(question, mode="semantic",
+                                         tags_all=["project"]))  # the tag filter holds for them too
     assert all("project" in " ".join(w["tags"]) for w in tagged.get("weaker_matches", []))
 
 
@@ -269,14 +275,14 @@ def test_the_next_start_maps_the_vector_files_and_a_change_made_without_them_reb
     engine = Engine(home)
     try:
         engine.embed_pending("notes")
-        first = engine.search("bread", mode="semantic")["results"]
+        first = engine.search(SearchRequest("bread", mode="semantic"))["results"]
         assert engine.index("notes").cache.loaded_from == "rebuilt"  # the first start writes the files
     finally:
         engine.close()
     engine = Engine(home)
     try:
         engine.writer("notes")  # the next start: the writer, as `skmemory serve` opens it
-        again = engine.search("bread", mode="semantic")["results"]
+        again = engine.search(SearchRequest("bread", mode="semantic"))["results"]
         assert engine.index("notes").cache.loaded_from == "files"  # the next one maps them
         assert [(r["chunk_id"], round(r["similarity"], 5)) for r in again] == \
                [(r["chunk_id"], round(r["similarity"], 5)) for r in first]
@@ -290,7 +296,7 @@ def test_the_next_start_maps_the_vector_files_and_a_change_made_without_them_reb
     engine = Engine(home)
     try:
         engine.writer("notes")
-        assert paths(engine.search("a heron hunting fish", mode="semantic"))[0] == "Herons.md"
+        assert paths(engine.search(SearchRequest("a heron hunting fish", mode="semantic")))[0] == "Herons.md"
         assert engine.index("notes").cache.loaded_from == "rebuilt"
     finally:
         engine.close()

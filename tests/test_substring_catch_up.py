@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from indexer.store import project as project_module
+from indexer import SearchRequest
 
 
 def _notes(folder: Path, numbers) -> None:
@@ -17,7 +18,7 @@ def _notes(folder: Path, numbers) -> None:
 
 
 def _found(engine, text: str) -> list[str]:
-    return sorted(r["path"] for r in engine.search(text, mode="keyword", limit=100)["results"])
+    return sorted(r["path"] for r in engine.search(SearchRequest(text, mode="keyword", limit=100))["results"])
 
 
 def _trigram_sound(store) -> None:
@@ -66,24 +67,27 @@ def test_keyword_search_finds_every_note_while_the_substring_index_catches_up_an
     engine, writer, _ = behind
     assert writer.store.substring_backlog() == 40  # Note 0 was in before; the 40 new chunks wait
     assert "zq0xv" in _vocabulary(writer.store) and "zq17xv" not in _vocabulary(writer.store)  # the word list too
-    answer = engine.search("q17x", mode="keyword")  # inside a word: only a substring index (or a scan) finds it
+    answer = engine.search(SearchRequest("q17x",
+                                         mode="keyword"))  # inside a word: only a substring index (or a scan) finds it
     assert [r["path"] for r in answer["results"]] == ["Note 17.md"]
     assert "still being indexed in notes (1 of 41 passages so far" in answer["substring_notice"]
     assert _found(engine, "heron") == sorted(f"Note {n}.md" for n in range(41))
-    assert [r["path"] for r in engine.search("zq0xv", mode="keyword")["results"]] == ["Note 0.md"]
+    assert [r["path"] for r in engine.search(SearchRequest("zq0xv", mode="keyword"))["results"]] == ["Note 0.md"]
 
     assert writer.catch_up_substrings(batches=1) == 25  # one batch of 15 a commit
     assert _found(engine, "heron") == sorted(f"Note {n}.md" for n in range(41))
-    assert [r["path"] for r in engine.search("zq3xv", mode="keyword")["results"]] == ["Note 3.md"]  # indexed now
-    assert [r["path"] for r in engine.search("zq33xv", mode="keyword")["results"]] == ["Note 33.md"]  # scanned
-    hybrid = engine.search("zq33xv heron", mode="hybrid")
+    assert [r["path"] for r in engine.search(SearchRequest("zq3xv",
+                                                           mode="keyword"))["results"]] == ["Note 3.md"]  # indexed now
+    assert [r["path"] for r in engine.search(SearchRequest("zq33xv",
+                                                           mode="keyword"))["results"]] == ["Note 33.md"]  # scanned
+    hybrid = engine.search(SearchRequest("zq33xv heron", mode="hybrid"))
     assert hybrid["results"][0]["path"] == "Note 33.md" and "substring_notice" in hybrid
 
     assert writer.catch_up_substrings() == 0
     _trigram_sound(writer.store)
     _words_sound(writer.store)
     assert {f"zq{n}xv" for n in range(41)} <= _vocabulary(writer.store)
-    whole = engine.search("q17x", mode="keyword")
+    whole = engine.search(SearchRequest("q17x", mode="keyword"))
     assert [r["path"] for r in whole["results"]] == ["Note 17.md"] and "substring_notice" not in whole
     assert writer.status()["substring_backlog"] == 0
 
@@ -119,7 +123,7 @@ def test_a_small_sync_writes_the_substring_index_with_each_chunk(make_engine, tm
     writer = engine.writer("notes")
     writer.sync(defer_substrings=True)  # 4 files: under DEFER_SUBSTRINGS_FILES
     assert writer.store.substring_backlog() == 0
-    assert "substring_notice" not in engine.search("q7x", mode="keyword")
+    assert "substring_notice" not in engine.search(SearchRequest("q7x", mode="keyword"))
 
 
 def test_an_index_upgraded_while_its_substrings_catch_up_keeps_a_sound_word_list(behind):

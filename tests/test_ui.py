@@ -10,6 +10,7 @@ from flask import template_rendered
 from indexer.content.docs import USER_DOCS_NAME
 from webapp import create_app
 from support import app_client
+from indexer import RelatedRequest, SearchRequest
 
 BASE = "http://127.0.0.1:8765"
 HX = {"HX-Request": "true"}
@@ -323,7 +324,7 @@ def test_a_bad_number_in_a_page_address_is_refused_with_the_same_sentence_as_the
 
 
 def test_a_result_opens_its_document_at_the_matching_passage(client, engine, vault):
-    found = engine.search("drip line", mode="keyword", project="notes", group=True)["results"][0]
+    found = engine.search(SearchRequest("drip line", mode="keyword", project="notes", group=True))["results"][0]
     assert found["heading_path"] == ["Garden plan", "Watering"]
     page = results_of(client, "/search?q=drip+line&m=1&kw=1")
     link = f"/documents/{found['document_id']}?project=notes&amp;lines={found['lines'][0]}-{found['lines'][1]}"
@@ -340,7 +341,7 @@ def test_a_result_opens_its_document_at_the_matching_passage(client, engine, vau
 
     (vault / "Tides.pdf").write_bytes(make_pdf(["Tidal pools at dawn", "Moon phases and spring tides"]))
     engine.writer("notes").sync()
-    hit = engine.search("spring tides", mode="keyword", project="notes")["results"][0]
+    hit = engine.search(SearchRequest("spring tides", mode="keyword", project="notes"))["results"][0]
     pdf = html.unescape(results_of(client, f"/documents/{hit['document_id']}?project=notes&lines=2-2"))
     assert "The match is on page 2 of the PDF" in pdf
     assert "Moon phases" in pdf[pdf.index('id="match"'):]
@@ -348,7 +349,7 @@ def test_a_result_opens_its_document_at_the_matching_passage(client, engine, vau
 
 def test_related_documents_say_why_they_are_related(client, engine):
     garden = doc_id(engine, "Garden plan")
-    related = engine.related(garden, "notes")["results"]
+    related = engine.related(RelatedRequest(garden, "notes"))["results"]
     compost = next(r for r in related if r["title"] == "Compost log")
     assert compost["reason"].startswith(("mentions “Garden plan”", "is close in meaning ("))
     shown = html.unescape(results_of(client, f"/documents/{garden}/related?project=notes"))

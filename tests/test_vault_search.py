@@ -18,6 +18,7 @@ from indexer.search.rerank import blend, retrieval_weight
 from indexer import SearchRequest
 from indexer.search.vault import FUSIONS, MEANING_FLOOR, fuse, vault_search
 from support import highlighted, indexed
+from indexer import ListingRequest
 
 NOTES = {
     "Projects/Vault Cortex.md": """---
@@ -152,21 +153,24 @@ def paths(response: dict) -> list[str]:
 
 
 def test_terms_are_anded_with_stemming_and_titles_count(fts_engine):
-    assert paths(fts_engine.vault_search("sourdough starter")) == ["Reference/Sourdough.md"]
-    assert set(paths(fts_engine.vault_search("starter"))) == {"Reference/Sourdough.md", "Reference/Kit.md"}
-    running = fts_engine.vault_search("running")  # porter: the notes say "runs" and "run"
+    assert paths(fts_engine.search(SearchRequest("sourdough starter", mode="vault"))) == ["Reference/Sourdough.md"]
+    assert set(paths(fts_engine.search(SearchRequest("starter", mode="vault")))) == {"Reference/Sourdough.md",
+                                                                                     "Reference/Kit.md"}
+    running = fts_engine.search(SearchRequest("running", mode="vault"))  # porter: the notes say "runs" and "run"
     assert set(paths(running)) == {"Projects/Vault Cortex.md", "Projects/Garden.md", "Logs/deploy.txt"}
     garden = next(r for r in running["results"] if r["path"] == "Projects/Garden.md")
     assert "runs" in highlighted(garden)
     # "bread" is only in the title (frontmatter title), "starter" only in the body: still one match.
-    assert paths(fts_engine.vault_search("bread starter")) == ["Reference/Sourdough.md"]
+    assert paths(fts_engine.search(SearchRequest("bread starter", mode="vault"))) == ["Reference/Sourdough.md"]
 
 
 def test_punctuated_terms_and_quotes_are_phrases(fts_engine):
-    assert set(paths(fts_engine.vault_search("vault-cortex"))) == {"Projects/Vault Cortex.md", "Boards/Roadmap.canvas"}
-    assert set(paths(fts_engine.vault_search("deploy/local"))) == {"Projects/Vault Cortex.md", "Logs/deploy.txt"}
-    assert paths(fts_engine.vault_search('"local deploy"')) == ["Meetings/2026-07-02 Standup.md"]
-    unquoted = set(paths(fts_engine.vault_search("local deploy")))
+    assert set(paths(fts_engine.search(SearchRequest("vault-cortex", mode="vault")))) == {"Projects/Vault Cortex.md",
+                                                                                          "Boards/Roadmap.canvas"}
+    assert set(paths(fts_engine.search(SearchRequest("deploy/local", mode="vault")))) == {"Projects/Vault Cortex.md",
+                                                                                          "Logs/deploy.txt"}
+    assert paths(fts_engine.search(SearchRequest('"local deploy"', mode="vault"))) == ["Meetings/2026-07-02 Standup.md"]
+    unquoted = set(paths(fts_engine.search(SearchRequest("local deploy", mode="vault"))))
     assert unquoted == {"Projects/Vault Cortex.md", "Logs/deploy.txt", "Meetings/2026-07-02 Standup.md"}
 
 
@@ -174,31 +178,32 @@ def test_punctuated_terms_and_quotes_are_phrases(fts_engine):
                                    ")(", '"""', "^x", "tomatoes -", "'; DROP TABLE documents; --"])
 def test_malformed_syntax_never_raises(engine, fts_engine, query):
     for e in (engine, fts_engine):
-        response = e.vault_search(query)
+        response = e.search(SearchRequest(query, mode="vault"))
         assert response["total"] >= len(response["results"])
         assert all(r["path"] in NOTES for r in response["results"])  # only real notes come back
         # Beside a real word, the junk never hides the note that word finds.
-        found = paths(e.vault_search(f"{query} sourdough"))
+        found = paths(e.search(SearchRequest(f"{query} sourdough", mode="vault")))
         if not any(c.isalnum() for c in query):
             assert found[0] == "Reference/Sourdough.md", (query, found)
-    assert paths(fts_engine.vault_search('"vault-cortex indexer')) == ["Projects/Vault Cortex.md"]
+    assert paths(fts_engine.search(SearchRequest('"vault-cortex indexer',
+                                                 mode="vault"))) == ["Projects/Vault Cortex.md"]
 
 
 # --- hybrid, fusion and result fields ---------------------------------------------------------------------------
 
 
 def test_meaning_bridges_vocabulary(engine, fts_engine):
-    hybrid = engine.vault_search("career aspirations")
+    hybrid = engine.search(SearchRequest("career aspirations", mode="vault"))
     assert hybrid["search_mode"] == "hybrid" and hybrid["reranked"] is False
     assert paths(hybrid)[0] == "Journal/2026-06-01.md"  # says "goals" and "targets", never the query words
-    keywords_only = fts_engine.vault_search("career aspirations")
+    keywords_only = fts_engine.search(SearchRequest("career aspirations", mode="vault"))
     reason = keywords_only.pop("semantic_reason")
     assert keywords_only == {"results": [], "total": 0, "search_mode": "fts", "reranked": False}
     assert reason.startswith("the embedding model is unavailable (")
 
 
 def test_a_note_found_by_both_legs_outranks_one_leg(engine):
-    response = engine.vault_search("tomatoes garden", limit=5)
+    response = engine.search(SearchRequest("tomatoes garden", mode="vault", limit=5))
     assert response["search_mode"] == "hybrid"
     assert paths(response)[0] == "Projects/Garden.md"
     scores = [r["score"] for r in response["results"]]
@@ -208,7 +213,7 @@ def test_a_note_found_by_both_legs_outranks_one_leg(engine):
 
 def test_a_note_with_only_some_of_the_words_still_shows_where_they_are(engine):
     # No note holds all three words, so the BM25 leg takes notes holding some of them; each must show its words.
-    response = engine.vault_search("sow tomatoes promoted", limit=10)
+    response = engine.search(SearchRequest("sow tomatoes promoted", mode="vault", limit=10))
     by_path = {r["path"]: r for r in response["results"]}
     assert {"Projects/Garden.md", "Journal/2026-06-01.md"} <= set(by_path)
     assert {"sow", "tomatoes"} <= {w.lower() for w in highlighted(by_path["Projects/Garden.md"])}
@@ -217,13 +222,14 @@ def test_a_note_with_only_some_of_the_words_still_shows_where_they_are(engine):
 
 
 def test_no_match_is_an_empty_result(word_engine):
-    assert word_engine.vault_search("xqzvwk") == {"results": [], "total": 0, "search_mode": "fts", "reranked": False}
-    none = word_engine.vault_search("tomatoes", filters={"type": "no-such-type"})
+    assert word_engine.search(SearchRequest("xqzvwk", mode="vault")) == {"results": [], "total": 0,
+                                                                         "search_mode": "fts", "reranked": False}
+    none = word_engine.search(SearchRequest("tomatoes", mode="vault", filters={"type": "no-such-type"}))
     assert none["results"] == [] and none["total"] == 0
 
 
 def test_result_fields(engine):
-    response = engine.vault_search("vault-cortex", limit=20)
+    response = engine.search(SearchRequest("vault-cortex", mode="vault", limit=20))
     by_path = {r["path"]: r for r in response["results"]}
     note = by_path["Projects/Vault Cortex.md"]
     assert list(note)[:4] == ["path", "title", "snippet", "score"]
@@ -238,40 +244,40 @@ def test_result_fields(engine):
     assert "leading_callout" not in note
     canvas = by_path["Boards/Roadmap.canvas"]
     assert canvas["kind"] == "file" and canvas["extension"] == ".canvas" and "created" not in canvas
-    text = engine.vault_search("deploy/local")["results"]
+    text = engine.search(SearchRequest("deploy/local", mode="vault"))["results"]
     txt = next(r for r in text if r["path"] == "Logs/deploy.txt")
     assert txt["kind"] == "file" and txt["extension"] == ".txt" and txt["folder"] == "Logs" and txt["type"] is None
-    sourdough = engine.vault_search("sourdough")["results"][0]
+    sourdough = engine.search(SearchRequest("sourdough", mode="vault"))["results"][0]
     assert sourdough["title"] == "Sourdough bread" and "created" not in sourdough  # "not a date" is no date
 
 
 def test_snippet_length_and_leading_callout(engine):
-    short = engine.vault_search("production", snippet_tokens=5)["results"][0]
+    short = engine.search(SearchRequest("production", mode="vault", snippet_tokens=5))["results"][0]
     assert "production" in highlighted(short)
     assert len(short["snippet"].split()) <= 5
-    long = engine.vault_search("production", snippet_tokens=40)["results"][0]
+    long = engine.search(SearchRequest("production", mode="vault", snippet_tokens=40))["results"][0]
     assert len(long["snippet"].split()) > 10
-    with_callout = engine.vault_search("production", include_leading_callout=True)["results"][0]
+    with_callout = engine.search(SearchRequest("production", mode="vault", include_leading_callout=True))["results"][0]
     assert with_callout["leading_callout"] == {"type": "summary", "title": "In short",
                                                "body": "A search service for notes.\nIt runs locally."}
-    garden = engine.vault_search("tomatoes garden", include_leading_callout=True)["results"][0]
+    garden = engine.search(SearchRequest("tomatoes garden", mode="vault", include_leading_callout=True))["results"][0]
     assert garden["path"] == "Projects/Garden.md" and "leading_callout" not in garden
 
 
 def test_limit_and_total(word_engine):
-    response = word_engine.vault_search("tomatoes", limit=2)
-    everything = word_engine.vault_search("tomatoes", limit=100)
+    response = word_engine.search(SearchRequest("tomatoes", mode="vault", limit=2))
+    everything = word_engine.search(SearchRequest("tomatoes", mode="vault", limit=100))
     assert len(response["results"]) == 2 and response["total"] == everything["total"] == len(everything["results"]) == 6
     assert paths(response) == paths(everything)[:2]
     for bad in ({"limit": 0}, {"limit": 101}, {"snippet_tokens": 0}, {"limit": "5"}):
         with pytest.raises(InvalidQuery, match="must be a whole number"):
-            word_engine.vault_search("tomatoes", **bad)
+            word_engine.search(SearchRequest("tomatoes", mode="vault", **bad))
     with pytest.raises(InvalidQuery, match="empty"):
-        word_engine.vault_search("   ")
+        word_engine.search(SearchRequest("   ", mode="vault"))
 
 
 def test_without_the_model_search_is_keyword_only(fts_engine):
-    response = fts_engine.vault_search("tomatoes")
+    response = fts_engine.search(SearchRequest("tomatoes", mode="vault"))
     assert response["search_mode"] == "fts" and response["reranked"] is False
     assert set(paths(response)) == {"Projects/Garden.md", "Archive/Shopping.md"} | {f"Recipes/Salsa {i}.md"
                                                                                     for i in range(1, 5)}
@@ -317,17 +323,19 @@ MS, AL = "Meetings/2026-07-02 Standup.md", "People/Ada Lovelace.md"
       "modified": {"on": "2026-06-30"}}, set()),
 ])
 def test_filters_and_combine(word_engine, filters, expected):
-    response = word_engine.vault_search("memo", filters=filters)  # every note says "memo"
+    response = word_engine.search(SearchRequest("memo", mode="vault", filters=filters))  # every note says "memo"
     assert set(paths(response)) == expected and response["total"] == len(expected)
 
 
 def test_filters_apply_inside_each_leg(engine):
-    assert paths(engine.vault_search("tomatoes", limit=1)) != ["Archive/Shopping.md"]  # the salsas rank higher
-    assert paths(engine.vault_search("tomatoes", limit=1, filters={"folder": "Archive"})) == ["Archive/Shopping.md"]
-    only_meaning = engine.vault_search("career aspirations", filters={"folder": "Journal"})
+    assert paths(engine.search(SearchRequest("tomatoes", mode="vault",
+                                             limit=1))) != ["Archive/Shopping.md"]  # the salsas rank higher
+    assert paths(engine.search(SearchRequest("tomatoes", mode="vault", limit=1,
+                                             filters={"folder": "Archive"}))) == ["Archive/Shopping.md"]
+    only_meaning = engine.search(SearchRequest("career aspirations", mode="vault", filters={"folder": "Journal"}))
     assert paths(only_meaning) == ["Journal/2026-06-01.md"] and only_meaning["search_mode"] == "hybrid"
-    assert "Journal/2026-06-01.md" not in paths(engine.vault_search("career aspirations",
-                                                                    filters={"tags": ["project"]}))
+    assert "Journal/2026-06-01.md" not in paths(engine.search(SearchRequest("career aspirations", mode="vault",
+                                                                            filters={"tags": ["project"]})))
 
 
 @pytest.mark.parametrize("key", ["created", "modified"])
@@ -336,7 +344,7 @@ def test_filters_apply_inside_each_leg(engine):
                                     {"since": "2026-01-01"}, "2026-01-01", ["2026-01-01"]])
 def test_bad_dates_say_how_to_write_them(word_engine, key, bounds):
     with pytest.raises(InvalidQuery, match="Use YYYY-MM-DD"):
-        word_engine.vault_search("memo", filters={key: bounds})
+        word_engine.search(SearchRequest("memo", mode="vault", filters={key: bounds}))
 
 
 @pytest.mark.parametrize("filters, message", [
@@ -346,26 +354,30 @@ def test_bad_dates_say_how_to_write_them(word_engine, key, bounds):
 ])
 def test_bad_filters_say_what_to_change(word_engine, filters, message):
     with pytest.raises(InvalidQuery, match=message):
-        word_engine.vault_search("memo", filters=filters)
+        word_engine.search(SearchRequest("memo", mode="vault", filters=filters))
 
 
 # --- browsing by metadata -----------------------------------------------------------------------------------------
 
 
 def test_browse_by_tag_folder_property_and_recency(word_engine):
-    by_tag = word_engine.search_by_tag(["project"])
+    by_tag = word_engine.list_notes(ListingRequest("tag", tags=["project"]))
     assert paths(by_tag) == [MS, PG, PV] and by_tag["total"] == 3  # newest first
-    assert set(paths(word_engine.search_by_tag(["meeting", "person"], match="any"))) == {MS, AL}
-    assert paths(word_engine.search_by_tag("project", filters={"type": "meeting"})) == [MS]
-    folder = word_engine.search_by_folder("Reference")
+    assert set(paths(word_engine.list_notes(ListingRequest("tag", tags=["meeting", "person"], match="any")))) == {MS,
+                                                                                                                  AL}
+    assert paths(word_engine.list_notes(ListingRequest("tag", tags="project", filters={"type": "meeting"}))) == [MS]
+    folder = word_engine.list_notes(ListingRequest("folder", folder="Reference"))
     assert paths(folder) == ["Reference/Kit.md", "Reference/Sourdough.md"] and folder["total"] == 2
     assert "score" not in folder["results"][0] and "starter kit" in folder["results"][0]["snippet"]
-    assert paths(word_engine.search_by_property({"status": "active"})) == [PV]
-    recent = word_engine.recent_notes(limit=2)
+    assert paths(word_engine.list_notes(ListingRequest("property", properties={"status": "active"}))) == [PV]
+    recent = word_engine.list_notes(ListingRequest("recent", limit=2))
     assert paths(recent) == ["Reference/Sourdough.md", "Archive/Shopping.md"] and recent["total"] == len(NOTES)
-    assert paths(word_engine.recent_notes(filters={"modified": {"before": "2026-07-02"}})) == [PG, PV]
-    for call in (lambda: word_engine.search_by_tag([]), lambda: word_engine.search_by_property({}),
-                 lambda: word_engine.recent_notes(limit=0), lambda: word_engine.search_by_tag(["x"], match="some")):
+    assert paths(word_engine.list_notes(ListingRequest("recent",
+                                                       filters={"modified": {"before": "2026-07-02"}}))) == [PG, PV]
+    for call in (lambda: word_engine.list_notes(ListingRequest("tag", tags=[])),
+                 lambda: word_engine.list_notes(ListingRequest("property", properties={})),
+                 lambda: word_engine.list_notes(ListingRequest("recent", limit=0)),
+                 lambda: word_engine.list_notes(ListingRequest("tag", tags=["x"], match="some"))):
         with pytest.raises(InvalidQuery):
             call()
 
@@ -377,9 +389,9 @@ def test_index_follows_title_edits_and_deletes(tmp_path):
         note.write_text(note.read_text().replace("title: Sourdough bread", "title: Sourdough loaf"))
         (tmp_path / "vault/Reference/Kit.md").unlink()
         engine.reindex("notes")
-        assert engine.vault_search("bread starter")["results"] == []
-        assert paths(engine.vault_search("loaf starter")) == ["Reference/Sourdough.md"]
-        assert paths(engine.vault_search("starter")) == ["Reference/Sourdough.md"]
+        assert engine.search(SearchRequest("bread starter", mode="vault"))["results"] == []
+        assert paths(engine.search(SearchRequest("loaf starter", mode="vault"))) == ["Reference/Sourdough.md"]
+        assert paths(engine.search(SearchRequest("starter", mode="vault"))) == ["Reference/Sourdough.md"]
     finally:
         engine.close()
 
@@ -389,8 +401,9 @@ def test_a_notes_properties_are_words_its_bm25_leg_finds(tmp_path):
     edits; a note whose text holds none of it still needs the property."""
     engine = build(tmp_path, Embedder(tmp_path / "missing-model"))
     try:
-        assert paths(engine.vault_search("Grace")) == ["Meetings/2026-07-02 Standup.md"]  # attendees: [Ada, Grace]
-        assert paths(engine.vault_search("vc")) == ["Projects/Vault Cortex.md"]  # aliases: [cortex, vc]
+        # attendees: [Ada, Grace]; aliases: [cortex, vc]
+        assert paths(engine.search(SearchRequest("Grace", mode="vault"))) == ["Meetings/2026-07-02 Standup.md"]
+        assert paths(engine.search(SearchRequest("vc", mode="vault"))) == ["Projects/Vault Cortex.md"]
         logseq = tmp_path / "vault/pages/Flashcards.md"
         logseq.parent.mkdir()
         logseq.write_text("description:: spaced repetition for memorising\nicon:: 🃏\n\n- Cards are blocks tagged "
@@ -398,10 +411,11 @@ def test_a_notes_properties_are_words_its_bm25_leg_finds(tmp_path):
         note = tmp_path / "vault/Meetings/2026-07-02 Standup.md"
         note.write_text(note.read_text().replace("attendees: [Ada, Grace]", "attendees: [Ada, Linus]"))
         engine.reindex("notes")
-        assert paths(engine.vault_search("spaced repetition")) == ["pages/Flashcards.md"]
-        assert engine.vault_search("Grace")["results"] == []
-        assert paths(engine.vault_search("Linus")) == ["Meetings/2026-07-02 Standup.md"]
-        assert paths(engine.vault_search("Linus deploy")) == ["Meetings/2026-07-02 Standup.md"]  # property + text
+        assert paths(engine.search(SearchRequest("spaced repetition", mode="vault"))) == ["pages/Flashcards.md"]
+        assert engine.search(SearchRequest("Grace", mode="vault"))["results"] == []
+        assert paths(engine.search(SearchRequest("Linus", mode="vault"))) == ["Meetings/2026-07-02 Standup.md"]
+        # property + text
+        assert paths(engine.search(SearchRequest("Linus deploy", mode="vault"))) == ["Meetings/2026-07-02 Standup.md"]
     finally:
         engine.close()
 
@@ -475,7 +489,7 @@ def test_reranker_from_the_environment_reorders_by_position(tmp_path, monkeypatc
     engine = build(tmp_path, real_embedder, Settings.from_env(tmp_path / "home"))
     try:
         plain = vault_search(engine.index("notes"), SearchRequest("memo", "vault", limit=20))
-        reranked = engine.vault_search("memo", limit=20)
+        reranked = engine.search(SearchRequest("memo", mode="vault", limit=20))
     finally:
         engine.close()
     assert plain["reranked"] is False and reranked["reranked"] is True
@@ -496,7 +510,7 @@ def test_missing_reranker_folder_leaves_results_unreranked(tmp_path):
     settings = Settings(home=tmp_path / "home", reranker_path=str(tmp_path / "no-reranker"))
     engine = build(tmp_path, Embedder(tmp_path / "missing-model"), settings)
     try:
-        response = engine.vault_search("tomatoes")
+        response = engine.search(SearchRequest("tomatoes", mode="vault"))
         assert response["reranked"] is False and len(response["results"]) == 6
         assert "SKMEMORY_RERANKER" in engine.reranker.error
     finally:
@@ -573,9 +587,10 @@ def test_a_template_of_empty_fields_is_found_by_what_it_records(tmp_path, real_e
     (vault / "Morning.md").write_text("# Morning\n\nMade a pot of coffee before the walk; the dog waited.\n")
     with indexed(Home(Settings(home=tmp_path / "home"), embedder=real_embedder), vault) as engine:
         question = "where I note which farm and country my beans came from and how they were processed"
-        answer = engine.search(question, mode="hybrid", project="notes", limit=10)
+        answer = engine.search(SearchRequest(question, mode="hybrid", project="notes", limit=10))
         assert answer["results"][0]["path"] == "Templates/Coffee Template.md"
-        assert engine.vault_search(question)["results"][0]["path"] == "Templates/Coffee Template.md"
+        assert engine.search(SearchRequest(question,
+                                           mode="vault"))["results"][0]["path"] == "Templates/Coffee Template.md"
 
 
 def test_a_hub_note_without_text_for_the_model_is_found_by_its_title(tmp_path, real_embedder):
@@ -591,14 +606,14 @@ def test_a_hub_note_without_text_for_the_model_is_found_by_its_title(tmp_path, r
     (vault / "Movies.md").write_text("![[Movies.base]]\n")
     (vault / "Reading log.md").write_text("# Reading log\n\nThree books this month, all of them novels.\n")
     with indexed(Home(Settings(home=tmp_path / "home"), embedder=real_embedder), vault) as engine:
-        answer = engine.vault_search("Books", explain=True)
+        answer = engine.search(SearchRequest("Books", mode="vault", explain=True))
         assert answer["search_mode"] == "hybrid"
         assert paths(answer)[0] == "Books.md"
         assert answer["results"][0]["explain"]["legs"]["meaning"]["found"]  # by its name
-        assert paths(engine.vault_search("movies"))[0] == "Movies.md"
+        assert paths(engine.search(SearchRequest("movies", mode="vault")))[0] == "Movies.md"
         (vault / "Films.md").write_text("![[Films.base]]\n")
         engine.reindex("notes")  # indexed, not yet embedded
-        waiting = engine.vault_search("Films", explain=True)
+        waiting = engine.search(SearchRequest("Films", mode="vault", explain=True))
         assert paths(waiting)[0] == "Films.md"
         legs = waiting["results"][0]["explain"]["legs"]
         assert legs["meaning"]["blind"] and legs["first_chunk"]["blind"] and "no vector" in legs["meaning"]["why"]
@@ -626,9 +641,9 @@ def test_a_note_of_properties_is_found_by_the_words_and_the_meaning_of_its_prope
     (vault / "Reading log.md").write_text("# Reading log\n\nThree books this month, all of them novels.\n")
     with indexed(Home(Settings(home=tmp_path / "home"), embedder=real_embedder), vault) as engine:
         question = "the 1982 Ridley Scott film I rated"
-        by_meaning = engine.search(question, mode="semantic", project="notes")["results"]
+        by_meaning = engine.search(SearchRequest(question, mode="semantic", project="notes"))["results"]
         assert [r["path"] for r in by_meaning] == ["Blade Runner.md"]
-        answer = engine.vault_search(question, explain=True)
+        answer = engine.search(SearchRequest(question, mode="vault", explain=True))
         assert paths(answer)[0] == "Blade Runner.md"
         assert answer["search_mode"] == "hybrid"
         legs = answer["results"][0]["explain"]["legs"]

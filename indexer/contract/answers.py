@@ -127,6 +127,7 @@ class NodesAnswer(Answer):
                                        "indexed_revision": int | None, "live_revision": int | None,
                                        "project": str, "path": str | None, "document_id": str | None}
     query: str
+    semantic_available: bool
     total: int
     limit: int
     results: list[dict]

@@ -71,7 +71,7 @@ ROUTES: dict[str, Route] = {r.name: r for r in (
     Route("related", "GET", "/api/documents/<document_id>/related", "RelatedRequest.from_params", "Engine.related",
           SearchAnswer),
     Route("documents", "GET", "/api/documents", None, "Engine.documents", DocumentsAnswer),
-    Route("light", "GET", "/api/graph/search", "LightRequest.from_params", "Graphs.search", LightAnswer),
+    Route("light", "GET", "/api/graph/search", "LightRequest.from_params", "ForgeGraphs.search", LightAnswer),
 )}
 BY_KEY = {route.key: route for route in ROUTES.values()}
 

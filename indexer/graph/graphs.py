@@ -97,12 +97,8 @@ class ForgeGraphs:
         return out
 
 
-    def search(self, request: LightRequest | str, project: str | None = None, scope: str = "project",
-               limit: int = 50) -> dict:
-        """The documents Cluster View lights up for a query (a LightRequest, or its fields): semantic search's, or
-        keyword's without embeddings."""
-        if not isinstance(request, LightRequest):
-            request = LightRequest(request, project, scope, limit)
+    def search(self, request: LightRequest) -> dict:
+        """The documents Cluster View lights up for a query: semantic search's, or keyword's without embeddings."""
         return highlight(self._search, request.query, request.project, request.scope, request.limit)
 
 

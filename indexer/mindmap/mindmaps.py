@@ -81,12 +81,9 @@ class MindMaps:
         live, data = maps.read_live(index.root, ref.rel_path)
         return index, ref, live, data
 
-    def search_nodes(self, request: NodeSearchRequest | str, limit: int = 10, project: str | None = None,
-                     path: str | None = None) -> dict:
-        """Search a map's nodes (a NodeSearchRequest, or its fields; the map at its path, else the active map, else
-        the project's only map): best chunk per node, live titles and paths, index staleness."""
-        if not isinstance(request, NodeSearchRequest):
-            request = NodeSearchRequest(request, project, path, limit)
+    def search_nodes(self, request: NodeSearchRequest) -> dict:
+        """Search a map's nodes (the map at its path, else the active map, else the project's only map): best chunk
+        per node, live titles and paths, index staleness."""
         index, ref, live, data = self._current(request.project, request.map_path)
         return search_nodes(index, ref, live, data, request.query, request.limit)
 

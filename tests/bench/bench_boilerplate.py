@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from indexer.config import Settings  # noqa: E402
 from indexer.engine import Engine  # noqa: E402
 from indexer.home import Home  # noqa: E402
+from indexer import SearchRequest  # noqa: E402
 
 SHARED_SHARE = 0.05
 WORD = re.compile(r"[^\W\d_]{2,}")
@@ -108,7 +109,7 @@ def main() -> None:
         rows = firsts = bad = bad_first = 0
         hits = Counter()
         for d in picked:
-            answer = engine.search(d["title"], project="vault", limit=10, group=True)["results"]
+            answer = engine.search(SearchRequest(d["title"], project="vault", limit=10, group=True))["results"]
             for place, r in enumerate(answer):
                 if r["path"] not in body:
                     continue
@@ -119,9 +120,10 @@ def main() -> None:
                     firsts += 1
                     bad_first += poor
             hits["hybrid"] += bool(answer) and answer[0]["path"] == d["path"]
-            vault = engine.vault_search(d["title"], project="vault", limit=5)["results"]
+            vault = engine.search(SearchRequest(d["title"], mode="vault", project="vault", limit=5))["results"]
             hits["vault_search"] += bool(vault) and vault[0]["path"] == d["path"]
-            keyword = engine.search(d["title"], mode="keyword", project="vault", limit=5, group=True)["results"]
+            keyword = engine.search(SearchRequest(d["title"], mode="keyword", project="vault", limit=5,
+                                                  group=True))["results"]
             hits["keyword"] += bool(keyword) and keyword[0]["path"] == d["path"]
         print(f"snippets blank or mostly shared text: {bad}/{rows} = {bad / max(rows, 1):.1%}; "
               f"first results: {bad_first}/{firsts}")
@@ -148,7 +150,7 @@ def main() -> None:
         print(f"cluster names from shared badges or links: {len(from_shared)}/{len(names)} {from_shared[:6]}")
 
         from indexer.engine import RelatedTextRequest
-        related = engine.related(RelatedTextRequest(text=SOURDOUGH[1], title=SOURDOUGH[0], project="vault"))
+        related = engine.related_text(RelatedTextRequest(text=SOURDOUGH[1], title=SOURDOUGH[0], project="vault"))
         print(f"related to a sourdough page: {len(related['results'])} notes "
               f"{[(r['title'], r['reason'][:60]) for r in related['results'][:3]]}")
     finally:

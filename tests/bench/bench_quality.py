@@ -197,7 +197,7 @@ def evaluate(engine: Engine, index, queries: list[dict], relevant: dict[str, set
 
     def chunk_mode(mode: str):
         def run(q: str) -> list[str]:
-            found = engine.search(q, mode=mode, project=PROJECT, limit=CHUNK_POOL)["results"]
+            found = engine.search(SearchRequest(q, mode=mode, project=PROJECT, limit=CHUNK_POOL))["results"]
             return first_documents(doc_of_chunk[r["chunk_id"]] for r in found)
         return run
 
@@ -206,7 +206,7 @@ def evaluate(engine: Engine, index, queries: list[dict], relevant: dict[str, set
         return first_documents(doc_of_chunk[cid] for cid, _ in hits)
 
     def vault(q: str) -> list[str]:
-        found = engine.vault_search(q, limit=TOP, project=PROJECT)["results"]
+        found = engine.search(SearchRequest(q, mode="vault", limit=TOP, project=PROJECT))["results"]
         return [corpus_id(r["path"]) for r in found]
 
     systems = [

@@ -34,6 +34,7 @@ from indexer import RelatedTextRequest  # noqa: E402
 from indexer.config import Settings  # noqa: E402
 from indexer.engine import Engine  # noqa: E402
 from indexer.home import Home  # noqa: E402
+from indexer import SearchRequest  # noqa: E402
 
 CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 WIKILINK = re.compile(r"!?\[\[[^\]\n]*\]\]")
@@ -85,7 +86,7 @@ def link_recovery(home_dir: Path, corpora: Path, seed: int) -> None:
             for half, items in halves.items():
                 ours, base = [], []
                 for note in items:
-                    answer = engine.related(RelatedTextRequest(note["text"], title=note["title"], project=name,
+                    answer = engine.related_text(RelatedTextRequest(note["text"], title=note["title"], project=name,
                                                                limit=10, exclude=(note["id"],)))
                     ours.append(recall([r["path"] for r in answer["results"]], note["targets"]))
                     ranked = [p for p in bm25.rank(f"{note['title']}\n{note['text']}") if p != note["path"]]
@@ -112,7 +113,7 @@ def web_pages(home_dir: Path, corpora: Path, seed: int) -> None:
             (notes / f"{row['_id']}.md").write_text(f"# {row['title']}\n\n{row['text']}\n", encoding="utf-8")
     engine = engine_on(home_dir, notes, "scifact")
     try:
-        first = [engine.related(RelatedTextRequest(p["text"], title=p["title"], project="scifact", limit=5))
+        first = [engine.related_text(RelatedTextRequest(p["text"], title=p["title"], project="scifact", limit=5))
                  ["results"][:1] for p in pages]
         hits = [bool(f) and f[0]["path"] == f"{p['id']}.md" for f, p in zip(first, pages)]
         print(f"SciFact abstracts as pages: hit@1 {sum(hits)}/{len(hits)}", flush=True)
@@ -134,7 +135,7 @@ def web_pages(home_dir: Path, corpora: Path, seed: int) -> None:
                 lines = path.read_text(encoding="utf-8").splitlines()
                 description = " ".join(line[1:].strip() for line in lines if line.startswith(">")
                                        and "More information" not in line)
-                answer = engine.related(RelatedTextRequest(description, project="tldr", limit=5))
+                answer = engine.related_text(RelatedTextRequest(description, project="tldr", limit=5))
                 top = answer["results"][0]["path"] if answer["results"] else None
                 hits.append(top == path.relative_to(tldr).as_posix())
                 if not hits[-1] and pages is held_out:
@@ -153,16 +154,16 @@ def speed(home_dir: Path, corpora: Path, rounds: int) -> None:
             break
     engine = engine_on(home_dir, corpora / "tldr-en", "tldr")
     try:
-        engine.search("keep a process running after logout", project="tldr")  # warm
+        engine.search(SearchRequest("keep a process running after logout", project="tldr"))  # warm
         for size in (5_000, 50_000):
             times, short = [], []
             for i in range(rounds):
                 page = " ".join(words[i * 97: i * 97 + size])
                 started = time.perf_counter()
-                engine.related(RelatedTextRequest(page, title="A page", project="tldr", limit=10))
+                engine.related_text(RelatedTextRequest(page, title="A page", project="tldr", limit=10))
                 times.append((time.perf_counter() - started) * 1000)
                 started = time.perf_counter()
-                engine.search("archive a folder with compression", project="tldr", limit=10)
+                engine.search(SearchRequest("archive a folder with compression", project="tldr", limit=10))
                 short.append((time.perf_counter() - started) * 1000)
             times.sort()
             short.sort()

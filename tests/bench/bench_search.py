@@ -239,15 +239,18 @@ def measure(engine: Engine, corpus: Corpus, size: int, queries: int, seed: int) 
     scanned, numpy_, chroma_, both = ("substring scan (Python)", "numpy float32 scan", "Chroma HNSW query",
                                       "substring + numpy scans")
     methods = {  # name: (search, the baseline it is compared with)
-        "keyword (engine.search)": (lambda q: engine.search(q, mode="keyword", project=name, limit=LIMIT), scanned),
+        "keyword (engine.search)": (lambda q: engine.search(SearchRequest(q, mode="keyword", project=name,
+                                                                          limit=LIMIT)), scanned),
         f"keyword leg, pool {KEYWORD_POOL}": (lambda q: keyword_search(index, Query.parse(q), KEYWORD_POOL), scanned),
-        "semantic (engine.search)": (lambda q: engine.search(q, mode="semantic", project=name, limit=LIMIT), numpy_),
+        "semantic (engine.search)": (lambda q: engine.search(SearchRequest(q, mode="semantic", project=name,
+                                                                           limit=LIMIT)), numpy_),
         "semantic, cache.search only": (lambda q: index.cache.search(by_text[q], 0.5, LIMIT), numpy_),
-        "hybrid (engine.search)": (lambda q: engine.search(q, mode="hybrid", project=name, limit=LIMIT), both),
+        "hybrid (engine.search)": (lambda q: engine.search(SearchRequest(q, mode="hybrid", project=name,
+                                                                         limit=LIMIT)), both),
         # The window's own request: one row per document, 30 of them (a result's why is asked for when opened).
-        "hybrid, window (grouped)": (lambda q: engine.search(
-            q, mode="hybrid", project=name, limit=WINDOW_LIMIT, group=True), "hybrid (engine.search)"),
-        "vault_search": (lambda q: engine.vault_search(q, limit=LIMIT, project=name), both),
+        "hybrid, window (grouped)": (lambda q: engine.search(SearchRequest(
+            q, mode="hybrid", project=name, limit=WINDOW_LIMIT, group=True)), "hybrid (engine.search)"),
+        "vault_search": (lambda q: engine.search(SearchRequest(q, mode="vault", limit=LIMIT, project=name)), both),
         numpy_: (numpy_scan, None),
         chroma_: (chroma_query, None),
     }
@@ -395,7 +398,7 @@ def while_embedding(path: Path, queries: int, graded: Path | None = None) -> Non
         def run(engine: Engine) -> dict[str, tuple[float, float]]:
             seconds: dict[str, list[float]] = {backend: [] for backend in encoders}
             for q in texts:  # every query once first, so that no timing below is a cold cache's
-                engine.search(q, mode="hybrid", project="vault")
+                engine.search(SearchRequest(q, mode="hybrid", project="vault"))
             order = list(encoders.items())
             for n, q in enumerate([texts[0]] + texts):  # the backends take turns, first and second alike
                 for backend, encoder in (order if n % 2 else order[::-1]):
@@ -463,7 +466,7 @@ def questions(home_path: Path, project: str, rounds: int) -> None:
             "hybrid (API)": lambda q: engine.search(SearchRequest(q, "hybrid", project=project, limit=10)),
             "hybrid (window: 30 documents)": lambda q: engine.search(SearchRequest(
                 q, "hybrid", project=project, limit=30, group=True)),
-            "vault_search": lambda q: engine.vault_search(q, project=project, limit=10),
+            "vault_search": lambda q: engine.search(SearchRequest(q, mode="vault", project=project, limit=10)),
         }
         for run in runs.values():  # warm: the vector cache, the model, SQLite's pages
             run(BRITANNICA_QUESTIONS[0])

@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from indexer.config import Settings  # noqa: E402
 from indexer.engine import Engine  # noqa: E402
 from indexer.home import Home  # noqa: E402
+from indexer import SearchRequest  # noqa: E402
 
 CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 MARKUP = {
@@ -59,8 +60,9 @@ def run(spec_path: Path, corpora: Path, keep: Path | None, totals: dict) -> None
         queries += [d["title"] for d in engine.documents("vault", limit=1000)["documents"]][:200]
         counts: dict[str, dict[str, int]] = {}
         for q in queries:
-            answers = {"hybrid": engine.search(q, mode="hybrid", project="vault", limit=10)["results"],
-                       "vault_search": engine.vault_search(q, limit=10, project="vault")["results"]}
+            answers = {"hybrid": engine.search(SearchRequest(q, mode="hybrid", project="vault", limit=10))["results"],
+                       "vault_search": engine.search(SearchRequest(q, mode="vault", limit=10,
+                                                                   project="vault"))["results"]}
             for mode, results in answers.items():
                 c = counts.setdefault(mode, {"snippets": 0, "any": 0, "titles with markup": 0,
                                              **{k: 0 for k in MARKUP}})

@@ -171,12 +171,14 @@ def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict, keep: Pa
                 "bm25 (notes)": bm25.rank,
                 "semantic": lambda q: paths(r for r in _rows(index, semantic_search(
                     index, Query.parse(q), POOL, -1.0).ranked)),
-                "semantic 0.5": lambda q: paths(engine.search(q, mode="semantic", project="vault",
-                                                              limit=POOL)["results"]),
-                "hybrid": lambda q: paths(engine.search(q, mode="hybrid", project="vault", limit=POOL)["results"]),
-                "keyword": lambda q: paths(engine.search(q, mode="keyword", project="vault", limit=POOL)["results"]),
-                "vault_search": lambda q: documents(r["path"] for r in engine.vault_search(q, limit=20,
-                                                                                           project="vault")["results"]),
+                "semantic 0.5": lambda q: paths(engine.search(SearchRequest(q, mode="semantic", project="vault",
+                                                                            limit=POOL))["results"]),
+                "hybrid": lambda q: paths(engine.search(SearchRequest(q, mode="hybrid", project="vault",
+                                                                      limit=POOL))["results"]),
+                "keyword": lambda q: paths(engine.search(SearchRequest(q, mode="keyword", project="vault",
+                                                                       limit=POOL))["results"]),
+                "vault_search": lambda q: documents(r["path"] for r in engine.search(SearchRequest(
+                    q, mode="vault", limit=20, project="vault"))["results"]),
             }
             for fusion in FUSIONS:  # the fusion rules and note scorings vault_search can use, side by side
                 for note_leg in (False, True):

@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from indexer.config import Settings  # noqa: E402
 from indexer.engine import Engine  # noqa: E402
 from indexer.home import Home  # noqa: E402
+from indexer import SearchRequest  # noqa: E402
 
 CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 QUESTIONS = Path(__file__).resolve().parent / "questions"
@@ -99,7 +100,7 @@ def queries_for(engine: Engine, project: str, corpora: Path, rng: random.Random)
 
 def _search(engine: Engine, **kw) -> dict:
     try:
-        return engine.search(kw.pop("query"), **kw)
+        return engine.search(SearchRequest(kw.pop("query"), **kw))
     except Exception as exc:  # a refusal is an answer too
         return {"error": type(exc).__name__, "detail": str(exc)}
 

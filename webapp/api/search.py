@@ -1,7 +1,6 @@
 """/api's searches, documents, tags, projects, status and health (errors are answered by the parent blueprint)."""
 from __future__ import annotations
 
-import os
 
 from flask import Blueprint, current_app, jsonify, request
 
@@ -16,10 +15,7 @@ bp = Blueprint("search", __name__)
 
 @bp.get("/health")
 def health():
-    engine = get_engine()
-    return jsonify({"status": "ok", "app": "sk-memory", "home": str(engine.home.settings.home),
-                    "port": current_app.config["SKMEMORY_PORT"], "embeddings": engine.home.embedder.state,
-                    "pid": os.getpid()})
+    return jsonify(get_engine().health(current_app.config["SKMEMORY_PORT"]))
 
 
 @bp.get("/search")
@@ -93,7 +89,7 @@ def related(document_id: str):
 def related_to_text():
     """The notes related to a text: {"text", "title", "url", "project", "scope", "limit", "exclude"} (a web page's
     main text, a note's, an agent's), by meaning and rarest words; notes that saved the page's address first."""
-    return jsonify(get_engine().related(RelatedTextRequest.from_body(json_body())))
+    return jsonify(get_engine().related_text(RelatedTextRequest.from_body(json_body())))
 
 
 @bp.get("/notes/info")

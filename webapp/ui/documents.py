@@ -4,7 +4,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, url_for
 from markupsafe import Markup, escape
 
-from indexer import USER_DOCS_NAME
+from indexer import USER_DOCS_NAME, RelatedRequest
 
 from ..current import get_engine
 from ..opener import inside_project, obsidian_url, open_with_system
@@ -77,5 +77,5 @@ def suggestions(document_id: str):
 def related(document_id: str):
     """Smart links: hybrid search on the document's own content, the document itself excluded."""
     project = arg("project", max_chars=64) or None
-    found = get_engine().related(document_id, project, RELATED_LIMIT)
+    found = get_engine().related(RelatedRequest(document_id, project, RELATED_LIMIT))
     return render("documents/related.html", "documents/_related.html", related=found, document_id=document_id)

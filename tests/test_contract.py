@@ -1,0 +1,175 @@
+"""The contract (indexer/contract/): every route of the app has its row in the one route table (or a named
+exemption), every answer leaves by a door that checks it against its type, each Engine method behind a route takes
+exactly one request, and a filter is one record whose narrowing cannot be missing."""
+from __future__ import annotations
+
+import inspect
+import typing
+
+import pytest
+
+from indexer import SearchRequest
+from indexer.contract import filters as contract_filters
+from indexer.contract.filters import FILTER_KEYS, FILTERS, Filter
+from indexer.contract.routes import BY_KEY, EXEMPT, ROUTES
+from indexer.contract.rows import ChunkHit, MemoryHit, NoteHit, NoteRow
+from indexer.errors import InvalidQuery
+from support import GARDEN, app_client
+from webapp import create_app
+from webapp.mcp_link import AppClient
+
+BASE = "http://127.0.0.1:8765"
+MEMORY_NOTE = "---\nid: DEC-1\ntags: [database]\nrelated_to: [DEC-9]\n---\n# Use SQLite\n\nSourdough and SQLite.\n"
+
+
+def prepare(folder) -> None:
+    (folder / "DEC-1.md").write_text(MEMORY_NOTE, encoding="utf-8")
+    (folder / "Maps").mkdir(exist_ok=True)
+    (folder / "Maps" / "Garden.mmdata").write_bytes(GARDEN.read_bytes())
+
+
+@pytest.fixture(scope="module")
+def engine(make_module_engine):
+    return make_module_engine(embedder="words", prepare=prepare)
+
+
+@pytest.fixture(scope="module")
+def app(engine):
+    return create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765})
+
+
+# One asking of each route of the table, as a client sends it (the list each answer holds rows in, if any).
+ASKED = {
+    "search": ({"q": "sourdough starter", "explain": "true"}, "results"),
+    "vault_search": ({"query": "sourdough starter", "explain": True, "include_leading_callout": True}, "results"),
+    "by_tag": ({"tags": ["project"]}, "results"),
+    "by_folder": ({"folder": "Projects"}, "results"),
+    "by_property": ({"properties": {"id": "DEC-1"}}, "results"),
+    "recent": ({}, "results"),
+    "memory_search": ({"mode": "xref", "query": "DEC-1"}, "results"),
+    "projects": ({}, "projects"),
+    "health": ({}, None),
+    "tags": ({}, "tags"),
+    "properties": ({}, "properties"),
+    "note_info": ({"note": "Projects/Garden plan.md"}, "outline"),
+    "read_note": ({"note": "Projects/Garden plan.md"}, None),
+    "links": ({"note": "Garden plan"}, None),
+    "context": ({"q": "sourdough starter", "budget": 400}, "items"),
+    "related_text": ({"text": "A sourdough starter needs flour and water.", "title": "Baking",
+                      "url": "https://example.com/bread"}, "results"),
+    "suggestions": ({"note": "Projects/Garden plan.md"}, None),
+    "search_nodes": ({"q": "when does the drip line run", "path": "Maps/Garden.mmdata"}, "results"),
+    "node_context": ({"node_id": "watering", "path": "Maps/Garden.mmdata"}, "ancestors"),
+    "related": ({}, "results"),
+    "documents": ({"project": "notes"}, "documents"),
+    "light": ({"q": "sourdough"}, None),
+}
+
+
+@pytest.mark.parametrize("name", list(ROUTES))
+def test_every_route_of_the_table_answers_its_declared_type(app, engine, name):
+    client, route = AppClient(app), ROUTES[name]
+    payload, rows = ASKED[name]
+    if name == "related":  # the first note something relates to
+        documents = client.ask("documents", {"project": "notes"})["documents"]
+        route_path = route.path
+        for document in documents:
+            found = client.get(route_path.replace("<document_id>", document["document_id"]))
+            if found["results"]:
+                break
+        assert route.answer.problems(found) == []
+        return
+    found = client.ask(name, payload)  # the door checked it; ask checks it again, as the client decodes it
+    assert route.answer.problems(found) == []
+    if rows:
+        assert found[rows], f"{name} found nothing to check"
+
+
+def test_group_document_answers_note_hits(app):
+    found = AppClient(app).ask("search", {"q": "sourdough starter", "group": "document"})
+    assert found["results"] and all(NoteHit.problems(r) == [] for r in found["results"])
+
+
+def test_every_json_route_of_the_app_has_a_row_or_an_exemption(app):
+    served = {f"{method} {rule.rule}" for rule in app.url_map.iter_rules() if rule.rule.startswith("/api/")
+              for method in rule.methods - {"HEAD", "OPTIONS"}}
+    assert sorted(served - set(BY_KEY) - set(EXEMPT)) == [], "add a row to indexer/contract/routes.py"
+    assert sorted((set(BY_KEY) | set(EXEMPT)) - served) == [], "the table names a route the app does not serve"
+    assert not set(BY_KEY) & set(EXEMPT)
+
+
+def test_each_route_names_its_request_its_engine_method_and_its_type():
+    import indexer
+    from indexer.engine import Engine
+    from indexer.graph.graphs import ForgeGraphs
+    from indexer.mindmap.mindmaps import MindMaps
+
+    owners = {"Engine": Engine, "MindMaps": MindMaps, "ForgeGraphs": ForgeGraphs}
+    for route in ROUTES.values():
+        owner, method = route.engine.split(".")
+        function = getattr(owners[owner], method)
+        assert callable(function), route.engine
+        if route.request is None:
+            continue
+        kind, builder = route.request.split(".")
+        assert callable(getattr(getattr(indexer, kind), builder)), route.request
+        # the Engine method takes exactly the one request, no loose fields beside it
+        params = [p for p in inspect.signature(function).parameters.values() if p.name != "self"]
+        hints = typing.get_type_hints(function)
+        assert [p.name for p in params] == ["request"] and hints["request"] is getattr(indexer, kind), route.engine
+
+
+def test_the_door_refuses_an_answer_that_breaks_its_type(app, engine, monkeypatch):
+    monkeypatch.setattr(type(engine), "tags", lambda self, *args: {"project": 3, "tags": []})
+    response = app_client(app).get("/api/tags", base_url=BASE)
+    assert response.status_code == 500
+    assert response.get_json()["error"] == "answer_contract"
+    assert "TagsAnswer.project is 3" in response.get_json()["detail"]
+
+
+def test_every_filter_is_one_whole_record():
+    import indexer.search.filters  # noqa: F401  (gives each record its narrowing)
+
+    missing = [key for key, record in FILTERS.items() if record.narrow is None]
+    assert missing == [], f"filters without a narrowing in indexer/search/filters.py: {missing}"
+    for key in FILTER_KEYS:
+        assert FILTERS[key].schema.get("description"), f"filters.{key} has no schema for an agent to read"
+    assert set(contract_filters.FILTERS_SCHEMA["properties"]) == set(FILTER_KEYS)
+
+
+def test_a_filter_without_its_narrowing_is_refused_not_ignored(engine, monkeypatch):
+    """A key added to the registry but given no narrowing must not narrow nothing in silence."""
+    monkeypatch.setitem(FILTERS, "language", Filter("language", lambda key, value: value, {"type": "string"}))
+    monkeypatch.setattr(contract_filters, "FILTER_KEYS", (*FILTER_KEYS, "language"))
+    request = SearchRequest("sourdough", mode="vault", filters={"language": "de"})
+    with pytest.raises(InvalidQuery, match="narrows nothing"):
+        engine.search(request)
+
+
+def test_an_unknown_filter_key_is_refused_with_the_keys_to_use():
+    with pytest.raises(InvalidQuery, match="Unknown filter 'colour'; use any of: folder, tags"):
+        SearchRequest("x", mode="vault", filters={"colour": "red"})
+
+
+# --- the rows, in one vocabulary ---------------------------------------------------------------------------------
+
+def test_memory_rows_type_the_missing_note_too(app):
+    found = AppClient(app).ask("memory_search", {"mode": "xref", "query": "DEC-1"})
+    assert [r["relevance"] for r in found["results"]] == ["related_to_outbound"]  # DEC-9 is no note
+    assert MemoryHit.problems(found["results"][0]) == []
+
+
+def test_one_vocabulary_with_the_specs_names_as_aliases():
+    assert {"title", "path", "score"} <= ChunkHit.names() and {"title", "path", "score"} <= NoteHit.names()
+    assert ChunkHit.ALIASES == {"document_title": "title", "relative_path": "path", "similarity": "score"}
+    assert {"title", "path"} <= NoteRow.names() and "score" in NoteRow.EXTRA  # spec 001's own names
+    assert MemoryHit.ALIASES == {"file_path": "path"}  # spec 002's
+
+
+def test_a_row_that_breaks_its_type_is_named():
+    row = {**dict.fromkeys(f for f in NoteHit.names()), "title": 3}
+    problems = NoteHit.problems(row)
+    assert "NoteHit.title is 3, not <class 'str'>" in problems
+    assert any("unknown field 'folder'" in p for p in NoteHit.problems({**row, "folder": ""}))
+    assert any("similarity" in p and "differs from score" in p for p in NoteHit.problems({**row, "score": 1.0,
+                                                                                          "similarity": 0.5}))

@@ -1,0 +1,88 @@
+"""Every MCP tool in the fast lane: the real tools, the real MCP server object and the real app, joined in process
+by Flask's test client (webapp/mcp_link.AppLink) instead of stdio and a socket. Each tool is called with the example
+its own description gives an agent; the answers cross the same routes, checks and compaction as over stdio
+(tests/test_mcp.py drives a real client over stdio)."""
+from __future__ import annotations
+
+import ast
+import asyncio
+import inspect
+import json
+
+import pytest
+from mcp.server.mcpserver.exceptions import ToolError
+
+from indexer.contract.routes import ROUTES
+from support import GARDEN
+from webapp import create_app
+from webapp.mcp_link import AppLink
+from webapp.mcp_server import build_server
+from webapp.mcp_tools import TOOL_ROUTES, tools
+
+MEMORY_NOTE = "---\nid: DEC-42\ntags: [database]\nstatus: active\ntype: project\n---\n# Use SQLite\n\nThe decision.\n"
+
+
+def prepare(folder) -> None:
+    (folder / "DEC-42.md").write_text(MEMORY_NOTE, encoding="utf-8")
+    (folder / "Maps").mkdir(exist_ok=True)
+    (folder / "Maps" / "Garden.mmdata").write_bytes(GARDEN.read_bytes())
+
+
+@pytest.fixture(scope="module")
+def server(make_module_engine):
+    engine = make_module_engine(embedder="words", prepare=prepare)
+    return build_server(AppLink(create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765})))
+
+
+def example(tool) -> dict:
+    """The arguments of the `Example: tool(...)` line of a tool's description (JSON's true/false read as Python's)."""
+    line = next(line for line in inspect.getdoc(tool).splitlines() if line.strip().startswith("Example: "))
+    call = ast.parse(line.split("Example: ", 1)[1].replace("=true", "=True").replace("=false", "=False"),
+                     mode="eval").body
+    return {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+
+
+def call(server, name: str, arguments: dict):
+    return asyncio.run(server.call_tool(name, arguments))
+
+
+@pytest.mark.parametrize("tool", [t.__name__ for t in tools()])
+def test_every_tool_answers_its_own_example_in_process(server, tool):
+    function = next(t for t in tools() if t.__name__ == tool)
+    result = call(server, tool, example(function))
+    assert not result.is_error, result.content
+    body = json.loads(result.content[0].text)
+    assert body == result.structured_content  # the text an agent reads is the structured answer
+    assert isinstance(body, dict) and body
+
+
+def test_every_tool_asks_routes_of_the_table():
+    assert [t.__name__ for t in tools()] == list(TOOL_ROUTES), "each tool needs a route of the table that names it"
+    assert all(name in ROUTES for names in TOOL_ROUTES.values() for name in names)
+
+
+def test_the_examples_find_what_they_say(server):
+    rows = json.loads(call(server, "hybrid_search", {"query": "how do I keep a process running after logout",
+                                                     "limit": 5}).content[0].text)["results"]
+    assert rows and rows[0]["path"] in ("Reference/systemd services.md", "Reference/tmux cheatsheet.md")
+    found = json.loads(call(server, "memory_search", {"mode": "frontmatter", "query": {"status": "active"}})
+                       .content[0].text)
+    assert found["results"][0]["file_path"] == "DEC-42.md"
+    node = json.loads(call(server, "mindmap_get_context", {"node_id": "watering", "map": "Maps/Garden.mmdata"})
+                      .content[0].text)
+    assert node["node"]["node_id"] == "watering" and '"private_notes"' not in json.dumps(node)
+
+
+@pytest.mark.parametrize("name, arguments, said", [
+    ("hybrid_search", {"query": "x", "detail": "everything"}, "'detail' must be one of 'notes' or 'chunks'"),
+    ("links", {"note": "Garden plan", "direction": "sideways"},
+     "'direction' must be one of 'both', 'outgoing' or 'backlinks'"),
+    ("vault_search", {"query": "x", "filters": {"colour": "red"}}, "Unknown filter 'colour'; use any of: folder"),
+    ("vault_recent_notes", {"filters": {"modified": {"after": "July"}}}, "filters.modified.after is \"July\""),
+    ("vault_search", {"query": "x", "filters": {"created": {"since": "2026-01-01"}}},
+     "filters.created has 'since'; use before, on or after"),
+])
+def test_a_wrong_argument_is_refused_in_a_sentence(server, name, arguments, said):
+    with pytest.raises(ToolError) as refused:  # the protocol layer sends it as an is_error result
+        call(server, name, arguments)
+    assert said in str(refused.value)
