@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .errors import IndexDamaged, InvalidProjectRoot, InvalidQuery, ProjectNotFound, SKMemoryError
 from .home import Home
+from .registry import ProjectInfo
 from .ingest.embeddings import FOREGROUND
 from .contract.limits import check_scope
 from .search import browse, chunk_reads, documents, note_reads, notes, pipeline
@@ -69,8 +70,8 @@ class Engine:
 
     # --- projects -------------------------------------------------------------------------------------------
 
-    def _project(self, name: str) -> Project | ProjectReader:
-        info = self.home.project(name)
+    def _project(self, info: ProjectInfo) -> Project | ProjectReader:
+        """The project itself (the indexer's writer, or a read-only view), for a project already resolved."""
         if self.background is not None:
             project = self.background.projects.get(info.name)
             if project is None and info.name not in self.background.open_errors:
@@ -123,13 +124,19 @@ class Engine:
 
     def index(self, name: str | None = None) -> ProjectIndex:
         """The read side of a project (the default project when name is None)."""
-        name = self.home.project(name).name if name else self.default_project()
+        return self._index_of(self._resolve(name))
+
+    def _resolve(self, name: str | None) -> ProjectInfo:
+        """The project a request names, or the default one: resolved once per request, and handed down."""
+        return self.home.project(name) if name else self._default_info()
+
+    def _index_of(self, info: ProjectInfo) -> ProjectIndex:
         with self._lock:
-            project = self._project(name)
-            known = self._indexes.get(name)
+            project = self._project(info)
+            known = self._indexes.get(info.name)
             if known is None or known[0] is not project:
                 known = (project, self._read_side(project))
-                self._indexes[name] = known
+                self._indexes[info.name] = known
             return known[1]
 
     def _read_side(self, project: Project | ProjectReader) -> ProjectIndex:
@@ -166,21 +173,24 @@ class Engine:
     def _scope_indexes(self, project: str | None, scope: str) -> list[ProjectIndex]:
         """The read side of one project, or with scope='all' of every project."""
         if check_scope(scope) == "all":
-            return [self.index(i.name) for i in self.home.projects()]
+            return [self._index_of(info) for info in self.home.projects()]
         return [self.index(project)]
 
     def writer(self, name: str) -> Project:
         """The project's writer: the background indexer's, or this engine's own (opened and synced with its folder
         on first use); for programs that own the data home (one-off commands, tests, benchmarks)."""
         with self._lock:
-            return self._project(name) if self.background is not None else self._writer(name)
+            return self._project(self.home.project(name)) if self.background is not None else self._writer(name)
 
     def default_project(self) -> str:
         """The project searched when none is named: the first user project, else the first at all."""
+        return self._default_info().name
+
+    def _default_info(self) -> ProjectInfo:
         infos = self.home.projects()
         if not infos:
             raise ProjectNotFound("No projects yet; add a folder with `skmemory add PATH`.")
-        return next((i.name for i in infos if not i.builtin), infos[0].name)
+        return next((i for i in infos if not i.builtin), infos[0])
 
     def project_names(self) -> list[str]:
         """Every project's name, from the registry alone (projects() also counts each one's documents)."""
@@ -197,7 +207,7 @@ class Engine:
                     counts = {k: v for k, v in status.items() if k not in ("project", "root", "errors", "owner")}
                 else:
                     with self._lock:
-                        counts = self._project(info.name).store.counts()
+                        counts = self._project(info).store.counts()
             except Exception as exc:  # a project that cannot open is listed with the reason
                 entry["error"] = str(exc)
             else:
@@ -243,7 +253,7 @@ class Engine:
 
     def _embedding(self, name: str) -> bool:
         """Whether chunks of the project still wait for vectors (its graph would change with every batch)."""
-        return bool(self._project(name).store.counts()["pending"])
+        return bool(self._project(self.home.project(name)).store.counts()["pending"])
 
     def refresh_graphs(self) -> None:
         """Build again every Cluster View graph gone stale since it was built, for each project not embedding."""

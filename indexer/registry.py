@@ -14,6 +14,9 @@ from pathlib import Path
 from .errors import InvalidProjectRoot, ProjectExists, ProjectNotFound, SKMemoryError, is_damage
 
 NAME_RE = re.compile(r"^[\w][\w .\-]{0,63}$")
+SETTLED = 1.0  # seconds a registry file must be older than for its rows to be kept (a change in the same clock tick
+# as a read would leave the file's time as it was)
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # SQLite's NOCASE
 # In each project's index folder: the project's registry row, from which a damaged registry is rebuilt.
 PROJECT_FILE = "project.json"
 
@@ -36,13 +39,16 @@ class ProjectInfo:
 
 
 class Registry:
-    """Projects known to one data home, kept in `registry.sqlite` there."""
+    """Projects known to one data home, kept in `registry.sqlite` there. Its rows are read once and kept until the
+    file changes (every search asks which projects there are: a warm search opens no registry connection)."""
 
     def __init__(self, home: Path):
         self.home = home
         home.mkdir(parents=True, exist_ok=True)
         self._db = home / "registry.sqlite"
         self._recorded: set[str] = set()  # projects whose PROJECT_FILE this process has seen or written
+        self._kept: tuple[tuple, list[ProjectInfo]] | None = None  # (the file's stamp, its projects)
+        self.reads = 0  # how many times the file was read (tests count them)
         self._guarded(self._create)
 
     @staticmethod
@@ -79,6 +85,7 @@ class Registry:
         for old in self.home.glob("registry.sqlite.damaged-*"):  # the newest damaged copy is enough
             old.unlink(missing_ok=True)
         self._db.rename(kept)
+        self._kept = None
         for suffix in ("-wal", "-shm", "-journal"):
             self._db.with_name(self._db.name + suffix).unlink(missing_ok=True)
         records, lost = [], []
@@ -119,24 +126,44 @@ class Registry:
         """A project's index folder (with its PROJECT_FILE) was moved away: the next list() writes the record again."""
         self._recorded.discard(project_id)
 
+    def _stamp(self) -> tuple | None:
+        try:
+            stat = self._db.stat()
+        except OSError:
+            return None
+        return stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino
+
     def list(self) -> list[ProjectInfo]:
-        """Return every project, by name."""
+        """Return every project, by name (as last read, while the file is unchanged)."""
+        stamp = self._stamp()
+        if self._kept is not None and stamp is not None and self._kept[0] == stamp:
+            return list(self._kept[1])
         rows = self._guarded(lambda conn: conn.execute(
             "SELECT * FROM projects ORDER BY builtin, name COLLATE NOCASE").fetchall())
-        for row in rows:  # once per project and process: list() runs on every search
+        self.reads += 1
+        for row in rows:  # once per project and process
             if row["id"] not in self._recorded:
                 if not (self.home / "projects" / row["id"] / PROJECT_FILE).exists():
                     self._record(row)
                 self._recorded.add(row["id"])
-        return [self._info(r) for r in rows]
+        infos = [self._info(r) for r in rows]
+        settled = stamp is not None and time.time() - stamp[0] / 1e9 > SETTLED and stamp == self._stamp()
+        self._kept = (stamp, infos) if settled else None
+        return list(infos)
+
+    def forget(self) -> None:
+        """Read the file again at the next question (this process changed it)."""
+        self._kept = None
 
     def get(self, name: str) -> ProjectInfo:
-        """Return the project called name (any case) or raise ProjectNotFound listing the known names."""
-        row = self._guarded(lambda conn: conn.execute("SELECT * FROM projects WHERE name = ?", (name,)).fetchone())
-        if row is None:
+        """Return the project called name (any case, as SQLite's NOCASE) or raise ProjectNotFound listing the known
+        names."""
+        wanted = str(name).translate(_ASCII_LOWER)
+        found = next((i for i in self.list() if i.name.translate(_ASCII_LOWER) == wanted), None)
+        if found is None:
             known = ", ".join(p.name for p in self.list()) or "none yet; add one with `skmemory add PATH`"
             raise ProjectNotFound(f"No project named '{name}'. Known projects: {known}.")
-        return self._info(row)
+        return found
 
     def add(self, root: str | Path, name: str | None = None, builtin: bool = False) -> ProjectInfo:
         """Register a folder as a project; the name defaults to the folder's name."""
@@ -159,6 +186,7 @@ class Registry:
             conn.execute("INSERT INTO projects (id, name, root, builtin) VALUES (?, ?, ?, ?)",
                          (project_id, name, str(path), int(builtin)))
             self._record(conn.execute("SELECT * FROM projects WHERE id = ?", (project_id,)).fetchone())
+        self.forget()
         return self.get(name)
 
     def rename(self, old: str, new: str) -> ProjectInfo:
@@ -172,6 +200,7 @@ class Registry:
                 raise ProjectExists(f"A project named '{clash['name']}' already exists; choose another name.")
             conn.execute("UPDATE projects SET name = ? WHERE id = ?", (new, info.id))
             self._record(conn.execute("SELECT * FROM projects WHERE id = ?", (info.id,)).fetchone())
+        self.forget()
         return self.get(new)
 
     def remove(self, name: str) -> ProjectInfo:
@@ -179,6 +208,7 @@ class Registry:
         info = self.get(name)
         with self._connect() as conn:
             conn.execute("DELETE FROM projects WHERE id = ?", (info.id,))
+        self.forget()
         # The index folder is ours alone (under the home), never the project's root.
         if info.index_dir.is_dir() and self.home in info.index_dir.parents:
             shutil.rmtree(info.index_dir, ignore_errors=True)

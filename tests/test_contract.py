@@ -173,3 +173,51 @@ def test_a_row_that_breaks_its_type_is_named():
     assert any("unknown field 'folder'" in p for p in NoteHit.problems({**row, "folder": ""}))
     assert any("similarity" in p and "differs from score" in p for p in NoteHit.problems({**row, "score": 1.0,
                                                                                           "similarity": 0.5}))
+
+
+# --- decided once ---------------------------------------------------------------------------------------------
+
+def test_a_search_resolves_its_project_once_and_a_warm_one_opens_no_registry(app, engine, monkeypatch):
+    import os
+    import time
+
+    from indexer.engine import Engine
+    from indexer.registry import Registry
+
+    registry = engine.home.registry
+    past = time.time() - 60  # a registry nobody has written for a minute: its rows are kept
+    os.utime(registry._db, (past, past))
+    opened, resolved = [], []
+    connect, resolve = Registry._connect, Engine._resolve
+    monkeypatch.setattr(Registry, "_connect", lambda self: opened.append(1) or connect(self))
+    monkeypatch.setattr(Engine, "_resolve", lambda self, name: resolved.append(name) or resolve(self, name))
+    client = app_client(app)
+    for project in ("notes", None):
+        opened.clear(), resolved.clear()
+        asked = "/api/search?q=sourdough" + (f"&project={project}" if project else "")
+        assert client.get(asked, base_url=BASE).status_code == 200
+        assert len(opened) <= 1 and len(resolved) == 1, (project, opened, resolved)
+        opened.clear(), resolved.clear()
+        assert client.get(asked, base_url=BASE).status_code == 200
+        assert opened == [] and resolved == [project]  # warm: the rows as read, the project resolved once
+
+
+def test_a_registry_changed_by_another_process_is_read_again(engine, tmp_path):
+    import os
+    import time
+
+    from indexer.registry import Registry
+
+    other = Registry(engine.home.settings.home)  # another process's view of the same data home
+    past = time.time() - 60
+    os.utime(other._db, (past, past))
+    before = [p.name for p in other.list()]
+    folder = tmp_path / "Later"
+    folder.mkdir()
+    engine.home.registry.add(folder, "later")  # written by "this" process
+    try:
+        assert [p.name for p in other.list()] == sorted(before + ["later"], key=str.casefold)
+        assert other.get("LATER").root == folder.resolve()
+    finally:
+        engine.home.registry.remove("later")
+    assert "later" not in [p.name for p in other.list()]
