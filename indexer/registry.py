@@ -48,7 +48,6 @@ class Registry:
         self._db = home / "registry.sqlite"
         self._recorded: set[str] = set()  # projects whose PROJECT_FILE this process has seen or written
         self._kept: tuple[tuple, list[ProjectInfo]] | None = None  # (the file's stamp, its projects)
-        self.reads = 0  # how many times the file was read (tests count them)
         self._guarded(self._create)
 
     @staticmethod
@@ -134,18 +133,23 @@ class Registry:
         return stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino
 
     def list(self) -> list[ProjectInfo]:
-        """Return every project, by name (as last read, while the file is unchanged)."""
+        """Return every project, by name (as last read, while the file is unchanged); each project's record in its
+        index folder is written once per process when missing."""
+        infos = self._projects()
+        for info in infos:
+            if info.id not in self._recorded:
+                if not (info.index_dir / PROJECT_FILE).exists():
+                    self._guarded(lambda conn: self._record(conn.execute(
+                        "SELECT * FROM projects WHERE id = ?", (info.id,)).fetchone()))
+                self._recorded.add(info.id)
+        return infos
+
+    def _projects(self) -> list[ProjectInfo]:
         stamp = self._stamp()
         if self._kept is not None and stamp is not None and self._kept[0] == stamp:
             return list(self._kept[1])
         rows = self._guarded(lambda conn: conn.execute(
             "SELECT * FROM projects ORDER BY builtin, name COLLATE NOCASE").fetchall())
-        self.reads += 1
-        for row in rows:  # once per project and process
-            if row["id"] not in self._recorded:
-                if not (self.home / "projects" / row["id"] / PROJECT_FILE).exists():
-                    self._record(row)
-                self._recorded.add(row["id"])
         infos = [self._info(r) for r in rows]
         settled = stamp is not None and time.time() - stamp[0] / 1e9 > SETTLED and stamp == self._stamp()
         self._kept = (stamp, infos) if settled else None
@@ -159,7 +163,7 @@ class Registry:
         """Return the project called name (any case, as SQLite's NOCASE) or raise ProjectNotFound listing the known
         names."""
         wanted = str(name).translate(_ASCII_LOWER)
-        found = next((i for i in self.list() if i.name.translate(_ASCII_LOWER) == wanted), None)
+        found = next((i for i in self._projects() if i.name.translate(_ASCII_LOWER) == wanted), None)
         if found is None:
             known = ", ".join(p.name for p in self.list()) or "none yet; add one with `skmemory add PATH`"
             raise ProjectNotFound(f"No project named '{name}'. Known projects: {known}.")

@@ -101,7 +101,7 @@ def test_tools_are_listed_with_schemas(live, tmp_path):
         assert {"results", "semantic_available"} <= set(tools["hybrid_search"].output_schema["required"])
         vault = tools["vault_search"].input_schema
         assert vault["properties"]["snippet_tokens"]["maximum"] == 64
-        filters = vault["$defs"]["VaultFilters"]["properties"]
+        filters = vault["properties"]["filters"]["properties"]  # read from the contract's filter records
         assert set(filters) == {"folder", "tags", "type", "related", "properties", "created", "modified"}
         assert tools["memory_search"].input_schema["properties"]["mode"]["enum"] == ["frontmatter", "content", "xref"]
         budget = tools["get_context"].input_schema["properties"]["token_budget"]
@@ -250,10 +250,11 @@ def test_bad_calls_get_sentences_and_the_server_carries_on(live, tmp_path):
             assert "'limit' must be a whole number" in await error("hybrid_search", {"query": "x", "limit": "ten"})
             assert "hybrid_search needs 'query'" in await error("hybrid_search", {})
             assert "'query' is empty" in await error("hybrid_search", {"query": ""})
-            assert "'colour' is not a field of 'filters'; use any of: folder" in await error(
+            # The filters are checked by the contract's records, in the API's own sentences, for every tool.
+            assert "Unknown filter 'colour'; use any of: folder" in await error(
                 "vault_search", {"query": "x", "filters": {"colour": "red"}})
             # The listings' schema points to vault_search's filters; the call is still checked as strictly.
-            assert "'colour' is not a field of 'filters'; use any of: folder" in await error(
+            assert "Unknown filter 'colour'; use any of: folder" in await error(
                 "vault_search_by_tag", {"tags": ["x"], "filters": {"colour": "red"}})
             assert "YYYY-MM-DD" in await error("vault_search_by_folder", {"folder": "", "filters": {
                 "created": {"after": "2026-13-01"}}})

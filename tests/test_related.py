@@ -53,9 +53,9 @@ def test_a_page_finds_the_note_about_it_first_and_says_why(engine):
 
 def test_a_saved_page_comes_first_marked_saved(engine):
     asked = RelatedTextRequest(PAGE, title="Starter", url="https://bakery.example/guides/starter", limit=5)
-    top = engine.related(asked)["results"][0]
+    top = engine.related_text(asked)["results"][0]
     assert top["path"] == "Saved starter page.md" and top["saved"] and "you saved this page" in top["reason"]
-    longer = engine.related(asked.__class__(PAGE, url="https://bakery.example/guides/starter/feeding", limit=5))
+    longer = engine.related_text(asked.__class__(PAGE, url="https://bakery.example/guides/starter/feeding", limit=5))
     assert not any(r["saved"] for r in longer["results"])  # another page of the same site is not this one
 
 

@@ -12,6 +12,7 @@ spec 002's memory rows `file_path` (MemoryHit; its `relevance` is spec 002's rea
 - DocumentRow: one document in the Files listing (/api/documents).
 - ContextItem: one passage packed into an agent's context (/api/context).
 - MemoryHit: one memory file (spec 002's memory_search).
+- CompactRow: one note as an MCP search tool answers it (an agent's row).
 
 Each type builds its row with `to_json()` (aliases added there, and nowhere else) and checks a row it did not build
 with `problems(row)`: every answer's envelope (answers.py) checks its rows so, at every door (routes.py).
@@ -232,3 +233,15 @@ class MemoryHit(Row):
     id: str | None
     title: str | None
     relevance: str
+
+
+@dataclass
+class CompactRow(Row):
+    """One note as an MCP search tool answers it, sized for an agent (webapp/mcp_tools/answers.py's note_row):
+    score rounded to 3 places, heading the sections under the note's title, the snippet about 30 tokens."""
+
+    EXTRA: ClassVar[dict[str, Any]] = {"heading": str, "lines": Lines, "project": str}
+    path: str
+    title: str
+    score: float
+    snippet: str

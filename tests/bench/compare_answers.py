@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from indexer.config import Settings  # noqa: E402
 from indexer.engine import Engine  # noqa: E402
 from indexer.home import Home  # noqa: E402
-from indexer import SearchRequest  # noqa: E402
+from indexer import ContextRequest, MemoryRequest, SearchRequest  # noqa: E402
 
 CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 QUESTIONS = Path(__file__).resolve().parent / "questions"
@@ -154,12 +154,13 @@ def dump(home_dir: Path, out: Path, corpora: Path, per_project: int) -> None:
                 if first:
                     answers[f"{key}|explain-document"] = _search(engine, query=q, mode="hybrid", project=project,
                                                                  limit=3, explain_document=first)
-                answers[f"{key}|vault"] = _call(engine.vault_search, q, limit=LIMIT, project=project)
-                answers[f"{key}|vault-explain"] = _call(engine.vault_search, q, limit=10, project=project,
-                                                        explain=True, explain_document=first)
-                answers[f"{key}|context"] = _call(engine.context, q, project=project, token_budget=800)
-                answers[f"{key}|memory"] = _call(engine.memory_search, "content", " ".join(q.split()[:3]),
-                                                 project=project)
+                answers[f"{key}|vault"] = _search(engine, query=q, mode="vault", limit=LIMIT, project=project)
+                answers[f"{key}|vault-explain"] = _search(engine, query=q, mode="vault", limit=10, project=project,
+                                                          explain=True, explain_document=first)
+                answers[f"{key}|context"] = _call(lambda: engine.context(ContextRequest(q, project=project,
+                                                                                        token_budget=800)))
+                answers[f"{key}|memory"] = _call(lambda: engine.memory_search(MemoryRequest(
+                    "content", " ".join(q.split()[:3]), project)))
             for q in queries[:15]:
                 answers[f"all|{q}|hybrid"] = _search(engine, query=q, mode="hybrid", scope="all", limit=LIMIT)
                 answers[f"all|{q}|keyword"] = _search(engine, query=q, mode="keyword", scope="all", limit=LIMIT)

@@ -12,7 +12,6 @@ import re
 
 from pydantic import ValidationError
 
-from indexer import DATE_BOUNDS, FILTER_KEYS
 
 SNIPPET_CHARS = 150  # about 30 tokens of English
 
@@ -31,7 +30,7 @@ def _day(value: str | None) -> str | None:
 
 
 def note_row(hit: dict, with_project: bool = False) -> dict:
-    """A chunk or note hit of the API as one compact row."""
+    """A chunk or note hit of the API as one compact row (the contract's CompactRow)."""
     row = {"path": hit["path"], "title": hit["title"], "score": round(hit["score"], 3)}
     if heading := heading_of(hit):
         row["heading"] = heading
@@ -268,11 +267,6 @@ def _sentence(tool: str, name: str, where: list[str], problem: dict, prop: dict)
         return f"'{name}' is empty; " + (about[0].lower() + about[1:] if about else "give a value.")
     if kind in ("string_too_long", "too_long"):
         return f"'{name}' is too long (at most {ctx.get('max_length', '?'):,}); shorten it."
-    if kind == "extra_forbidden":
-        parent, field = ".".join(where[:-1]), where[-1]
-        allowed = FILTER_KEYS if parent == "filters" else DATE_BOUNDS if parent.startswith("filters.") else ()
-        tail = f"; use any of: {', '.join(allowed)}." if allowed else "; leave it out."
-        return f"'{field}' is not a field of '{parent}'{tail}"
     if kind in ("literal_error", "enum"):
         return f"'{name}' must be one of {ctx.get('expected', '')}; you sent {shown}."
     if kind.endswith("_parsing") or kind.endswith("_type") or kind in ("int_from_float",):

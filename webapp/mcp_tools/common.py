@@ -26,7 +26,7 @@ from indexer.contract.sibling_requests import MATCHES, MEMORY_MODES
 # readOnlyHint is false, so they are not sent.
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
-Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS,
+QueryText = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS,
                              description="Natural language or keywords.")]
 Project = Annotated[str | None, Field(description="Project name (default: the first).")]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Most results.")]

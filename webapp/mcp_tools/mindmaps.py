@@ -6,11 +6,11 @@ from typing import Annotated
 from mcp_types import CallToolResult
 from pydantic import Field
 
-from .common import Limit, MapPath, Project, Query, answer, ask
+from .common import Limit, MapPath, Project, QueryText, answer, ask
 from .models import MindMapContextResponse, MindMapSearchResponse
 
 
-def mindmap_search_nodes(link, query: Query, map: MapPath = None, project: Project = None,
+def mindmap_search_nodes(link, query: QueryText, map: MapPath = None, project: Project = None,
                                limit: Limit = 10) -> Annotated[CallToolResult, MindMapSearchResponse]:
     """Search the nodes of a Mind Map by meaning and exact words: one row per node, with its node_id and its live
     title and root-to-node path.

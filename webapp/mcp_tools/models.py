@@ -17,15 +17,6 @@ class Shape(BaseModel):
 
 # --- searches and listings --------------------------------------------------------------------------------------
 
-class NoteRow(Shape):
-    path: str = Field(description="The note's path in its project: what read_note, links and get_document take.")
-    title: str
-    score: float | None = None
-    heading: str | None = Field(None, description="The matching section's headings, outermost first.")
-    lines: list[int] | None = Field(None, description="First and last file line of the match (for read_note).")
-    snippet: str | None = None
-
-
 class NotesAnswer(Shape):
     """Search rows (detail='chunks': each passage with every field of the JSON API instead)."""
 
@@ -34,7 +25,7 @@ class NotesAnswer(Shape):
     semantic_available: bool = Field(description="False: answered by keyword (semantic_reason says why).")
     project: str | None = Field(None, description="The project searched (absent when every project was).")
     other_projects: list[str] | None = Field(None, description="Projects not searched, when none was named.")
-    results: list[dict[str, Any]] = Field(description="NoteRow objects: path, title, score, heading, lines, snippet.")
+    results: list[dict[str, Any]] = Field(description="CompactRows: path, title, score, heading, lines, snippet.")
     more: bool | None = Field(None, description="True when the limit cut the list.")
 
 

@@ -12,8 +12,8 @@ from indexer.errors import SKMemoryError
 from indexer.contract.limits import MAX_LIMIT, MAX_SNIPPET_TOKENS, MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET
 
 from . import answers as shape
-from .common import (AllProjectMode, Correct, Detail, Explain, ExplainDocument, Filters, Limit, Project, Query, Scope,
-                     TagList, answer, ask, refused)
+from .common import (AllProjectMode, Correct, Detail, Explain, ExplainDocument, Filters, Limit, Project, QueryText,
+                     Scope, TagList, answer, ask, refused)
 from .models import ContextResponse, ListAnswer, NotesAnswer, RelatedAnswer
 
 
@@ -31,7 +31,7 @@ def _search(link, query: str, mode: str, detail: str = "notes", **fields: Any) -
     return answer(found if full else shape.search_answer(found, limit))
 
 
-def hybrid_search(link, query: Query, project: Project = None, tags_all: TagList = [], tags_any: TagList = [],
+def hybrid_search(link, query: QueryText, project: Project = None, tags_all: TagList = [], tags_any: TagList = [],
                         limit: Limit = 10, detail: Detail = "notes", explain: Explain = False,
                         explain_document: ExplainDocument = None,
                         correct: Correct = True) -> Annotated[CallToolResult, NotesAnswer]:
@@ -48,7 +48,7 @@ def hybrid_search(link, query: Query, project: Project = None, tags_all: TagList
                   explain=explain, explain_document=explain_document, correct=correct)
 
 
-def semantic_search(link, query: Query, project: Project = None, tags_all: TagList = [], tags_any: TagList = [],
+def semantic_search(link, query: QueryText, project: Project = None, tags_all: TagList = [], tags_any: TagList = [],
                           limit: Limit = 10, recency: Annotated[bool, Field(
                               description="Blend similarity with how recently each note changed.")] = False,
                           detail: Detail = "notes", explain: Explain = False, explain_document: ExplainDocument = None,
@@ -75,7 +75,7 @@ def tag_search(link, tags_all: TagList = [], tags_any: TagList = [], project: Pr
     return _search(link, "", "tag", detail, project=project, tags_all=tags_all, tags_any=tags_any, limit=limit)
 
 
-def search_all_projects(link, query: Query, mode: AllProjectMode = "hybrid",
+def search_all_projects(link, query: QueryText, mode: AllProjectMode = "hybrid",
                               tags_all: TagList = [], tags_any: TagList = [],
                               limit: Limit = 10, detail: Detail = "notes", explain: Explain = False,
                               correct: Correct = True) -> Annotated[CallToolResult, NotesAnswer]:
@@ -89,7 +89,7 @@ def search_all_projects(link, query: Query, mode: AllProjectMode = "hybrid",
                   explain=explain, correct=correct)
 
 
-def vault_search(link, query: Query, filters: Filters = None, limit: Limit = 10,
+def vault_search(link, query: QueryText, filters: Filters = None, limit: Limit = 10,
                        snippet_tokens: Annotated[int, Field(ge=1, le=MAX_SNIPPET_TOKENS,
                                                             description="Snippet length in tokens.")] = 30,
                        include_leading_callout: Annotated[bool, Field(
@@ -116,7 +116,7 @@ def vault_search(link, query: Query, filters: Filters = None, limit: Limit = 10,
     return answer(shape.vault_answer(link.search(request)))
 
 
-def get_context(link, query: Query, token_budget: Annotated[int, Field(
+def get_context(link, query: QueryText, token_budget: Annotated[int, Field(
                           ge=MIN_TOKEN_BUDGET, le=MAX_TOKEN_BUDGET,
                           description="Most tokens of passage text to return.")] = 2000,
                       project: Project = None,
