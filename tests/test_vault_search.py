@@ -440,7 +440,8 @@ def test_an_index_built_before_properties_gets_them_when_it_opens(tmp_path):
     try:
         reopened.writer("notes")  # the writer migrates the index when it opens it
         assert paths(reopened.search(SearchRequest("Grace", mode="vault"))) == ["Meetings/2026-07-02 Standup.md"]
-        assert paths(reopened.search(SearchRequest("tomatoes garden", mode="vault")))[0] == "Projects/Garden.md"  # the text is all still there
+        # the text is all still there
+        assert paths(reopened.search(SearchRequest("tomatoes garden", mode="vault")))[0] == "Projects/Garden.md"
         note = tmp_path / "vault/Projects/Garden.md"  # and edits keep the table current
         note.write_text(note.read_text().replace("tags: [project/garden, outdoors]",
                                                  "tags: [project/garden, allotment]"))
