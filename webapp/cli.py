@@ -476,6 +476,8 @@ def _bold_matches(text: str, highlights: list[list[int]], limit: int) -> str:
 
 
 def _print_results(response: dict) -> None:
+    from indexer.contract.rows import ChunkHit, NoteHit
+
     if not response.get("semantic_available", True) and response.get("mode") != "keyword":
         click.echo("(semantic search unavailable: keyword results only)", err=True)
     if response.get("corrected"):
@@ -486,12 +488,14 @@ def _print_results(response: dict) -> None:
         click.echo(f"Did you mean: {response['did_you_mean']['query']}", err=True)
     if not response["results"]:
         click.echo("No results.")
+    row_type = NoteHit if response.get("grouped") == "document" else ChunkHit  # the contract's rows, typed
     for r in response["results"]:
+        hit = row_type.read(r)
         # How close in meaning, when meaning found it; a match by its words alone has no percentage to give.
-        score = f" {r['cosine'] * 100:.0f}%" if r.get("cosine") is not None else ""
-        where = f"{r['project']}:" if response.get("scope") == "all" else ""
-        click.echo(f"[{r['search_type']}{score}] {r['title']}  ({where}{r['path']})")
-        click.echo(f"    {_bold_matches(r['snippet'], r.get('highlights', []), 160)}")
+        score = f" {hit.cosine * 100:.0f}%" if hit.cosine is not None else ""
+        where = f"{hit.project}:" if response.get("scope") == "all" else ""
+        click.echo(f"[{hit.search_type}{score}] {hit.title}  ({where}{hit.path})")
+        click.echo(f"    {_bold_matches(hit.snippet, hit.highlights, 160)}")
         if "explain" in r:
             click.echo(f"    why: {_why(r['explain'])}")
 

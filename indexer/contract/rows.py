@@ -40,6 +40,17 @@ class Row:
         return row
 
     @classmethod
+    def read(cls, row: dict) -> "Row":
+        """A row an answer holds, as this type (what a surface reads: `hit.title`, not `hit["title"]`); its aliases
+        and optional fields stay in the answer. Raises ValueError naming what is wrong with a row of another shape."""
+        problems = cls.problems(row)
+        if problems:
+            raise ValueError("; ".join(problems))
+        hints = get_type_hints(cls)
+        return cls(**{f.name: _read(row[f.name], hints[f.name]) for f in fields(cls)  # type: ignore[arg-type]
+                      if f.name in row})
+
+    @classmethod
     def names(cls) -> set[str]:
         """Every field name a row of this type may carry (fields, aliases, optional extras)."""
         return {f.name for f in fields(cls)} | set(cls.ALIASES) | set(cls.EXTRA)  # type: ignore[arg-type]
@@ -66,6 +77,16 @@ class Row:
         if not cls.OPEN:
             out += [f"{cls.__name__} has an unknown field {k!r}" for k in row if k not in cls.names()]
         return out
+
+
+def _read(value: Any, kind: Any) -> Any:
+    """A JSON value as its annotated type: rows (and lists of rows) become their types; the rest stays as it is."""
+    if isinstance(kind, type) and issubclass(kind, Row):
+        return kind.read(value)
+    if get_origin(kind) is list and isinstance(value, list):
+        (item,) = get_args(kind) or (Any,)
+        return [_read(v, item) for v in value]
+    return value
 
 
 def _fits(value: Any, kind: Any) -> bool:
