@@ -1,13 +1,14 @@
 """SK Memory's engine: open a data home, index its projects, search them.
 
-    from indexer import Home, Engine
+    from indexer import Home, Engine, SearchRequest
     home = Home()                      # SKMEMORY_HOME, or the platform's user data folder
     home.add_project("~/Notes", "notes")
     engine = Engine(home)              # opens projects on first use (or give it a running BackgroundIndexer)
-    engine.search("how do I keep a server running", mode="hybrid")
+    engine.search(SearchRequest("how do I keep a server running", mode="hybrid"))
 
-The public API is what this package exports, plus the modules `engine`, `home`, `config`, `errors` and `limits`;
-the surfaces (webapp/) import nothing else (tests/test_architecture.py checks). Imports are lazy so that
+The public API is what this package exports, plus the modules `engine`, `home`, `config` and `errors`, and the
+contract (`indexer/contract/`: requests, answers, rows, filters, limits and the route table); the surfaces (webapp/)
+import nothing else (tests/test_architecture.py checks). Imports are lazy so that
 `import indexer` stays cheap (the MCP process must start fast).
 """
 from __future__ import annotations
