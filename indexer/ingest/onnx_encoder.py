@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import derived
+
 logger = logging.getLogger(__name__)
 
 ONNX_NAME = "model.onnx"
@@ -107,9 +109,8 @@ def exported_onnx(model_dir: Path | None = None, cache_dir: Path | None = None) 
 
     model_dir = Path(model_dir) if model_dir else default_model_path()
     path = (cache_dir or Settings.from_env().model_cache_dir) / cache_key(model_dir) / ONNX_NAME
-    if not path.exists():
-        logger.info("Exporting %s to ONNX for fast queries (once): %s", model_dir.name, path)
-        export_onnx(model_dir, path)
+    derived.ensure([path], lambda: export_onnx(model_dir, path), f"the ONNX copy of {model_dir.name} (about 15 s)",
+                   model_dir)
     return model_dir, path
 
 
@@ -261,8 +262,11 @@ def quantized_copy(path: Path, model_dir: Path) -> Path:
     error of a similarity falls from 0.0056 to 0.0036 on average and from 0.061 to 0.027 at worst, at 94 % of the
     all-int8 speed (the demo's tmux passage: fp32 0.318, all-int8 0.290, this 0.303, against hybrid's 0.3 floor)."""
     target = path.with_name(f"{path.stem}{INT8_SUFFIX}.onnx")
-    if target.exists():
-        return target
+    derived.ensure([target], lambda: _quantize(path, target, model_dir), f"the int8 copy of {model_dir.name}", path)
+    return target
+
+
+def _quantize(path: Path, target: Path, model_dir: Path) -> None:
     import warnings
 
     import onnx
@@ -289,7 +293,6 @@ def quantized_copy(path: Path, model_dir: Path) -> Path:
         root.removeFilter(quiet)
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return target
 
 
 def _own_niceness() -> int | None:

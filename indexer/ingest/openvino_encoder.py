@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import derived
 from .onnx_encoder import _MIN_INT8_COSINE, OnnxEncoder, exported_onnx
 
 logger = logging.getLogger(__name__)
@@ -157,11 +158,14 @@ def openvino_int8_copy(onnx_path: Path, model_dir: Path) -> Path:
     """The static int8 OpenVINO copy of an exported model (`<stem>-int8-ov-ffn0.xml` and `.bin` beside it), made once,
     atomically (the .xml is renamed into place last), and checked against the fp32 file on the probe sentences."""
     target = onnx_path.with_name(f"{onnx_path.stem}{OV_SUFFIX}.xml")
-    if target.exists() and target.with_suffix(".bin").exists():
-        return target
+    derived.ensure([target, target.with_suffix(".bin")], lambda: _quantize(onnx_path, model_dir, target),
+                   f"the static int8 copy of {model_dir.name} for OpenVINO (about a minute)", onnx_path)
+    return target
+
+
+def _quantize(onnx_path: Path, model_dir: Path, target: Path) -> None:
     ov = _openvino()
     nncf = _offline_nncf()
-    logger.info("Making the static int8 copy of %s for OpenVINO (once, about a minute): %s", model_dir.name, target)
     encoder = OnnxEncoder(onnx_path, model_dir)  # its tokenizer, and the fp32 vectors the copy is checked against
     samples = [np.array([e.ids], dtype=np.int64) for e in encoder.tokenizer.encode_batch(calibration_texts())]
     dataset = nncf.Dataset(samples, lambda ids: {"input_ids": ids, "attention_mask": np.ones_like(ids),
@@ -185,7 +189,6 @@ def openvino_int8_copy(onnx_path: Path, model_dir: Path) -> Path:
         for path in (tmp_xml, tmp_bin):
             if path.exists():
                 path.unlink()
-    return target
 
 
 def calibration_texts(limit: int = CALIBRATION_TEXTS) -> list[str]:

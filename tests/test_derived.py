@@ -1,0 +1,165 @@
+"""Model copies are derived files (indexer/ingest/derived.py): checked before use against what was recorded when they
+were made, set aside and made again once when damaged, and a copy that cannot be made remembered with its reason
+until the cause changes. The last tests damage the real model's real copies on disk and search by meaning after."""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import time
+
+import numpy as np
+import pytest
+
+from indexer.ingest import derived
+from indexer.ingest.derived import CopyNotMade
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setattr(derived.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))  # failures of this test only
+    (tmp_path / "tmp").mkdir()
+    source = tmp_path / "model"
+    source.mkdir()
+    (source / "weights").write_bytes(b"w" * 1000)
+    return tmp_path / "cache" / "model-abc", source
+
+
+def builder(made: list, copy, size: int = 4096):
+    def build() -> None:
+        made.append(time.monotonic())
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(os.urandom(size))
+    return build
+
+
+def test_a_copy_is_made_once_and_recorded(cache):
+    folder, source = cache
+    copy, made = folder / "model.onnx", []
+    derived.ensure([copy], builder(made, copy), "the copy", source)
+    derived.ensure([copy], builder(made, copy), "the copy", source)
+    assert len(made) == 1 and derived.damage([copy]) is None
+    assert (folder / derived.RECORD).exists()
+
+
+@pytest.mark.parametrize("harm", ["cut", "scribble", "delete"])
+def test_a_damaged_copy_is_set_aside_and_made_again(cache, harm):
+    folder, source = cache
+    copy, made = folder / "model.onnx", []
+    derived.ensure([copy], builder(made, copy), "the copy", source)
+    original = copy.read_bytes()
+    if harm == "cut":
+        copy.write_bytes(original[: len(original) // 2])
+    elif harm == "scribble":
+        copy.write_bytes(original[:100] + b"\0" * 100 + original[200:])  # the same size
+    else:
+        copy.unlink()
+    assert harm == "delete" or derived.damage([copy]) is not None
+    derived.ensure([copy], builder(made, copy), "the copy", source)
+    assert len(made) == 2 and derived.damage([copy]) is None
+    assert harm == "delete" or (folder / "model.onnx.damaged").exists()  # kept aside, for a look
+
+
+def test_a_copy_that_cannot_be_made_is_remembered_until_the_cause_changes(cache):
+    folder, source = cache
+    copy, tries = folder / "model.onnx", []
+
+    def failing() -> None:
+        tries.append(1)
+        raise RuntimeError("the exporter broke")
+
+    for _ in range(3):
+        with pytest.raises(CopyNotMade, match="the exporter broke"):
+            derived.ensure([copy], failing, "the copy", source)
+    assert len(tries) == 1  # tried once, then told from memory
+    assert "the exporter broke" in derived.failure(copy)
+    os.utime(source, (time.time() + 5, time.time() + 5))  # the model it is made from changed: try again
+    made: list = []
+    derived.ensure([copy], builder(made, copy), "the copy", source)
+    assert made and derived.failure(copy) is None
+
+
+def test_a_read_only_cache_is_refused_at_once_with_what_to_do(cache):
+    folder, source = cache
+    if os.geteuid() == 0:
+        pytest.skip("root writes into read-only folders")
+    folder.mkdir(parents=True)
+    folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        with pytest.raises(CopyNotMade, match="read-only; make it writable or set SKMEMORY_MODEL_CACHE"):
+            derived.ensure([folder / "model.onnx"], lambda: None, "the copy", source)
+    finally:
+        folder.chmod(stat.S_IRWXU)
+
+
+def test_a_full_cache_is_refused_at_once_and_remembered(cache, monkeypatch):
+    folder, source = cache
+    full = shutil.disk_usage(folder.parent.parent)._replace(free=10 << 20)
+    monkeypatch.setattr(derived.shutil, "disk_usage", lambda path: full)
+    built: list = []
+    for _ in range(2):
+        with pytest.raises(CopyNotMade, match="10 MB free, under the 1 GB a copy needs; free some space"):
+            derived.ensure([folder / "model.onnx"], lambda: built.append(1), "the copy", source)
+    assert built == []
+    assert "free some space" in derived.failure(folder / "model.onnx")
+    monkeypatch.undo()  # space came back: the cause changed, and the copy is made
+    derived.ensure([folder / "model.onnx"], builder([], folder / "model.onnx"), "the copy", source)
+    assert derived.failure(folder / "model.onnx") is None
+
+
+# --- the real model's copies, damaged on disk --------------------------------------------------------------------
+
+@pytest.fixture
+def own_cache(model_cache, tmp_path, real_embedder):
+    """A copy of the run's model cache (the real exported and int8 copies), for this test to damage."""
+    real_embedder.load()
+    target = tmp_path / "models"
+    shutil.copytree(model_cache, target)
+    return target
+
+
+def test_a_damaged_model_copy_is_made_again_and_meaning_search_comes_back(own_cache, real_embedder):
+    from indexer.ingest.embeddings import Embedder
+
+    fresh = Embedder(cache_dir=own_cache)
+    copies = fresh.copies()
+    assert copies and all(p.exists() for p in copies), copies
+    bulk = copies[-1]  # the int8 copy the backend embeds with (OpenVINO's .bin, or ONNX Runtime's)
+    bulk.write_bytes(bulk.read_bytes()[: bulk.stat().st_size // 2])  # cut in half, as a full disk leaves it
+    assert fresh.known_problem is None  # nothing is wrong that loading does not mend
+    assert fresh.load(), fresh.error
+    assert derived.damage(copies) is None
+    question = "how do I keep a process running after logout"
+    assert float(np.dot(fresh.embed_query(question), real_embedder.embed_query(question))) > 0.999
+    passage = real_embedder.embed(["systemd keeps services running after you log out"])[0]
+    assert float(np.dot(fresh.embed(["systemd keeps services running after you log out"])[0], passage)) > 0.99
+
+
+def test_a_copy_made_before_records_were_kept_and_then_damaged_is_made_again(own_cache, real_embedder):
+    from indexer.ingest.embeddings import Embedder
+
+    fresh = Embedder(cache_dir=own_cache)
+    copies = fresh.copies()
+    (copies[0].parent / derived.RECORD).unlink()  # as an older SK Memory left its cache
+    first = copies[1]  # OpenVINO's .xml (or ONNX Runtime's int8 file): scribbled over
+    first.write_bytes(b"<?xml version='1.0'?><net name='scribbled'>" + b"\0" * 64)
+    assert fresh.load(), fresh.error
+    question = "how do I keep a process running after logout"
+    assert float(np.dot(fresh.embed_query(question), real_embedder.embed_query(question))) > 0.999
+    assert derived.damage(copies) is None  # made again, and recorded
+
+
+def test_a_copy_that_cannot_be_made_is_said_by_status_and_not_tried_by_every_command(tmp_path, monkeypatch):
+    from indexer.ingest.embeddings import Embedder
+
+    full = shutil.disk_usage(tmp_path)._replace(free=5 << 20)
+    monkeypatch.setattr(derived.shutil, "disk_usage", lambda path: full)
+    monkeypatch.setattr(derived.tempfile, "gettempdir", lambda: str(tmp_path))
+    empty = tmp_path / "models"
+    first = Embedder(cache_dir=empty, backend="onnx-int8")
+    started = time.monotonic()
+    assert not first.load()
+    assert "free some space" in first.error and time.monotonic() - started < 5  # no export tried
+    later = Embedder(cache_dir=empty, backend="onnx-int8")  # the next command
+    assert "free some space" in later.known_problem  # what `skmemory status` says, without loading anything
+    assert not later.load() and "free some space" in later.error
