@@ -60,6 +60,9 @@ class Engine:
         self._graphs = None
         self._closed = False
         self._slots = SearchSlots(home.settings.search_slots or None)  # how many searches run at once
+        # Texts asked about (a web page, a note, an agent's text) take one slot among them all, one after another:
+        # six long pages at once never hold every slot, and a search meanwhile finds one free.
+        self._related_turn = threading.Lock()
 
     def close(self) -> None:
         self._closed = True
@@ -380,9 +383,9 @@ class Engine:
             exclude.add(row["document_id"])
             title = title or row["title"]
             text = f"{text}\n\n{own_text(index, row, self.home.settings.max_file_bytes)}".strip()
-        with self._slots:
+        with self._related_turn, self._slots:
             answer = related_to_text(indexes, title, text, request.url, request.limit, exclude)
-        return {**answer, "truncated": request.truncated}
+        return {**answer, "truncated": request.truncated or answer["truncated"]}
 
     @staticmethod
     def _excluded(indexes: list, names: tuple[str, ...]) -> set[str]:

@@ -34,6 +34,12 @@ from .semantic import HYBRID_THRESHOLD
 from .vault import bm25_leg
 
 PASSAGE_WORDS = 120  # about 160 word pieces: a passage the query encoder embeds in ~60 ms on one thread
+# The most of a text read, in units of work: a word between spaces, or one character of Chinese, Japanese or Korean
+# (each about a word piece). A 1,000,000-character page of English is ~170,000 words, read whole; of Chinese it
+# would be a million units, 5x the work: it is read to here, and the answer says `truncated`.
+MAX_UNITS = 200_000
+_CJK = CJK_RUN.pattern[1:-2]  # the characters of segment.py's CJK_RUN, one definition
+UNIT = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
 MEANING_PASSAGES = 3  # the most passages of a text embedded for the meaning leg (a 5,000-word page: ~200 ms)
 RARE_WORDS = 16
 CANDIDATE_WORDS = 60  # the most frequent words of the text whose rarity in the notes is read
@@ -68,31 +74,61 @@ class TextPassage:
     text: str
 
 
+def bounded(text: str, most: int = MAX_UNITS) -> tuple[str, bool]:
+    """The text cut after `most` units of work (words, or CJK characters), and whether it was cut."""
+    if len(text) <= most:
+        return text, False
+    for count, unit in enumerate(UNIT.finditer(text), start=1):
+        if count == most:
+            return text[:unit.end()], unit.end() < len(text.rstrip())
+    return text, False
+
+
+def _units(paragraph: str) -> list[str]:
+    """A paragraph's words; a word holding Chinese, Japanese or Korean is its characters (and the rest), each a
+    unit, joined again without spaces (a space stands only where the text had one)."""
+    out: list[str] = []
+    for word in paragraph.split():
+        if CJK_RUN.search(word):
+            pieces = UNIT.findall(word)
+            out += [pieces[0]] + [GLUE + p for p in pieces[1:]]
+        else:
+            out.append(word)
+    return out
+
+
+GLUE = "\x00"  # marks a unit that continues the word before it (no space between them)
+
+
+def _joined(units: list[str]) -> str:
+    return " ".join(units).replace(" " + GLUE, "").replace(GLUE, "")
+
+
 def passages_of(title: str, text: str, words: int | None = None) -> list[TextPassage]:
-    """The text cut into passages of about `words` words at paragraph breaks (a longer paragraph is cut by words),
-    the title leading the first."""
+    """The text cut into passages of about `words` words at paragraph breaks (a longer paragraph is cut by words;
+    a CJK character counts as a word), the title leading the first."""
     words = words or PASSAGE_WORDS
     out: list[str] = []
     current: list[str] = []
     for paragraph in re.split(r"\n\s*\n", text):
-        tokens = paragraph.split()
+        tokens = _units(paragraph)
         while tokens:
             room = words - len(current)
             if len(tokens) <= room or not current and len(tokens) <= words * 3 // 2:
                 current += tokens
                 tokens = []
             elif current:
-                out.append(" ".join(current))
+                out.append(_joined(current))
                 current = []
             else:
                 current, tokens = tokens[:words], tokens[words:]
-                out.append(" ".join(current))
+                out.append(_joined(current))
                 current = []
         if len(current) >= words * 2 // 3:
-            out.append(" ".join(current))
+            out.append(_joined(current))
             current = []
     if current:
-        out.append(" ".join(current))
+        out.append(_joined(current))
     if title.strip():
         out = [f"{title.strip()}\n\n{out[0]}" if out else title.strip()] + out[1:]
     return [TextPassage(i, p) for i, p in enumerate(out, start=1)]
@@ -225,6 +261,7 @@ class Evidence:
 def related(indexes: list[ProjectIndex], title: str, text: str, url: str | None, limit: int,
             exclude: set[str]) -> dict:
     """The notes of these projects related to the text, merged by score (saved pages first), and what was used."""
+    text, cut = bounded(text)
     passages = passages_of(title, text)
     by_model: dict[int, tuple[dict, str | None]] = {}  # the passages embedded once per model the projects use
     rows: list[dict] = []
@@ -240,7 +277,7 @@ def related(indexes: list[ProjectIndex], title: str, text: str, url: str | None,
     reason = next((why for _, why in by_model.values() if why), None)
     answer = {"title": title, "url": url, "passages": len(passages), "embedded_passages": embedded,
               "semantic_available": bool(embedded), "rare_words": words_used, "total": len(rows[:limit]),
-              "limit": limit, "results": rows[:limit]}
+              "limit": limit, "results": rows[:limit], "truncated": cut}
     if reason:
         answer["semantic_reason"] = reason
     return answer
