@@ -119,6 +119,9 @@ class BackgroundIndexer:
         self._tune_after: dict[str, float] = {}  # project: when to try measuring its HNSW recall again
         self._substrings_behind: set[str] = set()  # projects whose substring index a big sync left to catch up
         self._damaged: dict[str, str] = {}  # project: why its index is damaged; the project's lane rebuilds it
+        # project: (why, the sync that refills it): from the damage found until the rebuilt index holds every note,
+        # searches of it are answered with a sentence (503), never with the few notes read so far
+        self._rebuilding: dict[str, tuple[str, int | None]] = {}
         # While the data folder's disk is full: the sentence status shows; nothing is indexed or embedded until the
         # index thread finds space again and syncs the projects that stopped for it.
         self.disk_full: str | None = None
@@ -331,7 +334,24 @@ class BackgroundIndexer:
         if name in self.projects and name not in self._damaged:
             logger.error("The index of project %s is damaged (%s); rebuilding it", name, reason)
             self._damaged[name] = reason
+            self._rebuilding[name] = (reason, None)
             self._lane(name)
+
+    def rebuilding(self, name: str) -> str | None:
+        """While a damaged project's index is rebuilt and refilled, the sentence a search of it answers; else None."""
+        state = self._rebuilding.get(name)
+        if state is None:
+            return None
+        reason, number = state
+        sync = self.sync_state(name)
+        if number is not None and sync["done"] >= number:
+            self._rebuilding.pop(name, None)
+            return None
+        running = sync.get("running") or {}
+        read = (f"; {running['files_done']:,} of {running['files_total']:,} files read so far"
+                if running.get("files_total") else "")
+        return (f"The index of project '{name}' was damaged ({reason}) and is being rebuilt from the notes{read}: "
+                "search it again in a minute. Other projects are searched as usual.")
 
     def _rebuild_damaged(self, name: str) -> None:
         """Set a damaged index aside and open a new one (in the project's lane, never beside its sync)."""
@@ -351,7 +371,9 @@ class BackgroundIndexer:
                         self.open_errors[name] = f"Its index is damaged and could not be rebuilt: {exc}"
             self._damaged.pop(name, None)
             if name in self.projects:
-                self.request_sync(name, None)
+                self._rebuilding[name] = (reason, self.request_sync(name, None))
+            else:
+                self._rebuilding.pop(name, None)
 
     def _wait_for_space(self, sentence: str, name: str | None = None) -> None:
         """Indexing or embedding stopped for a full disk: say so once, and look again every few seconds."""

@@ -134,6 +134,8 @@ class Engine:
         return self.home.project(name) if name else self._default_info()
 
     def _index_of(self, info: ProjectInfo) -> ProjectIndex:
+        if self.background is not None and (sentence := self.background.rebuilding(info.name)):
+            raise IndexDamaged(sentence)  # 503: never the few notes a refilling index holds so far
         with self._lock:
             project = self._project(info)
             known = self._indexes.get(info.name)
@@ -175,9 +177,12 @@ class Engine:
 
     def _scope_indexes(self, project: str | None, scope: str) -> list[ProjectIndex]:
         """The read side of one project, or with scope='all' of every project."""
-        if check_scope(scope) == "all":
-            return [self._index_of(info) for info in self.home.projects()]
+        if check_scope(scope) == "all":  # a project being rebuilt sits out (the answer names it)
+            return [self._index_of(info) for info in self.home.projects() if not self._rebuilding(info.name)]
         return [self.index(project)]
+
+    def _rebuilding(self, name: str) -> bool:
+        return self.background is not None and self.background.rebuilding(name) is not None
 
     def writer(self, name: str) -> Project:
         """The project's writer: the background indexer's, or this engine's own (opened and synced with its folder
@@ -264,8 +269,11 @@ class Engine:
             if self._closed:
                 return
             try:
-                if not self._embedding(info.name):
+                if not self._embedding(info.name) and not self._rebuilding(info.name):
                     self.graphs.refresh(self.index(info.name))
+            except SKMemoryError as exc:  # an expected state (a project held elsewhere, or found damaged): a line
+                if not self._closed:
+                    logger.info("Not refreshing %s's graph now: %s", info.name, exc)
             except Exception:
                 if not self._closed:
                     logger.exception("Refreshing %s's graph failed", info.name)
@@ -286,6 +294,8 @@ class Engine:
                 result = vault_search(indexes[0], request, self.reranker)
             else:
                 result = pipeline.search(indexes, request)
+        if request.scope == "all" and (rebuilt := [i.name for i in self.home.projects() if self._rebuilding(i.name)]):
+            result["rebuilding_projects"] = rebuilt  # damaged, and refilling from the notes: searched again soon
         if request.project is None and request.scope != "all":  # the default project, chosen for the caller
             others = [i.name for i in self.home.projects() if not i.builtin and i.name != indexes[0].name]
             if others:  # say which was searched, and which were not: an agent can name one, or search them all

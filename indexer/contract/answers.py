@@ -26,7 +26,7 @@ SEARCH_EXTRA: dict[str, Any] = {
     "project": str, "other_projects": list[str], "grouped": str, "matching_documents": int, "scope": str,
     "projects": list[str], "keyword_only_projects": list[str], "threshold": float,
     "weaker_matches": list[ChunkHit] | list[NoteHit], "substring_notice": str, "semantic_reason": str,
-    "explain_document": dict, "corrected": Any, "spelling": Any, "notice": str,
+    "explain_document": dict, "corrected": Any, "spelling": Any, "notice": str, "rebuilding_projects": list[str],
 }
 
 
