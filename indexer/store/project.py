@@ -25,7 +25,7 @@ from ..ingest.parallel import Task, parse_workers, prepare_in_pool, prepare_one
 from ..ingest.pipeline import EmbedBudget, Prepared, SyncReport, path_exists, store_prepared
 from ..registry import ProjectInfo
 from .database import Store
-from .vectors import VectorStore
+from .vectors import VectorStore, probe_apart
 from ..ingest.walk import Containment, IgnoreRules, iter_documents, printable, refusal
 
 # A sync of this many files or more may leave the substring index to catch up after it (Project.sync): below that,
@@ -180,9 +180,9 @@ class Project:
         with self._vector_lock:
             hnsw = self.settings.vector_search == "hnsw"
             damage = self._hnsw_damage() if hnsw else None
-            if damage:  # dropped, and made again below from SQLite's copies
+            if damage:  # dropped (a local folder set aside, never opened here), and made again from SQLite's copies
                 logger.warning("Chroma's index of %s cannot be searched (%s); rebuilding it", self.name, damage)
-                self._drop_collection()
+                self._drop_collection(open_it=bool(self.settings.chroma_url))
             if (self._clean_start and not hnsw) or self._stores_agree():
                 return report
             in_chroma = self.vectors.ids()
@@ -211,19 +211,22 @@ class Project:
             logger.warning("%s", self.repair)
         return report
 
-    def _drop_collection(self) -> None:
-        """Delete the Chroma collection (its folder set aside if Chroma cannot delete it); the next use makes it
-        again, empty."""
+    def _drop_collection(self, open_it: bool = True) -> None:
+        """Delete the Chroma collection (a local folder set aside instead when it must not be opened, or Chroma
+        cannot delete it); the next use makes it again, empty."""
         try:
+            if not open_it:
+                raise RuntimeError("a damaged local index is set aside, not opened")
             self.vectors.drop()
         except Exception:
-            self.vectors.close()
+            if self._vectors is not None:
+                self._vectors.close()
             if self.settings.chroma_url:
                 raise
             folder = self.info.index_dir / "chroma"
             aside = folder.with_name(f"chroma.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
             folder.rename(aside)
-            logger.warning("Chroma could not delete the damaged index of %s; it was set aside at %s", self.name, aside)
+            logger.warning("The damaged Chroma index of %s was set aside at %s", self.name, aside)
         self._vectors = None
 
     def _hnsw_damage(self) -> str | None:
@@ -233,6 +236,11 @@ class Project:
                                "AND NOT keyword_only LIMIT 1")
         if not row:
             return None
+        folder = self.info.index_dir / "chroma"
+        if not self.settings.chroma_url:  # read in a process of its own: a damaged HNSW file can crash Chroma
+            if self._vectors is None and not folder.exists():
+                return None
+            return probe_apart(folder, f"skm_{self.info.id}", np.frombuffer(row[0][0], dtype=np.float32))
         try:
             if self.vectors.count():
                 self.vectors.query(np.frombuffer(row[0][0], dtype=np.float32), 1)

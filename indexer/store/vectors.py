@@ -5,6 +5,9 @@ import gc
 import logging
 import os
 import re
+import signal
+import subprocess
+import sys
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
@@ -269,3 +272,38 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+# Asks a local Chroma folder for one neighbour in a process of its own: a damaged HNSW file can crash Chroma's native
+# code (a segfault reading data_level0.bin), which must take down the probe, never the server.
+_PROBE = """
+import sys
+import numpy as np
+from indexer.store.vectors import VectorStore
+store = VectorStore.open(sys.argv[1], sys.argv[2])
+vector = np.frombuffer(sys.stdin.buffer.read(), dtype=np.float32)
+if store.count():
+    store.query(vector, 1)
+store.close()
+"""
+PROBE_TIMEOUT = 120.0
+
+
+def probe_apart(chroma_dir: Path, collection: str, vector: np.ndarray) -> str | None:
+    """Why a local Chroma folder cannot answer a search (its process crashed, failed or hung), or None when it
+    answers; the folder is read in a child process, so a crash there is only a finding here."""
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH"))
+                                                      if p)}
+    try:
+        done = subprocess.run([sys.executable, "-c", _PROBE, str(chroma_dir), collection],
+                              input=np.asarray(vector, dtype=np.float32).tobytes(), capture_output=True, env=env,
+                              timeout=PROBE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return f"reading it did not finish in {PROBE_TIMEOUT:.0f} s"
+    if done.returncode == 0:
+        return None
+    if done.returncode < 0:
+        return f"Chroma crashed reading it ({signal.Signals(-done.returncode).name})"
+    lines = [line for line in done.stderr.decode(errors="replace").splitlines() if line.strip()]
+    return (lines[-1].strip() if lines else f"Chroma exited with {done.returncode} reading it")[:200]
