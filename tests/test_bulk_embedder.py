@@ -246,7 +246,7 @@ def test_the_openvino_copy_is_made_without_the_network_or_files_outside_the_mode
     assert out.stdout.split() == [f"model{openvino_encoder.OV_SUFFIX}.xml", "384", "0", "False"], out.stdout
     assert sorted(p.name for p in cache.iterdir()) == sorted(
         ["model.onnx", f"model{openvino_encoder.OV_SUFFIX}.xml", f"model{openvino_encoder.OV_SUFFIX}.bin",
-         openvino_encoder.COMPILED_CACHE])  # OpenVINO's compiled forms of the copy, beside it
+         openvino_encoder.COMPILED_CACHE, "made.json"])  # OpenVINO's compiled forms of the copy, and its record
     assert list(user_home.iterdir()) == []  # no ~/intel, nothing else
 
 

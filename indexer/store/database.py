@@ -236,14 +236,24 @@ class Store:
             self.conn.execute("INSERT INTO index_meta (key, value) VALUES (?, ?) "
                               "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
 
-    def forget_vectors(self) -> list[str]:
-        """Queue every chunk for embedding again and drop the stored vectors (the model changed); return the ids."""
+    def forget_vectors(self, keep_meanwhile: bool = False) -> list[str]:
+        """Queue every chunk for embedding again and drop the stored vectors (the model or its backend changed);
+        return the ids. keep_meanwhile (the same model, another backend): each old vector answers meaning search
+        until its chunk's new one is stored (stale_vectors, migration m019)."""
         with self.lock, self.conn:
             ids = [r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE NOT keyword_only AND "
                                                    "(embed_state != 'pending' OR vector IS NOT NULL)")]
+            self.conn.execute("DELETE FROM stale_vectors")
+            if keep_meanwhile:
+                self.conn.execute("INSERT INTO stale_vectors (chunk_id, vector) SELECT chunk_id, vector FROM chunks "
+                                  "WHERE embed_state = 'embedded' AND vector IS NOT NULL AND NOT keyword_only")
             self.conn.execute("UPDATE chunks SET embed_state = 'pending', embed_error = NULL, vector = NULL "
                               "WHERE NOT keyword_only")
         return ids
+
+    def stale_vectors(self) -> int:
+        """How many old vectors still answer for chunks being embedded again (forget_vectors' keep_meanwhile)."""
+        return self.query("SELECT count(*) FROM stale_vectors")[0][0]
 
     def errors(self) -> list[dict]:
         """Return every file that could not be indexed, and every indexed file with warnings."""
@@ -460,9 +470,11 @@ class Store:
         """Return (ids, float32 matrix) of embedded chunks with a sound stored copy, and the embedded ids without
         one; of these chunks only, when given."""
         with self.lock:
-            if chunk_ids is None:
+            if chunk_ids is None:  # with the old vectors that answer until their chunks' new ones come
                 rows = self.conn.execute("SELECT chunk_id, vector FROM chunks "
-                                         "WHERE embed_state = 'embedded' AND NOT keyword_only").fetchall()
+                                         "WHERE embed_state = 'embedded' AND NOT keyword_only "
+                                         "UNION ALL SELECT s.chunk_id, s.vector FROM stale_vectors s "
+                                         "JOIN chunks c USING (chunk_id) WHERE c.embed_state != 'embedded'").fetchall()
             else:
                 rows = []
                 for start in range(0, len(chunk_ids), 5000):

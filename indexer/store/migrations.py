@@ -511,3 +511,28 @@ def m018_words_in_every_script(conn: sqlite3.Connection) -> None:
                if any(index_words(v) != v for v in row[1:])]
     conn.executemany("UPDATE chunks_bm25 SET title = ?, heading_path = ?, content = ?, properties = ? WHERE rowid = ?",
                      changed)
+
+
+@migration
+def m019_old_vectors_answer_meanwhile(conn: sqlite3.Connection) -> None:
+    # A new embedding backend of the same model (onnx-int8 to openvino-int8, say) embeds every passage again; until
+    # a passage's new vector is stored, its old one (same model, cosine ~0.99 to the new) answers meaning search, so
+    # that search never goes blind during the re-embedding. A passage's old vector goes when its new one comes, or
+    # with the passage.
+    conn.executescript(
+        """
+        CREATE TABLE stale_vectors (chunk_id TEXT PRIMARY KEY, vector BLOB NOT NULL);
+        CREATE TRIGGER chunks_stale_ad AFTER DELETE ON chunks
+        BEGIN
+            DELETE FROM stale_vectors WHERE chunk_id = old.chunk_id;
+        END;
+        CREATE TRIGGER chunks_stale_au AFTER UPDATE OF vector ON chunks WHEN new.vector IS NOT NULL
+        BEGIN
+            DELETE FROM stale_vectors WHERE chunk_id = new.chunk_id;
+        END;
+        CREATE TRIGGER stale_vectors_ad AFTER DELETE ON stale_vectors
+        BEGIN
+            UPDATE index_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vector_generation';
+        END;
+        """
+    )

@@ -153,9 +153,10 @@ class Project:
             stored_model = None  # nothing was embedded by the other model: nothing to throw away, nothing to say
         if stored_model is not None and stored_model != model:
             self.embedded_before_by = stored_model
-            logger.warning("Project %s was embedded with %s, not %s: embedding it again", self.name, stored_model,
-                           model)
-            self.store.forget_vectors()
+            same_model = _model_name(stored_model) == _model_name(model)  # only the backend changed
+            logger.warning("Project %s was embedded with %s, not %s: embedding it again%s", self.name, stored_model,
+                           model, "; its vectors answer meaning search meanwhile" if same_model else "")
+            self.store.forget_vectors(keep_meanwhile=same_model)
             with self._vector_lock:
                 self.vectors.delete(sorted(self.vectors.ids()))
         if stored_model != model:
@@ -749,3 +750,8 @@ def project_status(info: ProjectInfo, store: Store, embedder: Embedder | None) -
         status["embeddings_unavailable_reason"] = embedder.error
         status["model"] = embedder.name
     return status
+
+
+def _model_name(fingerprint: str) -> str:
+    """The model an embedder fingerprint names ('all-MiniLM-L6-v2 (sentence-transformers, openvino int8 ...)')."""
+    return fingerprint.split(" (", 1)[0]
