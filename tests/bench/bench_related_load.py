@@ -98,6 +98,7 @@ def main() -> None:
                 sys.exit("the server did not become ready")
             time.sleep(0.5)
         alone = keyword_times(port, words, time.monotonic() + 15)
+        before = peak_mb(server.pid)
         slowest: list[float] = []
 
         def ask() -> None:
@@ -121,8 +122,8 @@ def main() -> None:
         print(f"keyword search alone:             p50 {a50:6.0f} ms  p95 {a95:6.0f} ms  ({len(alone)} searches)")
         print(f"keyword search beside {args.texts} related: p50 {l50:6.0f} ms  p95 {l95:6.0f} ms  ({len(loaded)} "
               f"searches; p95 {l95 / max(a95, 1):.1f}x alone)")
-        print(f"slowest related answer: {max(slowest):.1f} s; server peak memory (VmHWM): "
-              f"{peak_mb(server.pid):,.0f} MB")
+        print(f"slowest related answer: {max(slowest):.1f} s; server peak memory (VmHWM): {before:,.0f} MB before "
+              f"the texts, {peak_mb(server.pid):,.0f} MB after")
     finally:
         server.terminate()
         server.wait(timeout=30)
