@@ -161,3 +161,46 @@ def test_a_scribbled_chroma_index_is_rebuilt_from_the_index_s_own_copies(data_ho
         assert status["pending"] == 0 and "damaged" in status["repair"] and "restored" in status["repair"]
     finally:
         engine.close()
+
+
+def test_a_server_comes_up_over_a_scribbled_hnsw_file_and_serves_every_project(tmp_path):
+    """Issue 55: a scribbled data_level0.bin made `serve` segfault at every start, in the damage check itself. A real
+    server starts over it, rebuilds that project's Chroma index from SQLite's copies and says so, and answers every
+    project by meaning meanwhile and after."""
+    import json
+    import os
+    import urllib.parse
+    import urllib.request
+
+    from support import running_server
+
+    vault = tmp_path / "many"
+    vault.mkdir()
+    topics = ["bread", "tides", "violins", "glaciers", "beetles", "bridges", "comets", "orchards"]
+    for i in range(1200):  # enough vectors for Chroma to keep an HNSW index on disk
+        (vault / f"note {i}.md").write_text(f"# Note {i}\n\nA short note about {topics[i % 8]}, number {i}.\n")
+    env = {"SKMEMORY_VECTOR_SEARCH": "hnsw"}
+
+    def ask(server, query: str) -> list[str]:
+        url = f"{server.url}/api/search?" + urllib.parse.urlencode({"q": query, "mode": "semantic", "limit": 5})
+        with urllib.request.urlopen(url, timeout=60) as response:
+            return [r["chunk_id"] for r in json.load(response)["results"]]
+
+    with running_server(tmp_path, vault, env=env) as server:
+        expected = ask(server, "glaciers")
+    assert len(expected) == 5
+    home = tmp_path / "home"
+    scribbled = list(home.glob("projects/*/chroma/*/data_level0.bin"))
+    assert scribbled
+    for data_level0 in scribbled:
+        size = data_level0.stat().st_size
+        with open(data_level0, "r+b") as f:
+            f.seek(size // 4)
+            f.write(os.urandom(size // 2))
+    with running_server(tmp_path, None, home=home, env=env) as server:
+        assert server.proc.poll() is None  # up, not crashed
+        assert ask(server, "glaciers") == expected
+        with urllib.request.urlopen(f"{server.url}/api/status", timeout=60) as response:
+            (project,) = [p for p in json.load(response)["projects"] if p["project"] == "notes"]
+        assert "damaged" in project["repair"] and "restored" in project["repair"], project
+    assert "Traceback" not in server.log.read_text()
