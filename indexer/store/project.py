@@ -37,6 +37,7 @@ SUBSTRING_BATCH = 2000  # chunks added to the substring index per commit while i
 PROGRESS_RECOUNT_SECONDS = 10.0
 
 logger = logging.getLogger(__name__)
+SETTLE_PASSES = 2  # walks after a whole sync, for what changed while it read (sync)
 
 Progress = Callable[[int, int], None]
 # Called after vectors change: (chunk ids upserted, their vectors, chunk ids deleted).
@@ -281,7 +282,26 @@ class Project:
         With `stop` set, it ends after the file in hand: what was indexed is kept, and nothing is deleted on the
         strength of a walk it did not finish (the next sync goes on from there). With `defer_substrings`, a sync of
         DEFER_SUBSTRINGS_FILES files or more leaves the substring index to catch_up_substrings (the caller's to
-        run): titles, words and BM25 are whole when it returns. Otherwise the substring index is whole too."""
+        run): titles, words and BM25 are whole when it returns. Otherwise the substring index is whole too.
+
+        A whole sync ends as the folder is at its end, not at its start: what changed while it read other files (a
+        file saved again, deleted, or replaced by a folder) is read by a second walk, which costs a stat per
+        unchanged file (~0.1 s per 10,000), and a third if that one found more."""
+        report = self._sync_pass(rel_paths, progress, stop, defer_substrings)
+        for _ in range(SETTLE_PASSES if rel_paths is None else 0):
+            if stop is not None and stop.is_set():
+                break
+            again = self._sync_pass(None, None, stop, defer_substrings)
+            if not again.changed and not again.vanished:
+                break
+            for name in ("added", "updated", "moved", "deleted", "failed", "vanished", "chunks_added"):
+                setattr(report, name, getattr(report, name) + getattr(again, name))
+            report.removed_chunk_ids += again.removed_chunk_ids
+            logger.info("Project %s changed while it was read: %s", self.name, again.to_dict())
+        return report
+
+    def _sync_pass(self, rel_paths: Iterable[str] | None, progress: Progress | None, stop: threading.Event | None,
+                   defer_substrings: bool) -> SyncReport:
         if not self.root.is_dir():
             raise SKMemoryError(f"The folder of project '{self.name}' ({self.root}) is missing; reconnect the drive or "
                                 f"remove the project.")
