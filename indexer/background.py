@@ -654,6 +654,10 @@ class BackgroundIndexer:
             try:
                 s = project.status()
             except Exception as exc:
+                if self.projects.get(name) is not project:  # closed meanwhile (rebuilt, renamed or removed)
+                    if sentence := self.rebuilding(name):
+                        projects.append({"project": name, "root": str(project.root), "repair": sentence})
+                    continue
                 if not is_damage(exc):
                     raise
                 self.report_damage(name, f"SQLite says: {exc}")

@@ -33,3 +33,32 @@ def test_what_changes_while_a_sync_reads_is_read_before_it_ends(tmp_path):
     assert paths == on_disk  # no document for a path that is a folder or gone, none missing
     assert {"note-03.md/inner.md", "note-07.md/inner.md", "later.md"} <= paths and "note-11.md" not in paths
     assert cranes and report.deleted == 3 and report.added == 33
+
+
+def test_status_beside_a_project_closed_meanwhile_is_a_sentence_not_a_traceback(tmp_path, vault):
+    """Issue 55: each rebuild of a damaged index logged one 'closed database' traceback: the status read the old
+    project, closed by the rebuild, between taking the list of projects and reading each."""
+    import sqlite3
+
+    from indexer.background import BackgroundIndexer
+    from indexer.ingest.embeddings import Embedder
+
+    home = Home(Settings.from_env(tmp_path / "home"), embedder=Embedder(tmp_path / "no-model"))
+    home.add_project(vault, "notes")
+    service = BackgroundIndexer(home, role="test").start()
+    try:
+        assert service.wait_idle(timeout=60)
+        old = service.projects["notes"]
+        service._rebuilding["notes"] = ("SQLite says: database disk image is malformed", None)  # as report_damage
+
+        def rebuilt_meanwhile():  # the rebuild swaps the project and closes the old one while status reads it
+            service.projects["notes"] = object()
+            raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+
+        old.status = rebuilt_meanwhile
+        service.projects["notes"] = old
+        (entry,) = [p for p in service.status()["projects"] if p["project"] == "notes"]
+        assert "being rebuilt from the notes" in entry["repair"]
+    finally:
+        service.projects["notes"] = old
+        service.stop()
