@@ -5,8 +5,8 @@ Run by hand (not part of the test suite), with the code to measure as the workin
     .venv/bin/python tests/bench/bench_related_load.py                    # this checkout
     (cd /tmp/old && /work/main/.venv/bin/python tests/bench/bench_related_load.py)   # an older one, same machine
 
-A real `skmemory serve` on tldr's Chinese pages (../shared/corpora/tldr-i18n/zh). The texts are 1,000,000 characters
-of those pages' Chinese with every space removed (the costliest case: one run of characters, as a novel's page), six
+A real `skmemory serve` on tldr's Chinese pages (../shared/corpora/tldr-i18n/zh; --corpus another, such as tldr-en).
+The texts are 1,000,000 characters of those Chinese pages with every space removed (the costliest case: one run of characters, as a novel's page), six
 of them posted together, twice over; meanwhile one client asks a keyword search every 0.2 s. Printed: the keyword
 searches' p50/p95 alone and under the load (and their ratio), the slowest related answer, and the server's peak
 resident memory (VmHWM).
@@ -65,14 +65,16 @@ def keyword_times(port: int, words: list[str], until: float) -> list[float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", type=Path, default=CORPORA / "tldr-i18n" / "zh")
+    parser.add_argument("--corpus", type=Path, default=CORPORA / "tldr-i18n" / "zh", help="the project searched")
+    parser.add_argument("--text-from", type=Path, default=CORPORA / "tldr-i18n" / "zh",
+                        help="the pages the Chinese texts are made of")
     parser.add_argument("--texts", type=int, default=6)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     if not args.corpus.is_dir():
         sys.exit(f"{args.corpus} is not a folder (the default needs ../shared/corpora beside the checkout)")
     pages = sorted(args.corpus.rglob("*.md"))
-    chinese = "".join("".join(p.read_text(encoding="utf-8").split()) for p in pages)
+    chinese = "".join("".join(p.read_text(encoding="utf-8").split()) for p in sorted(args.text_from.rglob("*.md")))
     text = (chinese * (1_000_000 // len(chinese) + 1))[:1_000_000]
     words = [p.stem for p in pages][:300]
 
