@@ -6,10 +6,10 @@ Run by hand (not part of the test suite), with the code to measure as the workin
     (cd /tmp/old && /work/main/.venv/bin/python tests/bench/bench_related_load.py)   # an older one, same machine
 
 A real `skmemory serve` on tldr's Chinese pages (../shared/corpora/tldr-i18n/zh; --corpus another, such as tldr-en).
-The texts are 1,000,000 characters of those Chinese pages with every space removed (the costliest case: one run of characters, as a novel's page), six
-of them posted together, twice over; meanwhile one client asks a keyword search every 0.2 s. Printed: the keyword
-searches' p50/p95 alone and under the load (and their ratio), the slowest related answer, and the server's peak
-resident memory (VmHWM).
+The texts are 1,000,000 characters of those Chinese pages with every space removed (the costliest case: one run of
+characters, as a novel's page), six of them posted together, twice over; meanwhile one client asks a keyword search
+every 0.2 s. Printed: the keyword searches' p50/p95 alone and under the load (and their ratio), the slowest related
+answer, and the server's peak resident memory (VmHWM) before the texts and after.
 """
 from __future__ import annotations
 
