@@ -165,7 +165,7 @@ class ServerClient(RouteClient):
     # --- HTTP ---------------------------------------------------------------------------------------------------
 
     def get(self, path: str, params: dict | None = None) -> dict:
-        query = urllib.parse.urlencode(_flatten(params or {}), doseq=True)
+        query = urllib.parse.urlencode(query_pairs(params or {}), doseq=True)
         return self._send(urllib.request.Request(f"{self.base}{path}{'?' + query if query else ''}"))
 
     def post(self, path: str, body: dict) -> dict:
@@ -193,7 +193,8 @@ def _segment(name: str) -> str:
     return urllib.parse.quote(name, safe="")
 
 
-def _flatten(params: dict) -> list[tuple[str, str]]:
+def query_pairs(params: dict) -> list[tuple[str, str]]:
+    """A query string's (name, value) pairs: a list repeats its name, None is left out."""
     out = []
     for key, value in params.items():
         if value is None:

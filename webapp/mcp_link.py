@@ -19,7 +19,7 @@ from indexer import SearchRequest
 from indexer.errors import InvalidQuery, SKMemoryError
 from indexer.contract.limits import check_texts
 
-from .client import CLIENT_HEADER, RouteClient, ServerClient, ServerError
+from .client import CLIENT_HEADER, RouteClient, ServerClient, ServerError, query_pairs
 
 logger = logging.getLogger(__name__)
 
@@ -146,14 +146,14 @@ class AppClient(RouteClient):
 
     def __init__(self, app):
         self.client = app.test_client()
-        self.BASE = f"http://127.0.0.1:{app.config['SKMEMORY_PORT']}"
+        self.base = f"http://127.0.0.1:{app.config['SKMEMORY_PORT']}"
 
     def get(self, path: str, params: dict | None = None) -> dict:
-        return self._answer(self.client.get(path, query_string=_pairs(params or {}), base_url=self.BASE,
+        return self._answer(self.client.get(path, query_string=query_pairs(params or {}), base_url=self.base,
                                             headers={CLIENT_HEADER: "skmemory"}))
 
     def post(self, path: str, body: dict) -> dict:
-        return self._answer(self.client.post(path, json=body, base_url=self.BASE, headers={CLIENT_HEADER: "skmemory"}))
+        return self._answer(self.client.post(path, json=body, base_url=self.base, headers={CLIENT_HEADER: "skmemory"}))
 
     @staticmethod
     def _answer(response) -> dict:
@@ -162,10 +162,6 @@ class AppClient(RouteClient):
             raise ServerError(response.status_code, body.get("error", "error"), body.get("detail", response.status))
         return body
 
-
-def _pairs(params: dict) -> list[tuple[str, str]]:
-    return [(k, str(v)) for k, value in params.items() if value is not None
-            for v in (value if isinstance(value, (list, tuple)) else [value])]
 
 
 def _find(port: int, home: Path) -> ServerClient | None:
