@@ -37,11 +37,8 @@ def sha256(path: Path) -> str:
     stat = path.stat()
     key = (str(path), stat.st_size, stat.st_mtime_ns)
     if key not in _checked:
-        digest = hashlib.sha256()
-        with path.open("rb") as f:
-            for block in iter(lambda: f.read(1 << 22), b""):
-                digest.update(block)
-        _checked[key] = digest.hexdigest()
+        with path.open("rb") as f:  # through one small buffer: no block of the file stays in the heap
+            _checked[key] = hashlib.file_digest(f, "sha256").hexdigest()
     return _checked[key]
 
 
