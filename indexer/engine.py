@@ -388,7 +388,7 @@ class Engine:
         exclude = self._excluded(indexes, request.exclude)
         title, text = request.title, request.text
         if request.note:  # a note's own text, itself left out
-            index = self.index(request.project)
+            index = indexes[0] if request.scope != "all" else self.index(request.project)  # resolved once
             row = notes.resolve_note(index, request.note)
             exclude.add(row["document_id"])
             title = title or row["title"]

@@ -284,6 +284,16 @@ def relaunched(browser):
 _RELAUNCHED: dict[int, object] = {}
 
 
+def with_memory_note_and_map(name: str, text: str):
+    """A `prepare` for the engine factories: one memory note (NAME, TEXT) and the demo's mind map at
+    Maps/Garden.mmdata beside the demo notes, so that every route and MCP tool has something to answer."""
+    def prepare(folder: Path) -> None:
+        (folder / name).write_text(text, encoding="utf-8")
+        (folder / "Maps").mkdir(exist_ok=True)
+        (folder / "Maps" / "Garden.mmdata").write_bytes(GARDEN.read_bytes())
+    return prepare
+
+
 def app_client(app):
     """A Flask test client that names itself as a program does (X-SKMemory-Client), since it sends no Origin."""
     client = app.test_client()

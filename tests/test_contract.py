@@ -14,7 +14,7 @@ from indexer.contract.filters import FILTER_KEYS, FILTERS, Filter
 from indexer.contract.routes import BY_KEY, EXEMPT, ROUTES
 from indexer.contract.rows import ChunkHit, MemoryHit, NoteHit, NoteRow
 from indexer.errors import InvalidQuery
-from support import GARDEN, app_client
+from support import app_client, with_memory_note_and_map
 from webapp import create_app
 from webapp.mcp_link import AppClient
 
@@ -22,15 +22,9 @@ BASE = "http://127.0.0.1:8765"
 MEMORY_NOTE = "---\nid: DEC-1\ntags: [database]\nrelated_to: [DEC-9]\n---\n# Use SQLite\n\nSourdough and SQLite.\n"
 
 
-def prepare(folder) -> None:
-    (folder / "DEC-1.md").write_text(MEMORY_NOTE, encoding="utf-8")
-    (folder / "Maps").mkdir(exist_ok=True)
-    (folder / "Maps" / "Garden.mmdata").write_bytes(GARDEN.read_bytes())
-
-
 @pytest.fixture(scope="module")
 def engine(make_module_engine):
-    return make_module_engine(embedder="words", prepare=prepare)
+    return make_module_engine(embedder="words", prepare=with_memory_note_and_map("DEC-1.md", MEMORY_NOTE))
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,8 @@ import json
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
-from indexer.contract.routes import ROUTES
 from indexer.contract.rows import CompactRow
-from support import GARDEN
+from support import with_memory_note_and_map
 from webapp import create_app
 from webapp.mcp_link import AppLink
 from webapp.mcp_server import build_server
@@ -23,15 +22,9 @@ from webapp.mcp_tools import TOOL_ROUTES, tools
 MEMORY_NOTE = "---\nid: DEC-42\ntags: [database]\nstatus: active\ntype: project\n---\n# Use SQLite\n\nThe decision.\n"
 
 
-def prepare(folder) -> None:
-    (folder / "DEC-42.md").write_text(MEMORY_NOTE, encoding="utf-8")
-    (folder / "Maps").mkdir(exist_ok=True)
-    (folder / "Maps" / "Garden.mmdata").write_bytes(GARDEN.read_bytes())
-
-
 @pytest.fixture(scope="module")
 def server(make_module_engine):
-    engine = make_module_engine(embedder="words", prepare=prepare)
+    engine = make_module_engine(embedder="words", prepare=with_memory_note_and_map("DEC-42.md", MEMORY_NOTE))
     return build_server(AppLink(create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765})))
 
 
@@ -58,11 +51,6 @@ def test_every_tool_answers_its_own_example_in_process(server, tool):
     if TOOL_ROUTES[tool] == ("search",):  # spec 000's searches answer notes as an agent's compact rows
         assert all(CompactRow.problems(row) == [] for row in body["results"] + body.get("weaker_matches", []))
         assert body["results"] or tool == "semantic_search"  # the word embedder finds no career aspirations
-
-
-def test_every_tool_asks_routes_of_the_table():
-    assert [t.__name__ for t in tools()] == list(TOOL_ROUTES), "each tool needs a route of the table that names it"
-    assert all(name in ROUTES for names in TOOL_ROUTES.values() for name in names)
 
 
 def test_the_examples_find_what_they_say(server):

@@ -170,21 +170,25 @@ def _failures(path: Path) -> dict:
     return found if isinstance(found, dict) else {}
 
 
-def remembered(copy: Path, cause: str | None = None) -> str | None:
-    """Why this copy could not be made, while the cause recorded with it is still the cause (any, when None)."""
-    for path in _failure_files(copy):
-        known = _failures(path).get(str(copy))
-        if isinstance(known, dict) and (cause is None or known.get("cause") == cause):
-            return known.get("reason")
-    return None
+def remembered(copy: Path, cause: str) -> str | None:
+    """Why this copy could not be made, while the cause recorded with it is still the cause."""
+    known = _known(copy)
+    return known.get("reason") if known and known.get("cause") == cause else None
 
 
 def failure(copy: Path) -> str | None:
-    """Why this copy cannot be made, as far as is known and still true (`skmemory status` says it without trying)."""
+    """Why this copy cannot be made, as far as is known and still true of the cache (`skmemory status` says it
+    without trying, and without reading the model the copy is made from)."""
+    known = _known(copy)
+    room = str(_no_room(copy.parent) is None)
+    return known.get("reason") if known and str(known.get("cause", "")).split(":", 1)[0] == room else None
+
+
+def _known(copy: Path) -> dict | None:
     for path in _failure_files(copy):
         known = _failures(path).get(str(copy))
-        if isinstance(known, dict) and known.get("cause", "").split(":", 1)[0] == str(_no_room(copy.parent) is None):
-            return known.get("reason")
+        if isinstance(known, dict):
+            return known
     return None
 
 

@@ -270,16 +270,15 @@ class Embedder:
         ONNX file, and its int8 copy for onnx-int8 or openvino-int8; none for torch."""
         if self.backend == "torch":
             return []
-        from .onnx_encoder import INT8_SUFFIX, ONNX_NAME, cache_key
+        from .onnx_encoder import exported_path, int8_path
 
-        folder = self._model_folder()
-        exported = self._cache() / cache_key(folder) / ONNX_NAME
+        exported = exported_path(self._model_folder(), self._cache())
         if self.backend == "onnx-int8":
-            return [exported, exported.with_name(f"model{INT8_SUFFIX}.onnx")]
+            return [exported, int8_path(exported)]
         if self.backend == "openvino-int8":
-            from .openvino_encoder import OV_SUFFIX
+            from .openvino_encoder import openvino_paths
 
-            return [exported, exported.with_name(f"model{OV_SUFFIX}.xml"), exported.with_name(f"model{OV_SUFFIX}.bin")]
+            return [exported, *openvino_paths(exported)]
         return [exported]
 
     @property

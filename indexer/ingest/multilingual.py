@@ -90,15 +90,7 @@ def _make_folder(source: Path, target: Path) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=".e5-", dir=target.parent))
     try:
         write_folder(source, tmp)
-        if target.is_dir():  # a damaged folder: its files replaced (its record and the set-aside files stay)
-            for name in os.listdir(tmp):
-                if (tmp / name).is_file():
-                    os.replace(tmp / name, target / name)
-                else:
-                    (target / name).mkdir(exist_ok=True)
-                    for inner in os.listdir(tmp / name):
-                        os.replace(tmp / name / inner, target / name / inner)
-            return
+        shutil.rmtree(target, ignore_errors=True)  # a damaged folder (made from the package again, whole)
         try:
             os.rename(tmp, target)
         except OSError:  # another process made it meanwhile

@@ -103,12 +103,22 @@ def export_onnx(model_dir: Path, target: Path) -> Path:
     return target
 
 
+def exported_path(model_dir: Path, cache_dir: Path) -> Path:
+    """Where the model's exported fp32 ONNX file lives in the cache (its folder keyed by the model's files)."""
+    return cache_dir / cache_key(model_dir) / ONNX_NAME
+
+
+def int8_path(exported: Path) -> Path:
+    """Where the dynamic int8 copy of an exported model lives: beside it."""
+    return exported.with_name(f"{exported.stem}{INT8_SUFFIX}.onnx")
+
+
 def exported_onnx(model_dir: Path | None = None, cache_dir: Path | None = None) -> tuple[Path, Path]:
     """(the model's folder, its exported fp32 ONNX file in the cache), exporting it first if the cache has none."""
     from ..config import Settings, default_model_path
 
     model_dir = Path(model_dir) if model_dir else default_model_path()
-    path = (cache_dir or Settings.from_env().model_cache_dir) / cache_key(model_dir) / ONNX_NAME
+    path = exported_path(model_dir, cache_dir or Settings.from_env().model_cache_dir)
     derived.ensure([path], lambda: export_onnx(model_dir, path), f"the ONNX copy of {model_dir.name} (about 15 s)",
                    model_dir)
     return model_dir, path
@@ -261,7 +271,7 @@ def quantized_copy(path: Path, model_dir: Path) -> Path:
     output, whose long tail one activation scale per run quantises badly): on 710 real chunks and 203 questions the
     error of a similarity falls from 0.0056 to 0.0036 on average and from 0.061 to 0.027 at worst, at 94 % of the
     all-int8 speed (the demo's tmux passage: fp32 0.318, all-int8 0.290, this 0.303, against hybrid's 0.3 floor)."""
-    target = path.with_name(f"{path.stem}{INT8_SUFFIX}.onnx")
+    target = int8_path(path)
     derived.ensure([target], lambda: _quantize(path, target, model_dir), f"the int8 copy of {model_dir.name}", path)
     return target
 

@@ -154,11 +154,17 @@ class OpenVinoEncoder(OnnxEncoder):
         return cls(openvino_int8_copy(onnx_path, model_dir), model_dir, threads, quantized=True, workers=workers)
 
 
+def openvino_paths(onnx_path: Path) -> list[Path]:
+    """The static int8 OpenVINO copy of an exported model: its .xml and its .bin, beside it."""
+    xml = onnx_path.with_name(f"{onnx_path.stem}{OV_SUFFIX}.xml")
+    return [xml, xml.with_suffix(".bin")]
+
+
 def openvino_int8_copy(onnx_path: Path, model_dir: Path) -> Path:
     """The static int8 OpenVINO copy of an exported model (`<stem>-int8-ov-ffn0.xml` and `.bin` beside it), made once,
     atomically (the .xml is renamed into place last), and checked against the fp32 file on the probe sentences."""
-    target = onnx_path.with_name(f"{onnx_path.stem}{OV_SUFFIX}.xml")
-    derived.ensure([target, target.with_suffix(".bin")], lambda: _quantize(onnx_path, model_dir, target),
+    target = openvino_paths(onnx_path)[0]
+    derived.ensure(openvino_paths(onnx_path), lambda: _quantize(onnx_path, model_dir, target),
                    f"the static int8 copy of {model_dir.name} for OpenVINO (about a minute)", onnx_path)
     return target
 

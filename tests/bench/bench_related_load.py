@@ -14,7 +14,6 @@ answer, and the server's peak resident memory (VmHWM) before the texts and after
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import subprocess
@@ -26,30 +25,15 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-REPO = Path.cwd()
-CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
-SKMEMORY = [sys.executable, "-m", "webapp.cli"]
-HEADERS = {"X-SKMemory-Client": "bench_related_load", "Content-Type": "application/json"}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_load import CORPORA, SKMEMORY, memory_kb, percentiles, request  # noqa: E402
 
-def request(port: int, path: str, body: dict | None = None, timeout: float = 300) -> dict:
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, headers=HEADERS,
-                                 method="POST" if body is not None else "GET")
-    with urllib.request.urlopen(req, timeout=timeout) as response:
-        return json.load(response)
-
-
-def percentiles(values: list[float]) -> tuple[float, float]:
-    values = sorted(values)
-    return values[len(values) // 2] * 1000, values[min(len(values) - 1, int(0.95 * len(values)))] * 1000
+REPO = Path.cwd()  # the checkout whose server is measured (an older one too, run from its folder)
 
 
 def peak_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    return memory_kb(pid, "status", "VmHWM:") / 1024
 
 
 def keyword_times(port: int, words: list[str], until: float) -> list[float]:
@@ -105,7 +89,7 @@ def main() -> None:
 
         def ask() -> None:
             started = time.monotonic()
-            request(port, "/api/related", {"text": text, "title": "一页", "limit": 5})
+            request(port, "/api/related", {"text": text, "title": "一页", "limit": 5}, timeout=300)
             slowest.append(time.monotonic() - started)
 
         loaded: list[float] = []
@@ -119,8 +103,8 @@ def main() -> None:
                 request(port, f"/api/search?{q}")
                 loaded.append(time.monotonic() - started)
                 time.sleep(0.2)
-        a50, a95 = percentiles(alone)
-        l50, l95 = percentiles(loaded)
+        a50, a95, _ = percentiles(alone)
+        l50, l95, _ = percentiles(loaded)
         print(f"keyword search alone:             p50 {a50:6.0f} ms  p95 {a95:6.0f} ms  ({len(alone)} searches)")
         print(f"keyword search beside {args.texts} related: p50 {l50:6.0f} ms  p95 {l95:6.0f} ms  ({len(loaded)} "
               f"searches; p95 {l95 / max(a95, 1):.1f}x alone)")
