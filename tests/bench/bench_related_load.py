@@ -8,8 +8,9 @@ Run by hand (not part of the test suite), with the code to measure as the workin
 A real `skmemory serve` on tldr's Chinese pages (../shared/corpora/tldr-i18n/zh; --corpus another, such as tldr-en).
 The texts are 1,000,000 characters of those Chinese pages with every space removed (the costliest case: one run of
 characters, as a novel's page), six of them posted together, twice over; meanwhile one client asks a keyword search
-every 0.2 s. Printed: the keyword searches' p50/p95 alone and under the load (and their ratio), the slowest related
-answer, and the server's peak resident memory (VmHWM) before the texts and after.
+every 0.2 s. Printed: one Chinese and one English text of 1,000,000 characters asked alone (seconds, and their
+ratio), the keyword searches' p50/p95 alone and under the load (and their ratio), the slowest related answer, and
+the server's peak resident memory (VmHWM) before the texts and after.
 """
 from __future__ import annotations
 
@@ -85,6 +86,13 @@ def main() -> None:
             time.sleep(0.5)
         alone = keyword_times(port, words, time.monotonic() + 15)
         before = peak_mb(server.pid)
+        english = "".join(p.read_text(encoding="utf-8") for p in sorted((CORPORA / "tldr-en").rglob("*.md")))
+        english = (english * (1_000_000 // max(len(english), 1) + 1))[:1_000_000]
+        one = {}
+        for name, page in (("Chinese", text), ("English", english)):  # one at a time, the server idle
+            started = time.monotonic()
+            request(port, "/api/related", {"text": page, "title": "page", "limit": 5}, timeout=300)
+            one[name] = time.monotonic() - started
         slowest: list[float] = []
 
         def ask() -> None:
@@ -105,6 +113,8 @@ def main() -> None:
                 time.sleep(0.2)
         a50, a95, _ = percentiles(alone)
         l50, l95, _ = percentiles(loaded)
+        print(f"one 1,000,000-character text alone: Chinese {one['Chinese']:.2f} s, English {one['English']:.2f} s "
+              f"({one['Chinese'] / one['English']:.1f}x)")
         print(f"keyword search alone:             p50 {a50:6.0f} ms  p95 {a95:6.0f} ms  ({len(alone)} searches)")
         print(f"keyword search beside {args.texts} related: p50 {l50:6.0f} ms  p95 {l95:6.0f} ms  ({len(loaded)} "
               f"searches; p95 {l95 / max(a95, 1):.1f}x alone)")
