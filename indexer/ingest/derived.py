@@ -180,8 +180,10 @@ def failure(copy: Path) -> str | None:
     """Why this copy cannot be made, as far as is known and still true of the cache (`skmemory status` says it
     without trying, and without reading the model the copy is made from)."""
     known = _known(copy)
+    if not known:  # nothing failed: nothing to ask of the cache (asking makes its folder)
+        return None
     room = str(_no_room(copy.parent) is None)
-    return known.get("reason") if known and str(known.get("cause", "")).split(":", 1)[0] == room else None
+    return known.get("reason") if str(known.get("cause", "")).split(":", 1)[0] == room else None
 
 
 def _known(copy: Path) -> dict | None:
