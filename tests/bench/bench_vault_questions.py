@@ -44,7 +44,9 @@ from indexer.search.query import Query  # noqa: E402
 from indexer.contract.request import SearchRequest  # noqa: E402
 from indexer.search.semantic import semantic_search  # noqa: E402
 from indexer.search.vault import DEFAULT_FUSION, DEFAULT_NOTE_LEG, FUSIONS, vault_search  # noqa: E402
+from mixed_vault import make_mixed  # noqa: E402  (beside this file)
 
+MIXED = "mixed-vault"  # a corpus made of three others (tests/bench/mixed_vault.py)
 POOL = 100  # chunks asked of a chunk-level mode, enough for ten distinct documents
 CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 SUFFIXES = {".md", ".txt", ".canvas", ".base"}
@@ -120,6 +122,8 @@ def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict, keep: Pa
             only: set[str] | None = None, embed_minutes: float | None = None, stage: str = "full") -> None:
     spec = json.loads(path.read_text(encoding="utf-8"))
     vault = corpora / spec["corpus"]
+    if spec["corpus"] == MIXED:  # made from the corpora (mixed_vault.py), beside the index
+        vault = corpora / "tldr-en"
     if not vault.is_dir():
         print(f"{path.name}: skipped, {vault} is not a folder")
         return
@@ -133,7 +137,11 @@ def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict, keep: Pa
         if keep is None:
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="skm-bench-questions-")))
         else:  # kept between runs: a second run only searches
-            tmp = keep / spec["corpus"]
+            tmp = keep / spec["corpus"].replace("/", "-")
+        if spec["corpus"] == MIXED:
+            vault = tmp / "notes"
+            if not vault.is_dir():
+                make_mixed(vault, corpora)
         home = Home(Settings.from_env(tmp))
         if "vault" not in {p.name for p in home.projects()}:
             home.add_project(vault, "vault")
