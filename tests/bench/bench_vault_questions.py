@@ -138,8 +138,8 @@ def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict, keep: Pa
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="skm-bench-questions-")))
         else:  # kept between runs: a second run only searches
             tmp = keep / spec["corpus"].replace("/", "-")
-        if spec["corpus"] == MIXED:
-            vault = tmp / "notes"
+        if spec["corpus"] == MIXED:  # its notes beside the data folder, never inside it
+            vault, tmp = tmp / "notes", tmp / "home"
             if not vault.is_dir():
                 make_mixed(vault, corpora)
         home = Home(Settings.from_env(tmp))
