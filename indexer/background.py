@@ -605,6 +605,8 @@ class BackgroundIndexer:
                     if n:
                         self.rate.add(n, time.monotonic() - started)
                     worked += n
+                if not worked and not self._halt.is_set() and not self.disk_full:
+                    worked = self._embed_across()  # once no project waits for its own vectors
             if self._stop.is_set():
                 break
             self._write_engine_state()
@@ -613,6 +615,28 @@ class BackgroundIndexer:
                     self._tune_hnsw()
                 self._embed_wakeup.wait(2.0)
                 self._embed_wakeup.clear()
+
+    def _embed_across(self) -> int:
+        """A round of vectors across languages for each project that still lacks some (store/across.py)."""
+        worked = 0
+        for project in list(self.projects.values()):
+            if self._halt.is_set():
+                break
+            try:
+                worked += project.embed_across(stop=self._halt, max_batches=1)
+            except EmbeddingsUnavailable:  # the multilingual model: search in the project's own language goes on
+                continue
+            except DiskFull as exc:
+                self._wait_for_space(str(exc))
+                break
+            except Exception as exc:
+                if self._closed_since(project):
+                    pass
+                elif is_damage(exc):
+                    self.report_damage(project.name, f"SQLite says: {exc}")
+                else:
+                    logger.exception("Embedding across languages for %s failed", project.name)
+        return worked
 
     def _tune_hnsw(self) -> None:
         """With SKMEMORY_VECTOR_SEARCH=hnsw, measure each project's recall once nothing waits to be embedded."""

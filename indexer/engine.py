@@ -20,7 +20,9 @@ from .ingest.embeddings import FOREGROUND
 from .contract.limits import check_scope
 from .search import browse, chunk_reads, documents, note_reads, notes, pipeline
 from .ingest.scale import IDENTITY, ScaledVectors
+from .search.across import AcrossVectors
 from .search.cache import VectorCache
+from .store.across import GENERATION as ACROSS_GENERATION
 from .search.context import build_context
 from .search.hnsw import HnswVectors
 from .search.index import ProjectIndex
@@ -156,8 +158,15 @@ class Engine:
             cache = VectorCache(project.load_vectors)
         project.vector_listeners.append(cache.apply)
         scaled = ScaledVectors(cache, lambda: getattr(project.embedder, "scale", IDENTITY))
+        # The vectors a question in another language searches (search/across.py), loaded on the first such question.
+        across = AcrossVectors(project.load_across, lambda: project.store.meta(ACROSS_GENERATION))
+        if isinstance(project, Project):
+            project.across.listeners.append(across.apply)
+            project.vector_listeners.append(lambda _ids, _vectors, removed: across.apply([], None, [], removed))
         return ProjectIndex(project.name, project.root, project.store.path, lambda: project.embedder, project.counter,
-                            scaled, on_damage=self._damaged)
+                            scaled, on_damage=self._damaged, across=across,
+                            multilingual=lambda: self.home.embedder_for("multilingual"),
+                            across_progress=project.across_progress)
 
     def _damaged(self, name: str, reason: str) -> str:
         """A search found a project's index damaged: have it rebuilt, and say so in the sentence the search raises."""

@@ -324,9 +324,9 @@ def test_openvino_runs_short_passages_together_and_each_vector_stays_its_own(rea
 
         encoder.before_each = FOREGROUND.wait_clear
     assert len(runs) < len(texts) / 2, "short passages share runs of the model"
-    encodings = encoder.tokenizer.encode_batch(texts)
-    for run in encoder._runs(sorted(range(len(texts)), key=lambda i: len(encodings[i].ids)), encodings, 32):
-        width = max(openvino_encoder.padded_width(len(encodings[i].ids)) for i in run)
+    tokens = [e.ids for e in encoder.tokenizer.encode_batch(texts)]
+    for run in encoder._runs(sorted(range(len(texts)), key=lambda i: len(tokens[i])), tokens, 32):
+        width = max(openvino_encoder.padded_width(len(tokens[i])) for i in run)
         assert len(run) <= openvino_encoder.RUN_TEXTS
         assert len(run) == 1 or width * len(run) <= openvino_encoder.RUN_TOKENS
     alone = np.stack([encoder.embed([t])[0] for t in texts])

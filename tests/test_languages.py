@@ -129,7 +129,7 @@ def test_tags_in_any_script_are_tags():
 
 
 def test_a_question_in_another_script_keeps_only_its_names_as_words():
-    from indexer.search.hybrid import _name_like
+    from indexer.search.across import _name_like
 
     words = "restart or reload the Apache web server with NTFS and ssh-keygen on .NET".split()
     assert [w for i, w in enumerate(words) if _name_like(w, first=i == 0)] == ["Apache", "NTFS", "ssh-keygen",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from indexer.errors import ProjectNotFound, SKMemoryError
+from indexer.errors import EmbeddingsUnavailable, ProjectNotFound, SKMemoryError
 
 if TYPE_CHECKING:
     from indexer.home import Home
@@ -89,6 +89,24 @@ def _index_one(home: "Home", project_name: str, no_embed: bool, done: dict) -> N
                        err=True)
             return
         _embed_with_progress(project, done)
+        _embed_across_with_progress(project)
+
+
+def _embed_across_with_progress(project: "Project") -> None:
+    """The vectors that let a question in another language find these notes (made after their own: a note is
+    searchable by its own model first)."""
+    made, total = project.across_progress()
+    if made >= total:
+        return
+    try:
+        with click.progressbar(length=total - made, label=f"{project.name}: passages readable in other languages",
+                               file=sys.stderr, show_eta=True) as bar:
+            def on_round(done: int, left: int) -> None:
+                bar.length = max(left, 1)
+                bar.update(done - bar.pos)
+            project.embed_across(progress=on_round)
+    except EmbeddingsUnavailable as exc:
+        click.echo(f"{project.name}: questions in other languages are searched by keyword only ({exc}).", err=True)
 
 
 def _embed_with_progress(project: "Project", counts: dict) -> None:

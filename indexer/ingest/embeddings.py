@@ -410,17 +410,18 @@ class Embedder:
         model = self._require()
         return int(model.get_embedding_dimension() if self.backend == "torch" else model.dimension)
 
-    def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
-        """Embed passages into an (n, dim) float32 array of unit vectors."""
+    def embed(self, texts: list[str], batch_size: int = 32, max_tokens: int | None = None) -> np.ndarray:
+        """Embed passages into an (n, dim) float32 array of unit vectors (each read to max_tokens tokens, when given,
+        instead of the model's window; torch reads the window)."""
         self._require()
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return self._encode(self._prompted(texts, "passage"), batch_size)
+        return self._encode(self._prompted(texts, "passage"), batch_size, max_tokens)
 
-    def _encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+    def _encode(self, texts: list[str], batch_size: int = 32, max_tokens: int | None = None) -> np.ndarray:
         model = self._require()
         if self.backend != "torch":
-            return model.embed(texts, batch_size=batch_size)
+            return model.embed(texts, batch_size=batch_size, max_tokens=max_tokens)
         vectors = model.encode(
             texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
         )

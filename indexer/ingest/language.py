@@ -93,6 +93,92 @@ def passage_language(text: str) -> str | None:
     return best
 
 
+# The words a question is made of besides its subject, per Latin-script language: function words, question words and
+# the commonest verbs of a request. A word several languages share ("de", "la", "a") counts for each as a share.
+_QUESTION_WORDS = {
+    "en": "the a an and of to in on for with is are how do does i my what which where can from by at it this that "
+          "into as be your me all any every show list find get set make without using when why who",
+    "es": "el la los las de del que y en un una unos unas es son por con para se al como cómo qué cuál cuáles dónde "
+          "cuándo mi mis su sus muy sin sobre entre hacer ver puedo quiero todos todas desde hasta este esta otro otra",
+    "de": "der die das und ist nicht ein eine einen mit auf den dem des für von sich zu im auch wird oder werden aus "
+          "wie was welche wo ich kann mein meine alle über ohne nach bei",
+    "fr": "le la les de des et est un une du en que qui pour dans pas sur au aux avec ce ou sont par comment quel "
+          "quelle où je mon mes tous sans",
+    "it": "il lo la gli le di che è e un una per con non del della dei sono da nel come cosa quale dove io mio "
+          "tutti senza",
+    "pt": "o a os as de que e do da em um uma para com não por se dos das é ao como qual onde eu meu todos sem",
+    "nl": "de het een en van is dat op te in niet met voor zijn er aan ook als wordt hoe wat welke waar ik mijn "
+          "alle zonder",
+}
+# Cyrillic questions are told by their letters; their function words still say which words of one are not names.
+_CYRILLIC_WORDS = ("и в во не на что как с со к по из за от для до о об у же ли бы это мне мой моя мои все всё его её "
+                   "их или чтобы если когда где какой какая какие который можно нужно через при без над под між та "
+                   "як що це")
+_SHARED: Counter = Counter(w for words in _QUESTION_WORDS.values() for w in set(words.split()))
+_QUESTION_WEIGHTS = {lang: {w: 1.0 / _SHARED[w] for w in words.split()} for lang, words in _QUESTION_WORDS.items()}
+_FUNCTION_WORDS = frozenset(_SHARED) | frozenset(_CYRILLIC_WORDS.split())
+
+
+def common_word(word: str) -> bool:
+    """Whether a word is one of the words a question is made of in some language ("del", "the", "und"): never a
+    name, whatever note it names."""
+    return word.lower() in _FUNCTION_WORDS
+
+
+# Letters one Latin-script language writes and English never does: each counts as a word of that language.
+_LETTERS = {"es": "ñ¿¡áíóú", "de": "äöüß", "fr": "çèêëàâîôûœ", "pt": "ãõçâêô", "it": "àèìòù"}
+# Among languages tied on the evidence (and English with none), the one more people write: a tie between Spanish
+# and Italian ("una", "de") is Spanish, which a search treats alike anyway (not English: the notes' other model).
+_TIE_ORDER = ("en", "es", "pt", "de", "fr", "it", "nl")
+
+
+def question_language(text: str) -> str | None:
+    """The language a question is asked in ('en', 'es', 'zh', 'ru', ...), from its script and its function words
+    (a question is too short for passage_language's counts); None when nothing tells it (a command, a name, a few
+    words of no language in particular)."""
+    counts = script_counts(text)
+    letters = sum(counts.values())
+    if letters < 2:
+        return None
+    cjk = counts["han"] + counts["kana"] + counts["hangul"]
+    if cjk * 5 >= letters:
+        if counts["hangul"] >= max(counts["han"], counts["kana"]):
+            return "ko"
+        return "ja" if counts["kana"] else "zh"
+    if counts["cyrillic"] * 2 >= letters:
+        return "uk" if sum(text.count(c) for c in _UKRAINIAN) else "ru"
+    if counts["latin"] * 2 < letters:
+        return "other"
+    words = [w.lower() for w in _WORD.findall(unicodedata.normalize("NFC", _UNREAD.sub(" ", text)))]
+    scores: Counter = Counter()
+    for word in words:
+        for lang, weights in _QUESTION_WEIGHTS.items():
+            scores[lang] += weights.get(word, 0.0)
+        for lang, marks in _LETTERS.items():
+            if any(c in marks for c in word):
+                scores[lang] += 1.0
+    best = max(scores.values(), default=0.0)
+    if best < 1.0:
+        return None
+    tied = [lang for lang in _TIE_ORDER if scores[lang] >= best - 1e-9]
+    if "en" in tied and len(tied) > 1:  # English and another as likely: nothing told
+        return None
+    return tied[0]
+
+
+def content_words(text: str) -> float:
+    """How many words of meaning a text holds: its words of two letters or more that are no function word of any
+    language, a CJK character counting as half a word."""
+    count = 0.0
+    for token in _WORD.findall(unicodedata.normalize("NFC", text)):
+        cjk = sum(1 for c in token if script_counts(c).keys() & {"han", "kana", "hangul"})
+        if cjk:
+            count += cjk / 2 + (len(token) - cjk >= 2)
+        elif len(token) >= 2 and not common_word(token):
+            count += 1
+    return count
+
+
 def script(text: str) -> str | None:
     """The script a text is mostly written in: 'cjk', 'cyrillic', 'latin' or 'other' (None with under 3 letters)."""
     counts = script_counts(text)

@@ -52,6 +52,19 @@ SCALE = SimilarityScale(
      0.5955, 0.7023, 1.0))
 
 
+# A question's similarities to passages in another language, as QuestionScale reads them (its z-score over the
+# space's vectors) onto the shared scale, fitted by tests/bench/bench_across.py on parallel tldr pages: a page's
+# description asked in one language of passages in the other, matched to the English twins of the same pairs under
+# all-MiniLM-L6-v2. ACROSS_SCALE for a question about notes in another language; MIXED_SCALE in a mixed project's
+# space, where each language's mean vector is taken out (search/across.py).
+ACROSS_SCALE = SimilarityScale(
+    (-50.0, -1.0, -0.5098, 0.0467, 0.5561, 0.8382, 1.2092, 1.5127, 1.7255, 1.9074, 2.2382, 2.6439, 3.3238, 3.9417,
+     4.5433, 5.9435, 50.0),
+    (-1.0, -0.0369, 0.0251, 0.0715, 0.1213, 0.1538, 0.2034, 0.2481, 0.2819, 0.3101, 0.3684, 0.4318, 0.5152, 0.5829,
+     0.6377, 0.7416, 1.0))
+MIXED_SCALE = ACROSS_SCALE
+
+
 class ModelUnavailable(Exception):
     """The multilingual model cannot be made on this machine (the package is missing or its file unreadable)."""
 

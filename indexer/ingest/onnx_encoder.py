@@ -185,28 +185,32 @@ class OnnxEncoder:
             path = quantized_copy(path, model_dir)
         return cls(path, model_dir, threads, quantized=quantized, workers=workers)
 
-    def embed(self, texts: list[str], batch_size: int = 32, sort: bool = True) -> np.ndarray:
+    def embed(self, texts: list[str], batch_size: int = 32, sort: bool = True, max_tokens: int | None = None
+              ) -> np.ndarray:
         """Embed texts into an (n, dim) float32 array of unit vectors, in the order given.
 
         With sort (the default) the texts are batched by token count, so a batch pads to its own longest text,
         not to the longest of a random draw (1.25x the chunks/s on real chunks); the vectors are the same. With
-        several workers the batches are shared out among them; each vector is the same as one worker's."""
+        several workers the batches are shared out among them; each vector is the same as one worker's. With
+        max_tokens, each text is read to that many tokens (its closing token kept) instead of the model's window."""
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        encodings = self.tokenizer.encode_batch(list(texts))
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids)) if sort else range(len(texts))
-        batches = self._runs(list(order), encodings, batch_size)
+        tokens = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
+        if max_tokens:
+            tokens = [ids if len(ids) <= max_tokens else ids[:max_tokens - 1] + ids[-1:] for ids in tokens]
+        order = sorted(range(len(texts)), key=lambda i: len(tokens[i])) if sort else range(len(texts))
+        batches = self._runs(list(order), tokens, batch_size)
         if self.workers > 1 and len(batches) > 1:
             shares = [share for w in range(self.workers) if (share := batches[w::self.workers])]
-            parts = list(self._worker_pool().map(lambda share: self._run(encodings, share), shares))
+            parts = list(self._worker_pool().map(lambda share: self._run(tokens, share), shares))
         else:
-            parts = [self._run(encodings, batches)]
+            parts = [self._run(tokens, batches)]
         out = np.zeros((len(texts), parts[0][1].shape[1]), dtype=np.float32)
         for picked, pooled in parts:
             out[picked] = pooled
         return out
 
-    def _runs(self, order: list[int], encodings, batch_size: int) -> list[list[int]]:
+    def _runs(self, order: list[int], tokens: list[list[int]], batch_size: int) -> list[list[int]]:
         """The texts (positions, in order) that go through the model together, run by run."""
         if self.quantized:
             batch_size = 1
@@ -221,19 +225,19 @@ class OnnxEncoder:
                                                 initializer=_niceness_at_least, initargs=(_own_niceness(),))
             return self._pool
 
-    def _run(self, encodings, batches: list[list[int]]) -> tuple[list[int], np.ndarray]:
+    def _run(self, tokens: list[list[int]], batches: list[list[int]]) -> tuple[list[int], np.ndarray]:
         """Run the session over these batches of text positions: (the positions in order, their unit vectors)."""
         picked_all: list[int] = []
         pooled_all: list[np.ndarray] = []
         for picked in batches:
             if self.before_each is not None:
                 self.before_each()
-            width = max(len(encodings[i].ids) for i in picked)
+            width = max(len(tokens[i]) for i in picked)
             ids = np.zeros((len(picked), width), dtype=np.int64)
             mask = np.zeros((len(picked), width), dtype=np.int64)
             for row, i in enumerate(picked):
-                ids[row, :len(encodings[i].ids)] = encodings[i].ids
-                mask[row, :len(encodings[i].ids)] = 1
+                ids[row, :len(tokens[i])] = tokens[i]
+                mask[row, :len(tokens[i])] = 1
             hidden = self._hidden(ids, mask)
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)

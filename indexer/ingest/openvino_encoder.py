@@ -92,14 +92,14 @@ class OpenVinoEncoder(OnnxEncoder):
         self._compiling = threading.Lock()
         self._local = threading.local()
 
-    def _runs(self, order: list[int], encodings, batch_size: int) -> list[list[int]]:
+    def _runs(self, order: list[int], tokens: list[list[int]], batch_size: int) -> list[list[int]]:
         """Consecutive texts of `order` (shortest first, as embed sorts them) a run, while the run holds at most
         RUN_TEXTS texts (and batch_size) and RUN_TOKENS tokens at its padded width."""
         runs: list[list[int]] = []
         run: list[int] = []
         width = 0  # the run's padded width
         for i in order:
-            own = padded_width(len(encodings[i].ids))
+            own = padded_width(len(tokens[i]))
             if run and (len(run) >= min(batch_size, RUN_TEXTS) or max(width, own) * (len(run) + 1) > RUN_TOKENS):
                 runs.append(run)
                 run, width = [], 0

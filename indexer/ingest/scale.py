@@ -72,3 +72,71 @@ class ScaledVectors:
 
     def __contains__(self, chunk_id) -> bool:
         return chunk_id in self._inner
+
+
+class Spread:
+    """Where a space's vectors lie: their mean and covariance, estimated from a sample of them (SAMPLE), so that a
+    question's similarities to all of them have a mean (q . mean) and a spread (sqrt(q' cov q)) without a scan."""
+
+    SAMPLE = 20_000
+
+    def __init__(self, vectors: np.ndarray):
+        vectors = np.asarray(vectors, dtype=np.float64)
+        self.count = len(vectors)
+        self.mean = vectors.mean(axis=0) if len(vectors) else None
+        self.covariance = np.cov(vectors.T, bias=True) if len(vectors) > 1 else None
+
+    def of(self, query: np.ndarray) -> tuple[float, float]:
+        """(mean, spread) of this question's similarities to the space's vectors."""
+        if self.mean is None or self.covariance is None:
+            return 0.0, 1.0
+        q = np.asarray(query, dtype=np.float64).reshape(-1)
+        return float(q @ self.mean), max(float(np.sqrt(max(q @ self.covariance @ q, 0.0))), 1e-6)
+
+
+@dataclass(frozen=True)
+class QuestionScale:
+    """A question's own scale: its similarity in standard deviations above its mean similarity to the space's
+    vectors (a z-score), mapped onto the shared scale by `scale`'s knots. A floor is then one height above what the
+    question meets anyway, however the model places the question's language (issue 59: across languages,
+    multilingual-e5-small gives every pair of one question a like offset, so an absolute floor kept 6 % of the right
+    answers where MiniLM keeps 88 %)."""
+
+    scale: SimilarityScale
+    mean: float
+    spread: float
+
+    identity = False
+
+    def shown(self, raw):
+        z = (np.asarray(raw, dtype=np.float64) - self.mean) / self.spread
+        return self.scale.shown(float(z) if np.ndim(raw) == 0 else z)
+
+    def raw(self, shown: float) -> float:
+        return self.scale.raw(shown) * self.spread + self.mean
+
+
+class QuestionScaledVectors(ScaledVectors):
+    """A vector search whose similarities are each question's own (QuestionScale): the floor asked for becomes a raw
+    cosine for this question, and every similarity returned is put on the shared scale through it."""
+
+    def __init__(self, inner, scale: SimilarityScale, spread_of):
+        super().__init__(inner, lambda: scale)
+        self._zscale = scale
+        self._spread_of = spread_of  # () -> Spread of the vectors searched
+
+    def question_scale(self, query) -> QuestionScale:
+        mean, spread = self._spread_of().of(query)
+        return QuestionScale(self._zscale, mean, spread)
+
+    def search(self, query, min_similarity: float, limit: int | None = None, chunk_ids=None, **options):
+        scale = self.question_scale(query)
+        hits = self._inner.search(query, scale.raw(min_similarity), limit, chunk_ids=chunk_ids, **options)
+        if not hits:
+            return hits
+        shown = scale.shown(np.array([s for _, s in hits], dtype=np.float64))
+        return [(cid, float(s)) for (cid, _), s in zip(hits, shown)]
+
+    def similarities(self, query, chunk_ids):
+        ids, sims = self._inner.similarities(query, chunk_ids)
+        return ids, (self.question_scale(query).shown(sims).astype(np.float32) if len(ids) else sims)

@@ -230,6 +230,16 @@ class VectorCache:
             rows = self._rows_of(chunk_ids)
             return [self._rows.ids[r] for r in rows.tolist()], self._rows.full(rows)
 
+    def sample(self, count: int, seed: int = 59) -> np.ndarray:
+        """Up to `count` of the vectors, a seeded draw (all of them when there are fewer): where they lie."""
+        self.ensure_loaded()
+        with self._lock:
+            n = len(self._rows.ids)
+            if not n:
+                return np.zeros((0, self._rows.dim), dtype=np.float32)
+            rows = np.arange(n) if n <= count else np.sort(np.random.default_rng(seed).choice(n, count, replace=False))
+            return self._rows.full(rows)
+
     @property
     def scan_backend(self) -> str:
         return SCANNER.backend

@@ -541,3 +541,10 @@ def vocabulary_from(index: ProjectIndex, first: str, shortest: int, longest: int
     return [(r[0], r[1]) for r in index.sql(
         "SELECT term, doc FROM words_vocab WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ?",
         (first, first + "\U0010ffff", shortest, longest))]
+
+
+# --- questions across languages (search/across.py) -------------------------------------------------------------
+
+def titles_and_paths(index: ProjectIndex) -> list[tuple[str, str]]:
+    """Every document's (title, relative path)."""
+    return [(r[0], r[1]) for r in index.sql("SELECT title, rel_path FROM documents")]

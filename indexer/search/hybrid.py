@@ -30,8 +30,8 @@ import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 
 from ..ingest.boilerplate import mostly_shared
-from ..ingest.language import Languages, script
 from . import chunk_reads as reads
+from .across import asking, names_across
 from .grammar import CHUNK_WEIGHT, TITLE_BONUS
 from .index import ProjectIndex
 from .keyword import keyword_search
@@ -56,7 +56,7 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
     Without the model: the keyword side alone.
     """
     whole = limit is None
-    query = names_of_foreign(index, query) or query
+    query = names_across(index, query, asking(index, query)) or query  # across languages: its names alone
     probe = KEYWORD_POOL if whole or ordered else 4 * limit + 64
     if not index.semantic_available:  # the keyword side alone, then the chunks with some of the words (BM25)
         want = KEYWORD_POOL if whole else limit
@@ -88,14 +88,17 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
     full = set(keyword.chunks) | {cid for cid in sims if rowid.get(cid) in every}
     partial = {cid: some[rowid[cid]] for cid in sims if cid not in full and rowid.get(cid) in some}
     fused = {c.document_id: c for c in notes.fused}
+    # Across languages, a passage in another language than the question can never hold its words: judged by meaning
+    # alone, as if it held them (vault_search's legs count a leg that cannot see a note the same way).
+    unreadable = index.unreadable_by_words(sims) if hasattr(index, "unreadable_by_words") else set()
     best: dict[str, float] = {}
     for cid, sim in sims.items():
-        if cid in full or cid in partial:
+        if cid in full or cid in partial or cid in unreadable:
             doc = owners[cid][0]
             best[doc] = max(best.get(doc, 0.0), sim)
     scored, boosts = [], {}
     for cid, sim in sims.items():
-        if cid not in full and cid not in partial:
+        if cid not in full and cid not in partial and cid not in unreadable:
             continue
         doc = owners[cid][0]
         c = fused.get(doc)
@@ -120,41 +123,6 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
     ranked += [(cid, sim, "semantic") for cid, sim in top if cid not in both]
     return Ranking("hybrid", ranked if whole else ranked[:limit], keyword, meaning, partial=partial, boosts=boosts,
                    whole=whole)
-
-
-def names_of_foreign(index: ProjectIndex, query):
-    """For a question written in another script than the project's notes (English words asked of Chinese notes,
-    Chinese asked of English ones): the same question whose words are only its names, those the notes may hold as
-    they are. Its other words meet only what the notes quote, by chance ("top" in `docker top` for "on top of
-    another branch"); meaning answers for them. A name is a word in the notes' script inside a question in another
-    (the "git" of a Chinese question about English notes), or, in a Latin-script question about notes in another
-    script, a word written as a name: capitalised past the first word, in capitals, or holding digits or joining
-    marks ("Apache", "NTFS", "ssh-keygen"). None for a question in the notes' own script."""
-    kept = reads.kept_languages(index)
-    if not kept.get("counts"):
-        return None
-    notes = Languages.from_dict(kept).script
-    asked = script(query.meaning)
-    if asked is None or asked == notes:
-        return None
-    tokens = query.meaning.split()
-    if asked == "latin":
-        names = [t for i, t in enumerate(tokens) if _name_like(t, first=i == 0)]
-    else:
-        names = [t for t in tokens if script(t) == notes or (script(t) == "latin" and notes != "latin")]
-    from .query import Query
-
-    narrowed = Query.parse(" ".join(names), query.tags_all, query.tags_any, query.filters)
-    narrowed.meaning, narrowed.text = query.meaning, query.text
-    return narrowed
-
-
-def _name_like(token: str, first: bool) -> bool:
-    word = token.strip(".,;:!?()[]{}'\"")
-    if not word or script(word + "xx") != "latin":  # a Latin-script word (two letters pad a short one)
-        return False
-    return (len(word) > 1 and word.isupper()) or any(c.isdigit() or c in "-_./" for c in word) or (
-        not first and word[0].isupper())
 
 
 def _named_by_words(index: ProjectIndex, vector, keyword: list[str], sims: dict, fused: dict, best: dict,

@@ -38,6 +38,11 @@ class ProjectIndex:
     embedder_of: Callable[[], Embedder]  # the project's model now (it changes when the notes' language does)
     counter: TokenCounter
     cache: VectorCache
+    # Vectors across languages (search/across.py): the project's rows of them, the model that reads a question there,
+    # and how far the rows are made ((made, passages with their own vector)); None where nothing keeps them.
+    across: object | None = field(default=None, repr=False, compare=False)  # search/across.py's AcrossVectors
+    multilingual: Callable[[], Embedder] | None = field(default=None, repr=False, compare=False)
+    across_progress: Callable[[], tuple[int, int]] = field(default=lambda: (0, 0), repr=False, compare=False)
     # Told when SQLite finds the file damaged (project name, SQLite's words); returns the sentence to raise, which
     # says who rebuilds it: the Engine has the server's indexer rebuild it, or marks it for the next writer.
     on_damage: Callable[[str, str], str] | None = field(default=None, repr=False, compare=False)
@@ -104,6 +109,11 @@ class ProjectIndex:
     def semantic_available(self) -> bool:
         """Whether this search can use the model now (in the server, False at once while it still loads)."""
         return self.embedder.ready_for_queries()
+
+    @property
+    def vector_key(self) -> tuple:
+        """What a question's vector is memoised under: one per model (search/across.py's views add their space)."""
+        return ("vector", id(self.embedder))
 
     def embed_query(self, text: str):
         """Embed a query with the same model as the chunks (raises EmbeddingsUnavailable)."""

@@ -11,6 +11,7 @@ from ..contract.limits import EMPTY_QUERY
 from . import chunk_reads
 from .explain import annotate, explain_document, ordinal
 from .hits import chunk_hits, envelope, note_hits
+from .across import asking, meaning_index
 from .hybrid import KEYWORD_POOL, hybrid
 from .index import ProjectIndex
 from .keyword import keyword_search
@@ -38,8 +39,11 @@ def search(indexes: list[ProjectIndex], request) -> dict:
     if request.mode in ("keyword", "hybrid") and query.terms and not listing:
         for index in indexes:
             query.named(index)  # each term's titles and paths, asked once for every leg of each project
-        if request.correct:
+        # Never "corrected" into the notes' language: a word of another language is no typo of theirs.
+        if request.correct and not any(asking(index, query).wanted for index in indexes):
             query, extra = corrected(indexes, query)
+    if not listing and request.mode != "keyword":  # each project as this question's meaning is searched there
+        indexes = [meaning_index(index, query) for index in indexes]
     for index in indexes:
         allowed = query.allowed(index) if query.narrowed else None
         # Asked once, before the ranking: a model that finishes loading during it must not label an answer the

@@ -49,6 +49,11 @@ class Query:
     filters: dict = field(default_factory=dict)
     meaning: str = ""  # what the model reads: the words, without Obsidian's operators
     alternatives: tuple["Query", ...] = ()  # each side of a top-level OR, a query of its own (the keyword side)
+    # What the question's meaning is, worked out once for every reading of it (search/across.py narrows the words of
+    # a question asked across languages into a second Query, which shares this): each project's Asking, and the
+    # question's vector per model and space.
+    asked: dict = field(default_factory=dict, repr=False)
+    words_weight: float = 1.0  # the share of the question its words carry (below 1 when only its names count)
     _memo: dict = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -85,10 +90,10 @@ class Query:
 
     def vector(self, index: ProjectIndex) -> np.ndarray:
         """The query embedded by the project's model (raises EmbeddingsUnavailable); once per model."""
-        key = ("vector", id(index.embedder))
-        if key not in self._memo:
-            self._memo[key] = index.embed_query(self.meaning)
-        return self._memo[key]
+        key = index.vector_key
+        if key not in self.asked:
+            self.asked[key] = index.embed_query(self.meaning)
+        return self.asked[key]
 
     def named(self, index: ProjectIndex) -> list:
         """Each term's (documents whose title holds it, documents whose path holds it or EVERYTHING: a term in the

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import EmbeddingsUnavailable
 from . import chunk_reads, note_reads
+from .across import asking, meaning_index, names_across
 from .explain import fusion_rule, vault_explain, vault_explain_document
 from .filters import created_day
 from .grammar import TITLE_BONUS, held_words
@@ -171,15 +172,20 @@ def combine(parts: list[float], how: str) -> float:
 
 
 def fuse(bm25: list[tuple], vector: list[tuple], k: int = RRF_K, how: str = DEFAULT_FUSION,
-         notes: list[tuple] | None = None, blind: dict[int, set[str]] | None = None) -> list[Candidate]:
+         notes: list[tuple] | None = None, blind: dict[int, set[str]] | None = None, words_weight: float = 1.0
+         ) -> list[Candidate]:
     """Merge the legs' rankings of notes (BM25, best chunk by meaning and optionally each note's first chunk),
     best first, by `how`: reciprocal rank fusion ('rrf'), the best normalised leg plus a little of the others
     ('max_min') or a weighted sum of normalised scores ('weighted'). blind maps a leg's position (1: meaning,
-    2: first chunk) to the notes it cannot see, which it then does not count against (see impute)."""
+    2: first chunk) to the notes it cannot see, which it then does not count against (see impute). words_weight
+    scales the BM25 leg: below 1 when its words are only part of the question (its names, asked across languages:
+    search/across.py), so that a note holding a name is not the best answer on that alone."""
     if how not in FUSIONS:
         raise ValueError(f"unknown fusion {how!r}; one of {', '.join(FUSIONS)}")
     legs = [bm25, vector] + ([notes] if notes is not None else [])
     scores = [_leg_scores(leg, how, k, MEANING_FLOOR if i else 0.0) for i, leg in enumerate(legs)]
+    if words_weight < 1.0:
+        scores[0] = {doc: value * words_weight for doc, value in scores[0].items()}
     found: dict[str, Candidate] = {}
     for rank, (doc, rowid, _) in enumerate(bm25, start=1):
         found[doc] = Candidate(doc, bm25_rank=rank, bm25_rowid=rowid)
@@ -337,8 +343,10 @@ def vault_search(index: ProjectIndex, request, reranker: Reranker | None = None,
     explain_document=ID says where that note ranked in each leg, or which filter, threshold or limit kept it out.
     """
     query, extra = Query.of(request), {}
-    if request.correct and query.terms:
+    if request.correct and query.terms and not asking(index, query).wanted:
         query, extra = corrected([index], query)
+    index = meaning_index(index, query)  # searched by meaning as its language asks
+    query = names_across(index, query, asking(index, query)) or query  # across languages: its names alone
     limit, document_id = request.limit, request.explain_document
     ranking = rank_notes(index, query, limit, fusion, note_leg, whole=request.explain or bool(document_id))
     fused = ranking.fused
@@ -391,7 +399,7 @@ def rank_notes(index: ProjectIndex, query: Query, limit: int, fusion: str = DEFA
             some = [(doc, rowid, min(score, floor * 0.999)) for doc, rowid, score in some]
         bm25 += some
     blind = blind_legs(index, bm25, vector, notes) if vector is not None else {}
-    ranking.fused = fuse(bm25, vector or [], how=fusion, notes=notes, blind=blind)
+    ranking.fused = fuse(bm25, vector or [], how=fusion, notes=notes, blind=blind, words_weight=query.words_weight)
     named = query.named_documents(index) if query.terms else {}
     if named:  # the note named what was typed first (hybrid's name bonus, the same rule)
         for c in ranking.fused:

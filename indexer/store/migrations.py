@@ -536,3 +536,19 @@ def m019_old_vectors_answer_meanwhile(conn: sqlite3.Connection) -> None:
         END;
         """
     )
+
+
+@migration
+def m020_vectors_across_languages(conn: sqlite3.Connection) -> None:
+    # A question in another language than the notes is searched by a model that reads both (store/across.py): each
+    # passage's language, and for a project the English model embeds, its vector by the multilingual model (NULL
+    # where the project's own vectors are the multilingual model's already). A row goes with its passage.
+    conn.executescript(
+        """
+        CREATE TABLE across_vectors (chunk_id TEXT PRIMARY KEY, language TEXT, vector BLOB);
+        CREATE TRIGGER chunks_across_ad AFTER DELETE ON chunks
+        BEGIN
+            DELETE FROM across_vectors WHERE chunk_id = old.chunk_id;
+        END;
+        """
+    )

@@ -25,6 +25,7 @@ from ..ingest.parallel import Task, parse_workers, prepare_in_pool, prepare_one
 from ..ingest.pipeline import EmbedBudget, Prepared, SyncReport, path_exists, store_prepared
 from ..registry import ProjectInfo
 from .database import Store
+from .across import AcrossWriter, load as load_across, progress as across_progress
 from .vectors import VectorStore, probe_apart
 from ..ingest.walk import Containment, IgnoreRules, iter_documents, printable, refusal
 
@@ -84,6 +85,10 @@ class Project:
         # Serialises "vectors in Chroma" with "chunk rows in SQLite" so that neither side gets ahead.
         self._vector_lock = threading.Lock()
         self.vector_listeners: list[VectorListener] = []
+        # Each passage's language and, for a project of the English model, its vector by the multilingual one: how a
+        # question in another language finds it (store/across.py), made once its own vector is stored.
+        self.across = AcrossWriter(self.store, lambda: self.embedder, lambda: self._embedders("multilingual"),
+                                   self._vector_lock)
         self.closing: list[Callable[[], None]] = []  # run before the store closes (the vector cache flushes its files)
         try:
             # Whether the last writer closed this project (every vector change finished on both sides): then the
@@ -522,6 +527,7 @@ class Project:
             self.vectors.delete(chunk_ids)
         for listener in self.vector_listeners:
             listener([], None, chunk_ids)
+        self.across.removed(chunk_ids)
 
     # --- embeddings ---------------------------------------------------------------------------------------
 
@@ -666,6 +672,24 @@ class Project:
             for listener in self.vector_listeners:
                 listener(kept_ids, kept_vectors, [])
         return len(keep)
+
+    def embed_across(self, stop: threading.Event | None = None, progress: Progress | None = None,
+                     max_batches: int | None = None) -> int:
+        """Make each embedded passage's row across languages (its language, and for a project of the English model
+        its multilingual vector: store/across.py); return how many were made. Only once nothing waits for its own
+        vector: a note is searchable by its own model first."""
+        if self.store.has_pending():
+            return 0
+        self.check_space()
+        return self.across.embed(stop, max_batches, progress)
+
+    def load_across(self) -> tuple[list[str], list[str | None], np.ndarray]:
+        """Every passage's vector across languages, with its language (search/across.py centres a mixed project's)."""
+        return load_across(self.store)
+
+    def across_progress(self) -> tuple[int, int]:
+        """(passages with their vector across languages, passages with their own vector)."""
+        return across_progress(self.store)
 
     def query_vectors(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
         """Chroma's approximate nearest k chunks, for SKMEMORY_VECTOR_SEARCH=hnsw (see search/hnsw.py)."""

@@ -12,6 +12,7 @@ from ..config import Settings
 from ..ingest.embeddings import Embedder
 from ..errors import IndexDamaged, ProjectNotFound, is_damage
 from ..registry import ProjectInfo
+from .across import load as load_across, progress as across_progress
 from .database import SQLITE_NAME, Store
 from .migrations import behind
 from .project import chosen_model
@@ -60,6 +61,12 @@ class ProjectReader:
             logger.info("%d chunks of %s have no vector copy in SQLite yet; the next `skmemory index` adds them",
                         len(missing), self.name)
         return ids, np.ascontiguousarray(matrix, dtype=np.float32)
+
+    def load_across(self) -> tuple[list[str], list[str | None], np.ndarray]:
+        return load_across(self.store)
+
+    def across_progress(self) -> tuple[int, int]:
+        return across_progress(self.store)
 
     def close(self) -> None:
         self.store.close()

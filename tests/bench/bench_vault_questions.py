@@ -42,6 +42,7 @@ from indexer.search.chunk_reads import hit_rows  # noqa: E402
 from indexer.store.database import LONG_NOTE_TAIL_FROM  # noqa: E402
 from indexer.search.query import Query  # noqa: E402
 from indexer.contract.request import SearchRequest  # noqa: E402
+from indexer.search.across import meaning_index  # noqa: E402
 from indexer.search.semantic import semantic_search  # noqa: E402
 from indexer.search.vault import DEFAULT_FUSION, DEFAULT_NOTE_LEG, FUSIONS, vault_search  # noqa: E402
 from mixed_vault import make_mixed  # noqa: E402  (beside this file)
@@ -163,6 +164,7 @@ def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict, keep: Pa
                     pass
             else:
                 project.embed_pending(stop)
+                project.embed_across(stop)  # what a question in another language searches, made after
             stop.set()
             embedded = time.perf_counter() - started
             counts = project.store.counts()
@@ -177,8 +179,7 @@ def run_set(path: Path, corpora: Path, show_misses: bool, pooled: dict, keep: Pa
 
             modes = {
                 "bm25 (notes)": bm25.rank,
-                "semantic": lambda q: paths(r for r in _rows(index, semantic_search(
-                    index, Query.parse(q), POOL, -1.0).ranked)),
+                "semantic": lambda q: paths(r for r in _rows(index, _semantic(index, Query.parse(q)))),
                 "semantic 0.5": lambda q: paths(engine.search(SearchRequest(q, mode="semantic", project="vault",
                                                                             limit=POOL))["results"]),
                 "hybrid": lambda q: paths(engine.search(SearchRequest(q, mode="hybrid", project="vault",
@@ -247,6 +248,11 @@ def report(questions: list[Path], corpora: Path, show_misses: bool = False, keep
             print(f"  {kind:12s} {name:14s} hit@5 {statistics.fmean(hits):6.3f}  "
                   f"MRR@10 {statistics.fmean(reciprocal):7.3f}  hit@1 {statistics.fmean(firsts):6.3f}  "
                   f"({len(hits)} questions)")
+
+
+def _semantic(index, query):
+    """Every chunk by meaning, no floor, in the space the question is searched in (its own, or across languages)."""
+    return semantic_search(meaning_index(index, query), query, POOL, -2.0).ranked
 
 
 def _rows(index, scored):
