@@ -338,6 +338,8 @@ def status(ctx: click.Context, name: str | None, as_json: bool) -> None:
         if s.get("model_why"):
             click.echo(f"  model: {s.get('model')}, because {s['model_why']} (SKMEMORY_EMBED_MODEL=english or "
                        "multilingual chooses for every project)")
+        if s.get("across"):
+            click.echo(f"  {s['across']['sentence']}")
         if s.get("hnsw"):
             h = s["hnsw"]
             click.echo(f"  HNSW (SKMEMORY_VECTOR_SEARCH=hnsw): ef_search {h['ef_search']} finds "
@@ -486,9 +488,18 @@ def _print_results(response: dict) -> None:
                    err=True)
     if response.get("did_you_mean"):
         click.echo(f"Did you mean: {response['did_you_mean']['query']}", err=True)
-    if not response["results"]:
-        click.echo("No results.")
+    for across in response.get("across") or []:
+        if not across.get("ready") and across.get("space") != "own":
+            click.echo(f"({across['sentence']})", err=True)
     row_type = NoteHit if response.get("grouped") == "document" else ChunkHit  # the contract's rows, typed
+    if not response["results"]:
+        click.echo(response.get("empty_reason") or "No results.")
+        if response.get("weaker_matches"):
+            click.echo(f"Weaker matches (under {response['threshold'] * 100:.0f}% similar):")
+            for r in response["weaker_matches"]:
+                hit = row_type.read(r)
+                score = f" {hit.cosine * 100:.0f}%" if hit.cosine is not None else ""
+                click.echo(f"  [weaker{score}] {hit.title}  ({hit.path})")
     for r in response["results"]:
         hit = row_type.read(r)
         # How close in meaning, when meaning found it; a match by its words alone has no percentage to give.

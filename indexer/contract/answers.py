@@ -27,6 +27,7 @@ SEARCH_EXTRA: dict[str, Any] = {
     "projects": list[str], "keyword_only_projects": list[str], "threshold": float,
     "weaker_matches": list[ChunkHit] | list[NoteHit], "substring_notice": str, "semantic_reason": str,
     "explain_document": dict, "corrected": Any, "spelling": Any, "notice": str, "rebuilding_projects": list[str],
+    "did_you_mean": dict, "across": list[dict], "empty_reason": str,
 }
 
 
@@ -50,7 +51,8 @@ class VaultAnswer(Answer):
 
     EXTRA: ClassVar[dict[str, Any]] = {"project": str, "other_projects": list[str], "semantic_reason": str,
                                        "explain_document": dict, "corrected": Any, "spelling": Any,
-                                       "notice": str}
+                                       "notice": str, "did_you_mean": dict, "across": list[dict],
+                                       "empty_reason": str}
     results: list[NoteRow]
     total: int
     search_mode: str

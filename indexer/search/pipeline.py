@@ -17,13 +17,15 @@ from .index import ProjectIndex
 from .keyword import keyword_search
 from .query import Query
 from .records import KeywordLeg, MeaningLeg, Ranking
-from .semantic import DIRECT_THRESHOLD, recency_search, semantic_search, unavailable
+from .reasons import across_rows, empty_reason
+from .semantic import DIRECT_THRESHOLD, HYBRID_THRESHOLD, recency_search, semantic_search, unavailable
 from .spelling import corrected
 from .tags import tag_reason, tag_search
 
 # When nothing reaches semantic search's threshold, the best chunks above this floor are offered apart, as weaker
 # matches (a question worded unlike any note often peaks at 0.3-0.45 with this model; under 0.25 is noise).
 WEAKER_FLOOR = 0.25
+HYBRID_WEAKER_FLOOR = 0.15  # hybrid's floor is 0.3: what it offers apart when nothing reaches it
 WEAKER_LIMIT = 5
 GROUP_POOL = 4  # a grouped search ranks this many chunks per document asked for, then keeps the best of each
 
@@ -83,8 +85,14 @@ def search(indexes: list[ProjectIndex], request) -> dict:
     if request.scope == "all" and request.explain:
         for place, r in enumerate(merged, start=1):
             r["explain"]["rank"] = place
-    if not merged and request.mode in ("semantic", "recency") and (request.scope == "all" or available):
+    if not merged and request.mode in ("semantic", "recency", "hybrid") and (request.scope == "all" or available):
         extra.update(_weaker(indexes, query, request))
+    if not listing:
+        if across := across_rows(indexes, query):  # asked in another language than some project's notes
+            extra["across"] = across
+        if not merged:  # never an empty answer without a reason
+            extra["empty_reason"] = empty_reason(indexes, query, request, available,
+                                                 indexes[0].embedder.why_unavailable if not available else None)
     if request.mode in ("keyword", "hybrid"):
         behind = [(index.name, *chunk_reads.substring_backlog(index)) for index in indexes]
         behind = [(name, left, total) for name, left, total in behind if left]
@@ -133,8 +141,10 @@ def rank(index: ProjectIndex, query: Query, mode: str, limit: int | None, ordere
 
 
 def _weaker(indexes: list[ProjectIndex], query: Query, request) -> dict:
-    """The best chunks under semantic search's threshold (down to WEAKER_FLOOR), kept apart from the results."""
+    """The best chunks under the mode's threshold by meaning (down to WEAKER_FLOOR), kept apart from the results."""
     pool = WEAKER_LIMIT * GROUP_POOL if request.group else WEAKER_LIMIT
+    floor, threshold = (HYBRID_WEAKER_FLOOR, HYBRID_THRESHOLD) if request.mode == "hybrid" else (WEAKER_FLOOR,
+                                                                                                DIRECT_THRESHOLD)
     weaker: list[dict] = []
     for index in indexes:
         if not index.semantic_available:
@@ -142,14 +152,14 @@ def _weaker(indexes: list[ProjectIndex], query: Query, request) -> dict:
         allowed = query.allowed(index)
         if allowed is not None and not allowed:
             continue
-        ranking = semantic_search(index, query, pool, WEAKER_FLOOR, chunk_ids=query.allowed_chunks(index))
+        ranking = semantic_search(index, query, pool, floor, chunk_ids=query.allowed_chunks(index))
         rows = chunk_hits(index, ranking.ranked, query.words, dict(ranking.meaning.hits))
         weaker += note_hits(rows, WEAKER_LIMIT) if request.group else rows[:WEAKER_LIMIT]
     if len(indexes) > 1:
         weaker.sort(key=lambda r: -r["score"])
     elif not weaker and indexes and query.allowed(indexes[0]) == set():
         return {}
-    return {"threshold": DIRECT_THRESHOLD, "weaker_matches": weaker[:WEAKER_LIMIT]}
+    return {"threshold": threshold, "weaker_matches": weaker[:WEAKER_LIMIT]}
 
 
 def _document_report(index: ProjectIndex, query: Query, request, ranking: Ranking | None, results: list[dict]

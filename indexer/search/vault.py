@@ -37,6 +37,7 @@ from .hits import iso, readable_marked, snippet
 from .index import ProjectIndex
 from .query import Query
 from .records import VaultRanking
+from .reasons import across_rows, empty_reason
 from .rerank import RERANK_CANDIDATES, Reranker, blend
 from .semantic import HYBRID_THRESHOLD, unavailable
 from .spelling import corrected
@@ -358,6 +359,11 @@ def vault_search(index: ProjectIndex, request, reranker: Reranker | None = None,
               "reranked": reranked, **extra}
     if not ranking.legs.get("meaning") and not index.semantic_available:
         answer["semantic_reason"] = index.embedder.why_unavailable
+    if across := across_rows([index], query):
+        answer["across"] = across
+    if not results and query.meaning.strip():
+        answer["empty_reason"] = empty_reason([index], query, request, bool(ranking.legs.get("meaning")),
+                                              answer.get("semantic_reason"))
     if document_id:
         answer["explain_document"] = vault_explain_document(index, ranking, document_id, limit, query.filters,
                                                             query.allowed(index), query.fts_for(index).match)

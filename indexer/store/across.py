@@ -39,7 +39,7 @@ AcrossListener = Callable[[list[str], np.ndarray | None, list[str | None], list[
 def made_by(own: Embedder, multilingual: Embedder) -> str:
     """What a project's rows must be made by: the multilingual model's vectors of its first ACROSS_TOKENS tokens,
     or only the passages' languages where the project's own model is the multilingual one."""
-    if own.model == "multilingual":
+    if getattr(own, "model", "english") == "multilingual" or multilingual is own:  # (a data home of one model)
         return LANGUAGES_ONLY
     return f"{multilingual.fingerprint}, first {ACROSS_TOKENS} tokens"
 

@@ -793,7 +793,26 @@ def project_status(info: ProjectInfo, store: Store, embedder: Embedder | None) -
         status["embeddings"] = embedder.state
         status["embeddings_unavailable_reason"] = embedder.error
         status["model"] = embedder.name
+        try:
+            status["across"] = across_status(store, embedder)
+        except sqlite3.OperationalError:  # an index of an older version, read before the server migrated it
+            pass
     return status
+
+
+def across_status(store: Store, embedder: Embedder) -> dict:
+    """How far the vectors that let a question in another language find these notes are (store/across.py)."""
+    made, total = across_progress(store)
+    own = getattr(embedder, "model", "english") == "multilingual"
+    model = embedder.name if own else "multilingual-e5-small"
+    if own:  # its own vectors read every language; only a mixed project's passages' languages are made
+        sentence = f"questions in other languages: ready ({model} reads them)"
+    elif made >= total:
+        sentence = f"questions in other languages: ready ({model})"
+    else:
+        sentence = (f"questions in other languages: {made:,} of {total:,} passages made ({model}, after the notes' "
+                    "own vectors)")
+    return {"made": made, "total": total, "ready": own or made >= total, "model": model, "sentence": sentence}
 
 
 def _model_name(fingerprint: str) -> str:

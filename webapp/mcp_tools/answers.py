@@ -63,11 +63,20 @@ def search_answer(api: dict, limit: int) -> dict:
     if api.get("did_you_mean"):
         out["did_you_mean"] = api["did_you_mean"]["query"]
     _searched(api, out)
+    _languages(api, out)
     out["results"] = [note_row(h, everywhere) for h in api["results"][:limit]]
     out["more"] = len(api["results"]) > limit
+    if api.get("empty_reason"):
+        out["empty_reason"] = api["empty_reason"]
     if api.get("weaker_matches"):
         out["weaker_matches"] = [note_row(h, everywhere) for h in api["weaker_matches"]]
     return out
+
+
+def _languages(api: dict, out: dict) -> None:
+    """A question in another language than the notes: how each project was searched, in a sentence."""
+    if api.get("across"):
+        out["languages"] = " ".join(dict.fromkeys(a["sentence"] for a in api["across"]))
 
 
 def related_answer(api: dict, limit: int) -> dict:
@@ -156,9 +165,10 @@ def _searched(api: dict, out: dict) -> None:
 def vault_answer(api: dict) -> dict:
     out: dict = {}
     _searched(api, out)
+    _languages(api, out)
     out.update({"results": [vault_row(n) for n in api["results"]], "total": api["total"],
                 "more": api["total"] > len(api["results"])})
-    for key in ("search_mode", "semantic_reason", "explain_document"):
+    for key in ("search_mode", "semantic_reason", "explain_document", "empty_reason"):
         if api.get(key):
             out[key] = api[key]
     if api.get("corrected"):
