@@ -161,7 +161,8 @@ def scales(corpora: Path, sample: int) -> None:
     parts: dict[str, list[np.ndarray]] = {"minilm": [], "raw": [], "z": [], "answers": []}
     for seed, lang in enumerate(("zh", "ja", "ru", "de", "es"), start=59):
         root = corpora / "tldr-i18n" / lang
-        both = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md") if (en / p.relative_to(root)).is_file())
+        both = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md")
+                      if (en / p.relative_to(root)).is_file())
         paths = random.Random(seed).sample(both, min(sample, len(both)))
         asked = [(rel, description(en / rel), description(root / rel)) for rel in paths]
         asked = [a for a in asked if a[1] and a[2] and len(a[1]) > 20]
