@@ -2,15 +2,24 @@
 each question's own similarity scale, and a mixed project's space with each language's mean taken out."""
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from indexer.ingest.language import common_word, content_words, question_language
 from indexer.ingest.multilingual import ACROSS_SCALE
-from indexer.ingest.scale import QuestionScaledVectors, Spread
+from indexer.ingest.scale import Baseline, QuestionScale, QuestionScaledVectors
 from indexer.search.across import AcrossVectors, asking, names_across
 from indexer.search.cache import VectorCache
 from indexer.search.query import Query
+from support import SKMEMORY, running_server, status
 
 
 @pytest.mark.parametrize("question, language", [
@@ -83,8 +92,8 @@ def test_each_question_is_judged_on_its_own_scale():
     vectors = rng.standard_normal((400, 16)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     cache = VectorCache(lambda: ([f"c{i}" for i in range(400)], vectors))
-    spread = Spread(cache.sample(Spread.SAMPLE))
-    scaled = QuestionScaledVectors(cache, ACROSS_SCALE, lambda: spread)
+    baseline = Baseline(cache.sample(Baseline.SAMPLE))
+    scaled = QuestionScaledVectors(cache, ACROSS_SCALE, lambda: baseline)
     question = vectors[7] + 0.2 * vectors[8]
     question /= np.linalg.norm(question)
     hits = scaled.search(question, 0.3)
@@ -95,7 +104,10 @@ def test_each_question_is_judged_on_its_own_scale():
     scale = scaled.question_scale(question)
     assert scale.shown(scale.raw(0.5)) == pytest.approx(0.5, abs=1e-3)
     everything = scaled.search(question, -1.0)
-    assert sum(s >= 0.3 for _, s in everything) < 40, "a floor keeps a few of 400 unrelated passages, not half"
+    assert len(everything) == 400 and everything[:len(hits)] == hits, "a floor cuts the one ranking, never reorders"
+    offset = Baseline(cache.sample(Baseline.SAMPLE) + 0.1 * question)  # every passage nearer the question
+    assert QuestionScale(ACROSS_SCALE, offset.of(question)).shown(0.5) < scale.shown(0.5), \
+        "a question near everything needs more to stand out"
 
 
 def test_a_mixed_project_takes_each_languages_mean_out():
@@ -121,3 +133,83 @@ def test_a_mixed_project_takes_each_languages_mean_out():
     assert {cid for cid, _ in centred} == {"zh11", "en11"}, "centred, the topic's passages in both languages lead"
     vectors.apply(["ja1"], topics[11:12] + 3 * rng.standard_normal(32), ["ja"], ["en11"])
     assert "en11" not in vectors.cache(mixed=True) and "ja1" in vectors.cache(mixed=True)
+
+
+# --- through a real server, with the real models ------------------------------------------------------------------
+
+ENGLISH = {
+    "find.md": "Look for files and folders below a directory by their name, size, type or age, and run a command "
+               "on each one found.",
+    "tar.md": "Pack many files into one archive and compress it with gzip, or unpack such an archive again.",
+    "ssh.md": "Log in to a remote machine over an encrypted connection and run commands there.",
+    "cron.md": "Run a job again and again on a schedule: every night, every hour, or on Mondays.",
+    "git-branch.md": "Create, list, rename and delete the branches of a git repository.",
+    "df.md": "Show how much disk space is free and used on every mounted file system.",
+    "kill.md": "Stop a running process by its process id, politely or by force.",
+    "ping.md": "Check whether a host on the network answers, and how long its answers take.",
+    "grep.md": "Search the lines of text files for a pattern and print those that match.",
+    "useradd.md": "Create a new user account with its home directory and login shell.",
+}
+CHINESE = {
+    "alacritty.md": "跨平台、使用 GPU 加速的终端模拟器。修改配置文件之后，它会自动重新加载配置，无需重启。",
+    "du.md": "估算目录和文件占用的磁盘空间，并按大小排序显示。",
+    "curl.md": "从服务器下载文件，或者向网址发送各种请求并显示响应内容。",
+    "unzip.md": "把 zip 压缩包里的文件解压到指定的目录中。",
+    "ps.md": "列出系统中正在运行的进程及其编号和占用的资源。",
+    "chmod.md": "修改文件或目录的访问权限，例如让脚本可以执行。",
+    "crontab.md": "为当前用户设置定时任务，按计划周期性地执行命令。",
+    "systemctl.md": "启动、停止和重启系统服务，并查看服务的运行状态。",
+    "rsync.md": "把文件和目录同步到远程主机，只传输发生变化的部分。",
+    "top.md": "实时显示进程列表以及处理器和内存的占用情况。",
+}
+
+
+def _notes(folder: Path, notes: dict[str, str]) -> Path:
+    folder.mkdir(parents=True)
+    for name, text in notes.items():
+        title = name.removesuffix(".md")
+        (folder / name).write_text(f"# {title}\n\n> {text}\n\n- {text}\n", encoding="utf-8")
+    return folder
+
+
+def _ask(port: int, project: str, question: str, mode: str = "hybrid") -> dict:
+    query = urllib.parse.urlencode({"q": question, "project": project, "mode": mode, "limit": 10})
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/search?{query}", timeout=60) as response:
+        return json.load(response)
+
+
+def test_a_question_in_one_language_finds_the_note_in_another_through_a_real_server(tmp_path):
+    home = tmp_path / "home"
+    env = {**os.environ, "SKMEMORY_HOME": str(home)}
+    for name, notes in (("en", ENGLISH), ("zh", CHINESE)):
+        added = subprocess.run(SKMEMORY + ["add", str(_notes(tmp_path / name, notes)), "--name", name], env=env,
+                               capture_output=True, text=True, timeout=300)
+        assert added.returncode == 0, added.stderr
+    with running_server(tmp_path, None, home=home, projects={"en", "zh"}, timeout=600) as live:
+        deadline = time.monotonic() + 300
+        while not all(p.get("across", {}).get("ready") for p in status(live.port)["projects"]):
+            assert time.monotonic() < deadline, f"never ready across languages: {status(live.port)['projects']}"
+            time.sleep(0.5)
+        english = {p["project"]: p for p in status(live.port)["projects"]}["en"]
+        assert english["model"] == "all-MiniLM-L6-v2" and "ready" in english["across"]["sentence"]
+
+        russian = _ask(live.port, "en", "как найти файлы по имени")
+        assert [r["path"] for r in russian["results"][:3]].count("find.md") == 1, russian["results"][:3]
+        assert russian["across"][0]["language"] == "ru" and russian["across"][0]["space"] == "across"
+        assert "Russian" in russian["across"][0]["sentence"] and "English" in russian["across"][0]["sentence"]
+        semantic = _ask(live.port, "en", "остановить запущенный процесс", mode="semantic")
+        assert semantic["results"] and semantic["results"][0]["path"] == "kill.md", "above semantic's 0.5 too"
+        assert _ask(live.port, "en", "подключиться к удалённому серверу")["results"][0]["path"] == "ssh.md"
+
+        english_asked = _ask(live.port, "zh", "How do I make alacritty reload its config automatically?")
+        assert english_asked["results"][0]["path"] == "alacritty.md"
+        assert _ask(live.port, "zh", "unpack a zip archive")["results"][0]["path"] == "unzip.md"
+
+        nothing = _ask(live.port, "en", "the purple elephant of my grandmother")
+        assert nothing["results"] == [] and "Nothing in 'en' matches" in nothing["empty_reason"]
+        assert "English" in nothing["empty_reason"] and "all-MiniLM-L6-v2" in nothing["empty_reason"]
+        gibberish = _ask(live.port, "zh", "qzxv plorbt wugglesnap", mode="semantic")
+        assert gibberish["results"] == [] and "Chinese" in gibberish["empty_reason"], gibberish
+        cli = subprocess.run(SKMEMORY + ["search", "как найти файлы по имени", "--project", "en"], env=live.env,
+                             capture_output=True, text=True, timeout=120)
+        assert cli.returncode == 0 and "find.md" in cli.stdout, cli.stdout + cli.stderr

@@ -139,6 +139,12 @@ class Embedder:
 
         return IDENTITY
 
+    @property
+    def folder(self) -> Path | None:
+        """The English model's folder (its vocabulary is read from there); None for the multilingual one, whose folder
+        is made on first load."""
+        return None if self.model == "multilingual" else self._model_folder()
+
     def _model_folder(self) -> Path:
         """The sentence-transformers folder this embedder loads (the multilingual one is made first, once)."""
         if self.model == "multilingual":

@@ -52,17 +52,21 @@ SCALE = SimilarityScale(
      0.5955, 0.7023, 1.0))
 
 
-# A question's similarities to passages in another language, as QuestionScale reads them (its z-score over the
-# space's vectors) onto the shared scale, fitted by tests/bench/bench_across.py on parallel tldr pages: a page's
+# A question's similarities to passages in another language, as QuestionScale reads them (above its mean similarity
+# to the space's vectors) onto the shared scale, fitted by tests/bench/bench_across.py on parallel tldr pages: a page's
 # description asked in one language of passages in the other, matched to the English twins of the same pairs under
 # all-MiniLM-L6-v2. ACROSS_SCALE for a question about notes in another language; MIXED_SCALE in a mixed project's
 # space, where each language's mean vector is taken out (search/across.py).
 ACROSS_SCALE = SimilarityScale(
-    (-50.0, -1.0, -0.5098, 0.0467, 0.5561, 0.8382, 1.2092, 1.5127, 1.7255, 1.9074, 2.2382, 2.6439, 3.3238, 3.9417,
-     4.5433, 5.9435, 50.0),
-    (-1.0, -0.0369, 0.0251, 0.0715, 0.1213, 0.1538, 0.2034, 0.2481, 0.2819, 0.3101, 0.3684, 0.4318, 0.5152, 0.5829,
-     0.6377, 0.7416, 1.0))
-MIXED_SCALE = ACROSS_SCALE
+    (-2.0, -0.019, -0.0072, 0.0007, 0.0079, 0.012, 0.0176, 0.0224, 0.0257, 0.0284, 0.0334, 0.0391, 0.0486, 0.0565,
+     0.0645, 0.085, 1.0),
+    (-1.0, -0.0415, 0.0208, 0.0672, 0.1174, 0.1509, 0.201, 0.2472, 0.2817, 0.3102, 0.3694, 0.4338, 0.5167, 0.576,
+     0.6309, 0.7339, 1.0))
+MIXED_SCALE = SimilarityScale(
+    (-2.0, -0.1281, -0.0653, -0.0147, 0.0511, 0.0948, 0.1499, 0.1917, 0.2195, 0.2406, 0.2804, 0.3156, 0.3682,
+     0.4104, 0.4505, 0.5766, 1.0),
+    (-1.0, -0.0178, 0.0439, 0.0897, 0.1353, 0.1655, 0.2108, 0.2551, 0.2929, 0.3311, 0.4042, 0.4531, 0.5109, 0.5448,
+     0.5985, 0.7043, 1.0))
 
 
 class ModelUnavailable(Exception):

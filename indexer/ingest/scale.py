@@ -74,9 +74,9 @@ class ScaledVectors:
         return chunk_id in self._inner
 
 
-class Spread:
-    """Where a space's vectors lie: their mean and covariance, estimated from a sample of them (SAMPLE), so that a
-    question's similarities to all of them have a mean (q . mean) and a spread (sqrt(q' cov q)) without a scan."""
+class Baseline:
+    """What a question meets anyway in a space: the mean of its vectors (from a sample of them, SAMPLE), so that a
+    question's mean similarity to all of them is one dot product, without a scan."""
 
     SAMPLE = 20_000
 
@@ -84,50 +84,47 @@ class Spread:
         vectors = np.asarray(vectors, dtype=np.float64)
         self.count = len(vectors)
         self.mean = vectors.mean(axis=0) if len(vectors) else None
-        self.covariance = np.cov(vectors.T, bias=True) if len(vectors) > 1 else None
 
-    def of(self, query: np.ndarray) -> tuple[float, float]:
-        """(mean, spread) of this question's similarities to the space's vectors."""
-        if self.mean is None or self.covariance is None:
-            return 0.0, 1.0
-        q = np.asarray(query, dtype=np.float64).reshape(-1)
-        return float(q @ self.mean), max(float(np.sqrt(max(q @ self.covariance @ q, 0.0))), 1e-6)
+    def of(self, query: np.ndarray) -> float:
+        """This question's mean similarity to the space's vectors (0 for an empty space)."""
+        if self.mean is None:
+            return 0.0
+        return float(np.asarray(query, dtype=np.float64).reshape(-1) @ self.mean)
 
 
 @dataclass(frozen=True)
 class QuestionScale:
-    """A question's own scale: its similarity in standard deviations above its mean similarity to the space's
-    vectors (a z-score), mapped onto the shared scale by `scale`'s knots. A floor is then one height above what the
-    question meets anyway, however the model places the question's language (issue 59: across languages,
-    multilingual-e5-small gives every pair of one question a like offset, so an absolute floor kept 6 % of the right
-    answers where MiniLM keeps 88 %)."""
+    """A question's own scale: its similarity above its mean similarity to the space's vectors, mapped onto the
+    shared scale by `scale`'s knots. A floor is then one height above what the question meets anyway, however the
+    model places the question's language (issue 59: across languages, multilingual-e5-small gives every pair of one
+    question a like offset, so an absolute floor kept 6 % of the right answers where MiniLM keeps 88 %). Only the
+    mean is taken, not the spread: a project of ten notes knows its mean well enough, never its spread (the best
+    of ten passages is at most three deviations above their mean)."""
 
     scale: SimilarityScale
     mean: float
-    spread: float
 
     identity = False
 
     def shown(self, raw):
-        z = (np.asarray(raw, dtype=np.float64) - self.mean) / self.spread
-        return self.scale.shown(float(z) if np.ndim(raw) == 0 else z)
+        above = np.asarray(raw, dtype=np.float64) - self.mean
+        return self.scale.shown(float(above) if np.ndim(raw) == 0 else above)
 
     def raw(self, shown: float) -> float:
-        return self.scale.raw(shown) * self.spread + self.mean
+        return self.scale.raw(shown) + self.mean
 
 
 class QuestionScaledVectors(ScaledVectors):
     """A vector search whose similarities are each question's own (QuestionScale): the floor asked for becomes a raw
     cosine for this question, and every similarity returned is put on the shared scale through it."""
 
-    def __init__(self, inner, scale: SimilarityScale, spread_of):
+    def __init__(self, inner, scale: SimilarityScale, baseline_of):
         super().__init__(inner, lambda: scale)
-        self._zscale = scale
-        self._spread_of = spread_of  # () -> Spread of the vectors searched
+        self._above = scale
+        self._baseline_of = baseline_of  # () -> Baseline of the vectors searched
 
     def question_scale(self, query) -> QuestionScale:
-        mean, spread = self._spread_of().of(query)
-        return QuestionScale(self._zscale, mean, spread)
+        return QuestionScale(self._above, self._baseline_of().of(query))
 
     def search(self, query, min_similarity: float, limit: int | None = None, chunk_ids=None, **options):
         scale = self.question_scale(query)
@@ -139,4 +136,4 @@ class QuestionScaledVectors(ScaledVectors):
 
     def similarities(self, query, chunk_ids):
         ids, sims = self._inner.similarities(query, chunk_ids)
-        return ids, (self.question_scale(query).shown(sims).astype(np.float32) if len(ids) else sims)
+        return ids, (np.asarray(self.question_scale(query).shown(sims), dtype=np.float32) if len(ids) else sims)

@@ -8,7 +8,8 @@ no language, whether the notes hold its words at all) and picks, per project, th
 - across: asked in another language than the notes' (Russian about English notes, English about Chinese ones):
   multilingual-e5-small's vectors (a project of the English model has a second set of them, store/across.py; a
   project of the multilingual model has them already), judged on the scale fitted for pairs across languages
-  (ACROSS_SCALE): a similarity means what it means within English.
+  (ACROSS_SCALE), each question's similarities taken from its own mean similarity to the project's vectors: a
+  similarity means what it means within English.
 - mixed: the notes are in several languages (MIXED_SHARE each): every question is searched in a space where each
   language's mean vector is taken out (multilingual-e5-small puts a passage near its own language first; a
   Chinese question found its Chinese neighbours before the English page that answers it). Its scale is MIXED_SCALE.
@@ -20,8 +21,10 @@ answer says how far they are.
 """
 from __future__ import annotations
 
+import functools
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -29,7 +32,7 @@ import numpy as np
 from ..ingest.embeddings import Embedder
 from ..ingest.language import NAMES, Languages, common_word, content_words, question_language, script
 from ..ingest.multilingual import ACROSS_SCALE, MIXED_SCALE
-from ..ingest.scale import QuestionScaledVectors, ScaledVectors, Spread
+from ..ingest.scale import Baseline, QuestionScaledVectors, ScaledVectors
 from . import chunk_reads as reads
 from .cache import VectorCache
 from .index import ProjectIndex
@@ -91,20 +94,20 @@ class AcrossVectors:
         self.languages: dict[str, str | None] = {}  # each passage's, as its row says
         self.means: dict[str | None, np.ndarray] = {}  # a mixed project's mean vector of each language
         self.neutral: np.ndarray | None = None  # the mean of every passage, for a language the project lacks
-        self._spreads: dict[int, Spread] = {}  # by cache: where its vectors lie (QuestionScale's mean and spread)
+        self._baselines: dict[int, Baseline] = {}  # by cache: what a question meets anyway (QuestionScale's zero)
 
-    def spread(self, cache: VectorCache) -> Spread:
-        """Where the vectors of this cache lie (a sample's mean and covariance), worked out again once their number
-        moved by a tenth."""
+    def baseline(self, cache: VectorCache) -> Baseline:
+        """What a question meets anyway among this cache's vectors (their mean, from a sample), worked out again
+        once their number moved by a tenth."""
         with self._lock:
-            known = self._spreads.get(id(cache))
+            known = self._baselines.get(id(cache))
             if known is not None and abs(len(cache) - known.count_at) <= 0.1 * max(known.count_at, 1):
                 return known
-        spread = Spread(cache.sample(Spread.SAMPLE))
-        spread.count_at = len(cache)
+        baseline = Baseline(cache.sample(Baseline.SAMPLE))
+        baseline.count_at = len(cache)
         with self._lock:
-            self._spreads = {id(cache): spread, **{k: v for k, v in self._spreads.items() if k != id(cache)}}
-        return spread
+            self._baselines = {id(cache): baseline, **{k: v for k, v in self._baselines.items() if k != id(cache)}}
+        return baseline
 
     def cache(self, mixed: bool) -> VectorCache:
         """The cache for this project as it is now (built again when its rows were made anew or it became mixed)."""
@@ -232,7 +235,8 @@ def _asking(index: ProjectIndex, query) -> Asking:
     notes = found.main
     model = index.embedder
     multilingual = getattr(model, "model", "english") == "multilingual"
-    if language is None and script(query.meaning) == "latin" and found.script == "latin" and _foreign(index, query):
+    if language is None and script(query.meaning) == "latin" and found.script == "latin" and _foreign(index, query,
+                                                                                                        notes):
         language = "foreign"
     if mixed(found) and multilingual:
         made, total = _progress(index)
@@ -249,17 +253,29 @@ def _progress(index: ProjectIndex) -> tuple[int, int]:
     return index.kept("across progress", index.across_progress)
 
 
-def _foreign(index: ProjectIndex, query) -> bool:
+def _foreign(index: ProjectIndex, query, notes: str) -> bool:
     """Whether a Latin-script question that tells no language is in none of the notes' words: at least
-    FOREIGN_WORDS words of three letters or more that are not names, of which the notes hold at most KNOWN_SHARE
-    ("encontrar archivos grandes" asked of English notes)."""
+    FOREIGN_WORDS words of three letters or more that are not names, of which at most KNOWN_SHARE are words the notes
+    hold or, for English notes, words the English model knows whole ("encontrar archivos grandes" asked of English
+    notes; not "quantum pastry recipes", which a small project of English notes may simply not hold)."""
     words = [w.lower() for i, w in enumerate(query.meaning.split()) if not _name_like(w, first=i == 0)]
     words = [w.strip(".,;:!?()[]{}'\"¿¡") for w in words]
     words = [w for w in words if len(w) >= 3 and w.isalpha()]
     if len(words) < FOREIGN_WORDS:
         return False
-    known = sum(bool(reads.word_holders(index, w)) for w in words)
+    english = whole_words(getattr(index.embedder, "folder", None)) if notes == "en" else frozenset()
+    known = sum(w in english or bool(reads.word_holders(index, w)) for w in words)
     return known <= KNOWN_SHARE * len(words)
+
+
+@functools.lru_cache(maxsize=4)
+def whole_words(folder: Path | None) -> frozenset[str]:
+    """The words a model's vocabulary holds whole (a WordPiece vocab.txt), of three letters or more."""
+    try:
+        lines = (folder / "vocab.txt").read_text(encoding="utf-8").splitlines() if folder else []
+    except OSError:
+        return frozenset()
+    return frozenset(w for w in lines if len(w) >= 3 and w.isalpha())
 
 
 def meaning_index(index: ProjectIndex, query) -> ProjectIndex:
@@ -278,7 +294,7 @@ def meaning_index(index: ProjectIndex, query) -> ProjectIndex:
         embedder = index.multilingual() if asked.total else index.embedder
         centre = (lambda v: vectors.centre(v, asked.language)) if asked.space == "mixed" else None
     scale = MIXED_SCALE if asked.space == "mixed" else ACROSS_SCALE
-    scaled = QuestionScaledVectors(cache, scale, lambda: vectors.spread(cache))
+    scaled = QuestionScaledVectors(cache, scale, lambda: vectors.baseline(cache))
     return AcrossView(index, scaled, embedder, asked, centre)
 
 
