@@ -19,8 +19,9 @@ the English passages (read to ACROSS_TOKENS, as an English project's vectors acr
 the <lang> passages (the multilingual model's own vectors); MiniLM's scores of the English twins of the same pairs are
 what they should mean. Each question's similarities are taken from its mean similarity to the passages
 (QuestionScale) and matched to MiniLM's by quantiles: even questions fit, odd ones judge (the share of answers and of
-all pairs above each floor, beside MiniLM's in English; z-scores, which also divide by the spread, beside it). MIXED_SCALE the same in a three-language vault (en, zh, ru; each page in one, each
-question in one), each language's mean vector taken out. No graded question is used.
+all pairs above each floor, beside MiniLM's in English; z-scores, which also divide by the spread, beside it).
+MIXED_SCALE the same in a three-language vault (en, zh, ru; each page in one, each question in one), each language's
+mean vector taken out. No graded question is used.
 """
 from __future__ import annotations
 
