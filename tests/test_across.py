@@ -93,7 +93,8 @@ def test_each_question_is_judged_on_its_own_scale():
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     cache = VectorCache(lambda: ([f"c{i}" for i in range(400)], vectors))
     baseline = Baseline(cache.sample(Baseline.SAMPLE))
-    scaled = QuestionScaledVectors(cache, ACROSS_SCALE, lambda: baseline)
+    typical = (0.0, 0.25)  # random 16-dimensional vectors: near 0 on average, a quarter apart
+    scaled = QuestionScaledVectors(cache, ACROSS_SCALE, typical, lambda: baseline)
     question = vectors[7] + 0.2 * vectors[8]
     question /= np.linalg.norm(question)
     hits = scaled.search(question, 0.3)
@@ -105,9 +106,12 @@ def test_each_question_is_judged_on_its_own_scale():
     assert scale.shown(scale.raw(0.5)) == pytest.approx(0.5, abs=1e-3)
     everything = scaled.search(question, -1.0)
     assert len(everything) == 400 and everything[:len(hits)] == hits, "a floor cuts the one ranking, never reorders"
-    offset = Baseline(cache.sample(Baseline.SAMPLE) + 0.1 * question)  # every passage nearer the question
-    assert QuestionScale(ACROSS_SCALE, offset.of(question)).shown(0.5) < scale.shown(0.5), \
+    nearer = Baseline(cache.sample(Baseline.SAMPLE) + 0.1 * question)  # every passage nearer the question
+    assert QuestionScale(ACROSS_SCALE, *nearer.of(question, typical)).shown(0.5) < scale.shown(0.5), \
         "a question near everything needs more to stand out"
+    own_mean = float(question @ vectors[:10].astype(np.float64).mean(axis=0))
+    assert Baseline(vectors[:10]).of(question, (0.5, 0.25))[0] == pytest.approx((10 * own_mean + 100 * 0.5) / 110), \
+        "a project of ten notes leans on the typical mean, a tenth of which its answer would be"
 
 
 def test_a_mixed_project_takes_each_languages_mean_out():

