@@ -150,7 +150,9 @@ class ChunkHit(PassageRef):
     keyword and tag 1.0, hybrid found by both at least 1.0), cosine the similarity in meaning whatever the mode."""
 
     ALIASES: ClassVar[dict[str, str]] = SPEC_000
-    EXTRA: ClassVar[dict[str, Any]] = {"explain": dict}
+    # across: found by meaning across languages (the passage is in another language than the question, so none of
+    # its words can match: hybrid judges it by meaning alone)
+    EXTRA: ClassVar[dict[str, Any]] = {"explain": dict, "across": bool}
     file_type: str
     score: float
     cosine: float | None
@@ -172,7 +174,7 @@ class ChunkHit(PassageRef):
 class NoteHit(ChunkHit):
     """One note, by its best passage (a ChunkHit's fields), with how many passages matched and the others."""
 
-    EXTRA: ClassVar[dict[str, Any]] = {"explain": dict, "reason": str}  # reason: why a related note is related
+    EXTRA: ClassVar[dict[str, Any]] = {"explain": dict, "across": bool, "reason": str}  # reason: why it is related
     passages: int = 1
     more_passages: list[Passage] = field(default_factory=list)
 

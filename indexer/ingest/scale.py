@@ -80,6 +80,7 @@ class Baseline:
 
     SAMPLE = 20_000
     PRIOR = 100  # a space's own spread counts as this many passages' worth against the model's typical one
+    FITTED = 400  # the passages of each space the scales were fitted on (tests/bench/bench_across.py)
 
     def __init__(self, vectors: np.ndarray):
         vectors = np.asarray(vectors, dtype=np.float64)
@@ -99,8 +100,18 @@ class Baseline:
         own = max(float(q @ self.covariance @ q), 0.0) if self.covariance is not None else typical[1] ** 2
         weight = self.count / (self.count + self.PRIOR)
         mean = weight * own_mean + (1 - weight) * typical[0]
-        spread = np.sqrt(weight * own + (1 - weight) * typical[1] ** 2)
-        return mean, max(float(spread), 1e-6)
+        spread = max(float(np.sqrt(weight * own + (1 - weight) * typical[1] ** 2)), 1e-6)
+        return mean + self.noise * spread, spread
+
+    @property
+    def noise(self) -> float:
+        """How much higher the best of this many unrelated passages stands than the best of FITTED (in deviations:
+        the largest of n draws lies near sqrt(2 ln n)): a passage must stand out from the noise of its project as it
+        would among the passages the scale was fitted on, so that a question that means nothing (`qzxv plorbt`)
+        finds nothing in a big project either."""
+        if self.count <= self.FITTED:
+            return 0.0
+        return float(np.sqrt(2 * np.log(self.count)) - np.sqrt(2 * np.log(self.FITTED)))
 
 
 @dataclass(frozen=True)

@@ -60,11 +60,14 @@ NAME_MATCHES = {2: "the query is its title, an alias or its file name", 1: "the 
 
 
 def _rule(search_type: str, similarity: float | None, ranking: Ranking, recency=None, boost=None,
-          score: float | None = None, partial: bool = False) -> str:
+          score: float | None = None, partial: bool = False, across: bool = False) -> str:
     threshold = ranking.meaning.threshold if ranking.meaning else None
     if search_type == "hybrid":
         name, note, share = boost or (0, 0.0, 1.0)
-        return (f"found by its words and its meaning: 1 + (note score {note:.4f} + name {TITLE_BONUS[name]:g} "
+        found = ("found by its meaning across languages (the passage is in another language than the question, so "
+                 "no word of it can match: it is scored as if it held them)" if across
+                 else "found by its words and its meaning")
+        return (f"{found}: 1 + (note score {note:.4f} + name {TITLE_BONUS[name]:g} "
                 f"({NAME_MATCHES[name]})) × {share:.4f} (its similarity over its note's best) + {CHUNK_WEIGHT:g} "
                 f"× similarity {similarity:.4f} = {score:.4f}; the note score fuses the note's legs as vault_search "
                 f"does (BM25 for the words, best passage and first passage by meaning: the best leg + 0.3 × the "
@@ -120,7 +123,7 @@ def annotate(index: ProjectIndex, ranking: Ranking, results: list[dict], terms: 
         boost = ranking.boosts.get(cid) if r["search_type"] == "hybrid" else None
         r["explain"] = {"mode": ranking.mode, "rank": place, "search_type": r["search_type"], "score": r["score"],
                         "legs": legs, "rule": _rule(r["search_type"], sim, ranking, ranking.recency.get(cid), boost,
-                                                    r["score"], cid in ranking.partial),
+                                                    r["score"], cid in ranking.partial, bool(r.get("across"))),
                         "matched_words": words}
         if boost is not None:
             r["explain"]["boost"] = {"name": boost[0], "name_bonus": TITLE_BONUS[boost[0]],

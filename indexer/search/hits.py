@@ -26,11 +26,13 @@ SNIPPET_CHARS = 220
 
 def chunk_hits(index: ProjectIndex, ranked: list[tuple[str, float, str]], terms: list[str],
                cosines: dict[str, float] | None = None, partial: Iterable[str] = (),
-               documents: int | None = None) -> list[dict]:
+               documents: int | None = None, across: Iterable[str] = ()) -> list[dict]:
     """Turn (chunk_id, score, search_type) triples into chunk hits, keeping their order; the chunks of `partial`
-    hold only some of the words. With `documents`, only the chunks of the first that many documents become hits
-    (a grouped answer keeps no more, and a hit's readable snippet is most of its cost)."""
-    partial = set(partial)
+    hold only some of the words, those of `across` are in another language than the question (found by meaning
+    across languages: `across` true, when they hold none of its words). With `documents`, only the chunks of the
+    first that many documents become hits (a grouped answer keeps no more, and a hit's readable snippet is most of
+    its cost)."""
+    partial, across = set(partial), set(across)
     if not ranked:
         return []
     sentences = [t for t in terms if len(t) > 2 and CJK_RUN.fullmatch(t)]  # a Chinese or Japanese sentence asked
@@ -47,7 +49,9 @@ def chunk_hits(index: ProjectIndex, ranked: list[tuple[str, float, str]], terms:
                 continue
             kept.add(r["document_id"])
         hit = chunk_hit(index, r, score, search_type, words, (cosines or {}).get(cid), shared)
-        if search_type in ("keyword", "hybrid"):
+        if cid in across and not held(words, r):
+            hit["across"] = True  # its language is not the question's: no word to match, only meaning
+        elif search_type in ("keyword", "hybrid"):
             some = cid in partial or any(t not in f"{r['content']} {r['title']}".lower() for t in sentences)
             hit["matched_words"] = held(words, r) if some else list(terms)
             hit["partial"] = some

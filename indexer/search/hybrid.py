@@ -122,7 +122,7 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
     ranked = scored + [(cid, 1.0, "keyword") for cid in alone]
     ranked += [(cid, sim, "semantic") for cid, sim in top if cid not in both]
     return Ranking("hybrid", ranked if whole else ranked[:limit], keyword, meaning, partial=partial, boosts=boosts,
-                   whole=whole)
+                   whole=whole, unreadable=unreadable & both)
 
 
 def _named_by_words(index: ProjectIndex, vector, keyword: list[str], sims: dict, fused: dict, best: dict,

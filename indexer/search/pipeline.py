@@ -68,7 +68,7 @@ def search(indexes: list[ProjectIndex], request) -> dict:
         if ranking is not None:
             terms = _terms(query, request.mode) if available else query.terms
             results = chunk_hits(index, ranking.ranked[:pool], terms, ranking.cosines(), ranking.partial,
-                                 documents=request.limit if request.group else None)
+                                 documents=request.limit if request.group else None, across=ranking.unreadable)
         if request.scope == "all" and not available and request.mode not in ("tag", "keyword"):
             unavailable_in.append(index.name)
         if request.explain and ranking is not None:

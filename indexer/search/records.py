@@ -53,6 +53,8 @@ class Ranking:
     recency: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # chunk: (similarity, age, freshness)
     recency_rule: tuple[float, float] = (0.0, 0.0)  # (weight of freshness, half-life in days)
     whole: bool = False  # every chunk that scores is ranked (no limit cut the legs)
+    # hybrid across languages: passages in another language than the question, judged by meaning alone
+    unreadable: set[str] = field(default_factory=set)
 
     @property
     def semantic_available(self) -> bool:

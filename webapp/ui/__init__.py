@@ -37,6 +37,8 @@ def match_label(result: dict) -> str:
     """How a result matched, in words: keyword hits are exact matches (or partial ones, naming the words they hold),
     not a similarity to weigh against others."""
     kind = result["search_type"]
+    if result.get("across"):
+        return f"by meaning, across languages · {similarity_percent(result)}% similar"
     words = "exact match"
     if result.get("partial"):
         words = "partial match: " + ", ".join(result.get("matched_words") or [])
