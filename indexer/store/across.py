@@ -99,6 +99,8 @@ class AcrossWriter:
         self._multilingual = multilingual
         self._vector_lock = vector_lock  # the writer's: a passage deleted meanwhile never gets a row
         self.listeners: list[AcrossListener] = []
+        self.error: str | None = None  # why the multilingual model could not make rows, when it could not
+        self._idle_at: int | None = None  # the store's write count when a round last found nothing to do
 
     def made_by(self) -> str:
         return made_by(self._own(), self._multilingual())
@@ -107,6 +109,8 @@ class AcrossWriter:
               progress_to: Callable[[int, int], None] | None = None) -> int:
         """Make rows for passages that have their own vector and none yet, a round of GROUP at a time, until none
         are left (or `max_batches` rounds, or `stop`); return how many were made."""
+        if self._idle_at is not None and self._idle_at == self.store.conn.total_changes:
+            return 0  # nothing written since nothing was left: no scan of every passage again
         want = self.made_by()
         if self.store.meta(META) != want:
             forget(self.store, want)
@@ -116,6 +120,7 @@ class AcrossWriter:
         while not (stop and stop.is_set()) and (max_batches is None or rounds < max_batches):
             rows = pending(self.store, GROUP)
             if not rows:
+                self._idle_at = self.store.conn.total_changes
                 break
             done += self._round(rows, want)
             rounds += 1
@@ -130,7 +135,9 @@ class AcrossWriter:
         if want != LANGUAGES_ONLY:
             model = self._multilingual()
             if not model.available:
-                raise EmbeddingsUnavailable(f"Embeddings across languages are unavailable: {model.unavailable_reason}")
+                self.error = model.unavailable_reason
+                raise EmbeddingsUnavailable(f"Embeddings across languages are unavailable: {self.error}")
+            self.error = None
             vectors = model.embed([r["embed_text"] for r in rows], max_tokens=ACROSS_TOKENS)
         with self._vector_lock:
             alive = {r[0] for r in self.store.query(

@@ -728,6 +728,9 @@ class Project:
     def status(self) -> dict:
         """Counts, embedding state and per-file errors of this project."""
         status = project_status(self.info, self.store, self.embedder)
+        if self.across.error and "across" in status and not status["across"]["ready"]:
+            status["across"]["sentence"] = (f"questions in other languages: searched as the notes are, since the "
+                                            f"multilingual model is unavailable ({self.across.error})")
         if self.repair:
             status["repair"] = self.repair
         return status
