@@ -583,30 +583,11 @@ class BackgroundIndexer:
         while not self._stop.is_set():
             worked = 0
             if not self._halt.is_set() and not self.disk_full:
-                for project in list(self.projects.values()):
-                    if self._halt.is_set():
-                        break
-                    started = time.monotonic()
-                    try:
-                        n = project.embed_pending(stop=self._halt, max_batches=1)
-                    except EmbeddingsUnavailable:  # this project's model: the others may have theirs
-                        continue
-                    except DiskFull as exc:
-                        self._wait_for_space(str(exc))
-                        break
-                    except Exception as exc:
-                        if self._closed_since(project):
-                            pass
-                        elif is_damage(exc):
-                            self.report_damage(project.name, f"SQLite says: {exc}")
-                        else:
-                            logger.exception("Embedding for %s failed", project.name)
-                        n = 0
-                    if n:
-                        self.rate.add(n, time.monotonic() - started)
-                    worked += n
-                if not worked and not self._halt.is_set() and not self.disk_full:
-                    worked = self._embed_across()  # once no project waits for its own vectors
+                worked = self._round(lambda p: p.embed_pending(stop=self._halt, max_batches=1), "Embedding",
+                                     timed=True)
+                if not worked and not self._halt.is_set() and not self.disk_full:  # once no project waits for its
+                    worked = self._round(lambda p: p.embed_across(stop=self._halt, max_batches=1),  # own vectors
+                                         "Embedding across languages")
             if self._stop.is_set():
                 break
             self._write_engine_state()
@@ -616,15 +597,17 @@ class BackgroundIndexer:
                 self._embed_wakeup.wait(2.0)
                 self._embed_wakeup.clear()
 
-    def _embed_across(self) -> int:
-        """A round of vectors across languages for each project that still lacks some (store/across.py)."""
+    def _round(self, step, what: str, timed: bool = False) -> int:
+        """One batch of `step` for each project (its own vectors, or its vectors across languages: store/across.py);
+        how many passages were done. A project's missing model or failure is its own: the others go on."""
         worked = 0
         for project in list(self.projects.values()):
             if self._halt.is_set():
                 break
+            started = time.monotonic()
             try:
-                worked += project.embed_across(stop=self._halt, max_batches=1)
-            except EmbeddingsUnavailable:  # the multilingual model: search in the project's own language goes on
+                n = step(project)
+            except EmbeddingsUnavailable:  # this project's model: the others may have theirs
                 continue
             except DiskFull as exc:
                 self._wait_for_space(str(exc))
@@ -635,7 +618,11 @@ class BackgroundIndexer:
                 elif is_damage(exc):
                     self.report_damage(project.name, f"SQLite says: {exc}")
                 else:
-                    logger.exception("Embedding across languages for %s failed", project.name)
+                    logger.exception("%s for %s failed", what, project.name)
+                n = 0
+            if n and timed:
+                self.rate.add(n, time.monotonic() - started)
+            worked += n
         return worked
 
     def _tune_hnsw(self) -> None:

@@ -125,7 +125,7 @@ def test_each_toggle_changes_the_results(page):
     expect(page.locator("#results .result").first).to_contain_text("Sourdough bread")
     page.click("label[for=t-smart]")  # Keyword alone: no note holds every word (stopwords are never required)
     expect(page.locator("#results .mode-name")).to_have_text("keyword")
-    expect(page.locator("#results")).to_contain_text("No notes match")
+    expect(page.locator("#results")).to_contain_text("Nothing in 'notes' matches")
     page.click("label[for=t-smart]")
     page.click("label[for=t-kw]")  # Smart alone: semantic search finds it by meaning
     expect(page.locator("#results .mode-name")).to_have_text("semantic")

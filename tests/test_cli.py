@@ -45,7 +45,7 @@ def test_add_index_status_remove(vault, data_home):
     typo = skmemory("search", "sourdugh", "--documents", check=True)  # a typo is corrected, and says so
     assert "Showing results for: sourdough" in typo.stderr and "Sourdough" in typo.stdout
     as_typed = skmemory("search", "sourdugh", "--mode", "keyword", "--no-correct", check=True)
-    assert "Showing results for" not in as_typed.stderr and "No results." in as_typed.stdout
+    assert "Showing results for" not in as_typed.stderr and "Nothing in 'notes' matches" in as_typed.stdout
 
     # Issue 40 row 19: one row per note by default (a note twice in a row was one row per passage); --passages
     # lists each passage, and --json stays the API's answer.

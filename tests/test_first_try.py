@@ -83,7 +83,7 @@ def test_smart_alone_says_nothing_is_close_and_offers_the_weaker_matches(page):
     page.goto(f"/search?q={question}&m=1&smart=1")
     expect(page.locator("#results .mode-name")).to_have_text("semantic")
     notice = page.locator("#results .weaker-notice")
-    expect(notice).to_contain_text("no passage reaches 50% similarity")
+    expect(notice).to_contain_text("no passage is close enough in meaning (50% or more similar)")
     expect(page.locator("#results .result-count")).not_to_contain_text("0 documents")
     weaker = notice.locator(".weaker-list .result-title")
     expect(weaker.first).to_be_hidden()  # offered, one click away, not passed off as results

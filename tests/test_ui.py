@@ -107,7 +107,7 @@ def test_toggles_choose_the_engine_mode(client, engine):
     assert 'mode-name">keyword' in keyword and "badge-semantic" not in keyword and "badge-hybrid" not in keyword
     semantic = results_of(client, "/search?q=baking+bread+with+a+starter&smart=1")
     assert 'mode-name">semantic' in semantic and "Sourdough bread" in semantic and "badge-keyword" not in semantic
-    assert "No notes match" in results_of(client, "/search?q=yeasty+loaves+rising+overnight&kw=1")
+    assert "Nothing in &#39;notes&#39; matches" in results_of(client, "/search?q=yeasty+loaves+rising+overnight&kw=1")
     tag_and = results_of(client, "/search?tag=1&tags=project&tags=outdoors&op=all")
     assert 'mode-name">tag' in tag_and and "Garden plan" in tag_and and "Compost log" in tag_and
     assert "Sourdough" not in tag_and
@@ -125,7 +125,7 @@ def test_empty_states_and_errors_in_place(client):
     assert "Type to search" in results_of(client, "/search?q=")
     assert "Pick one or more tags" in results_of(client, "/search?tag=1")
     none = results_of(client, "/search?q=zzqqxx&kw=1")
-    assert "No notes match" in none and "zzqqxx" in none
+    assert "Nothing in" in none and "zzqqxx" in none
     ghost = client.get("/search?q=x&project=ghost", base_url=BASE, headers=HX)
     assert ghost.status_code == 404 and "No project named" in ghost.get_data(as_text=True)
     assert "<html" not in ghost.get_data(as_text=True)

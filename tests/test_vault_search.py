@@ -198,8 +198,10 @@ def test_meaning_bridges_vocabulary(engine, fts_engine):
     assert paths(hybrid)[0] == "Journal/2026-06-01.md"  # says "goals" and "targets", never the query words
     keywords_only = fts_engine.search(SearchRequest("career aspirations", mode="vault"))
     reason = keywords_only.pop("semantic_reason")
+    why_empty = keywords_only.pop("empty_reason")
     assert keywords_only == {"results": [], "total": 0, "search_mode": "fts", "reranked": False}
     assert reason.startswith("the embedding model is unavailable (")
+    assert "meaning search could not run" in why_empty and "The embedding model is unavailable" in why_empty
 
 
 def test_a_note_found_by_both_legs_outranks_one_leg(engine):
@@ -222,8 +224,10 @@ def test_a_note_with_only_some_of_the_words_still_shows_where_they_are(engine):
 
 
 def test_no_match_is_an_empty_result(word_engine):
-    assert word_engine.search(SearchRequest("xqzvwk", mode="vault")) == {"results": [], "total": 0,
-                                                                         "search_mode": "fts", "reranked": False}
+    nothing = word_engine.search(SearchRequest("xqzvwk", mode="vault"))
+    why = nothing.pop("empty_reason")  # spec 001's empty answer, and why it is empty
+    assert nothing == {"results": [], "total": 0, "search_mode": "fts", "reranked": False}
+    assert why.startswith("Nothing in 'notes' matches “xqzvwk”") and "English" in why
     none = word_engine.search(SearchRequest("tomatoes", mode="vault", filters={"type": "no-such-type"}))
     assert none["results"] == [] and none["total"] == 0
 

@@ -53,21 +53,21 @@ SCALE = SimilarityScale(
 
 
 # A question's similarities to passages in another language, as QuestionScale reads them (in deviations above its
-# mean similarity to the space's vectors, both leaning on the typical ones in a small project) onto the shared
+# mean similarity to the space's vectors, the spread leaning on the typical one in a small project) onto the shared
 # scale, fitted by tests/bench/bench_across.py on parallel tldr pages: a page's description asked in one language of
 # passages in the other, matched to the English twins of the same pairs under
 # all-MiniLM-L6-v2. ACROSS_SCALE for a question about notes in another language; MIXED_SCALE in a mixed project's
 # space, where each language's mean vector is taken out (search/across.py).
-ACROSS_TYPICAL = (0.8127, 0.0142)  # a question's mean similarity to a space's passages, and their spread
+ACROSS_SPREAD = 0.0142  # a question's typical spread of similarities to a space's passages
 ACROSS_SCALE = SimilarityScale(
-    (-50.0, -1.3314, -0.5333, 0.0322, 0.5568, 0.8491, 1.2276, 1.5396, 1.7574, 1.9325, 2.2659, 2.6442, 3.2664, 3.7658,
-     4.3461, 5.6237, 50.0),
+    (-50.0, -1.3085, -0.5097, 0.0494, 0.555, 0.8347, 1.2066, 1.5186, 1.7373, 1.9153, 2.2513, 2.631, 3.2746, 3.7807,
+     4.3261, 5.629, 50.0),
     (-1.0, -0.0415, 0.0208, 0.0672, 0.1174, 0.1509, 0.201, 0.2472, 0.2817, 0.3102, 0.3694, 0.4338, 0.5167, 0.576,
      0.6309, 0.7339, 1.0))
-MIXED_TYPICAL = (-0.0178, 0.1063)
+MIXED_SPREAD = 0.1063
 MIXED_SCALE = SimilarityScale(
-    (-50.0, -1.1818, -0.6163, -0.1399, 0.4966, 0.9048, 1.3795, 1.7373, 1.9832, 2.1707, 2.4798, 2.8319, 3.2959,
-     3.5739, 3.9435, 5.7207, 50.0),
+    (-50.0, -1.1821, -0.6175, -0.1405, 0.4938, 0.9039, 1.3794, 1.7388, 1.9837, 2.1708, 2.4788, 2.8337, 3.293, 3.569,
+     3.9363, 5.7088, 50.0),
     (-1.0, -0.0178, 0.0439, 0.0897, 0.1353, 0.1655, 0.2108, 0.2551, 0.2929, 0.3311, 0.4042, 0.4531, 0.5109, 0.5448,
      0.5985, 0.7043, 1.0))
 

@@ -88,20 +88,18 @@ class Baseline:
         self.mean = vectors.mean(axis=0) if len(vectors) else None
         self.covariance = np.cov(vectors.T, bias=True) if len(vectors) > 1 else None
 
-    def of(self, query: np.ndarray, typical: tuple[float, float]) -> tuple[float, float]:
-        """(mean, spread) of this question's similarities to the space's vectors. Both lean on the model's typical
-        ones (`typical`: mean, spread) as a project of few notes cannot tell its own: of ten passages the answer is a
-        tenth of the mean, and the best is at most three deviations above it, so that ten notes alone would let
-        nothing pass 0.5; with PRIOR passages the two weigh alike, with thousands the space's own rule."""
+    def of(self, query: np.ndarray, typical: float) -> tuple[float, float]:
+        """(mean, spread) of this question's similarities to the space's vectors. The spread leans on the model's
+        typical one as a project of few notes cannot tell its own (the best of ten passages is at most three
+        deviations above their mean, so that ten notes alone would let nothing pass 0.5): with PRIOR passages the two
+        weigh alike, with thousands the space's own rules. The mean is the space's own, whatever its size."""
         if self.mean is None:
-            return typical
+            return 0.0, typical
         q = np.asarray(query, dtype=np.float64).reshape(-1)
-        own_mean = float(q @ self.mean)
-        own = max(float(q @ self.covariance @ q), 0.0) if self.covariance is not None else typical[1] ** 2
+        own = max(float(q @ self.covariance @ q), 0.0) if self.covariance is not None else typical ** 2
         weight = self.count / (self.count + self.PRIOR)
-        mean = weight * own_mean + (1 - weight) * typical[0]
-        spread = max(float(np.sqrt(weight * own + (1 - weight) * typical[1] ** 2)), 1e-6)
-        return mean + self.noise * spread, spread
+        spread = max(float(np.sqrt(weight * own + (1 - weight) * typical ** 2)), 1e-6)
+        return float(q @ self.mean) + self.noise * spread, spread
 
     @property
     def noise(self) -> float:
@@ -140,10 +138,10 @@ class QuestionScaledVectors(ScaledVectors):
     """A vector search whose similarities are each question's own (QuestionScale): the floor asked for becomes a raw
     cosine for this question, and every similarity returned is put on the shared scale through it."""
 
-    def __init__(self, inner, scale: SimilarityScale, typical: tuple[float, float], baseline_of):
+    def __init__(self, inner, scale: SimilarityScale, typical: float, baseline_of):
         super().__init__(inner, lambda: scale)
         self._z = scale
-        self._typical = typical  # the model's typical (mean, spread) of a question's similarities in this space
+        self._typical = typical  # the model's typical spread of a question's similarities in this space
         self._baseline_of = baseline_of  # () -> Baseline of the vectors searched
 
     def question_scale(self, query) -> QuestionScale:

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..ingest.embeddings import Embedder
 from ..ingest.language import NAMES, Languages, common_word, content_words, question_language, script
-from ..ingest.multilingual import ACROSS_SCALE, ACROSS_TYPICAL, MIXED_SCALE, MIXED_TYPICAL
+from ..ingest.multilingual import ACROSS_SCALE, ACROSS_SPREAD, MIXED_SCALE, MIXED_SPREAD
 from ..ingest.scale import Baseline, QuestionScaledVectors, ScaledVectors
 from . import chunk_reads as reads
 from .cache import VectorCache
@@ -293,7 +293,7 @@ def meaning_index(index: ProjectIndex, query) -> ProjectIndex:
         cache.ensure_loaded()  # the means a question is centred by are read with the vectors
         embedder = index.multilingual() if asked.total else index.embedder
         centre = (lambda v: vectors.centre(v, asked.language)) if asked.space == "mixed" else None
-    scale, typical = (MIXED_SCALE, MIXED_TYPICAL) if asked.space == "mixed" else (ACROSS_SCALE, ACROSS_TYPICAL)
+    scale, typical = (MIXED_SCALE, MIXED_SPREAD) if asked.space == "mixed" else (ACROSS_SCALE, ACROSS_SPREAD)
     scaled = QuestionScaledVectors(cache, scale, typical, lambda: vectors.baseline(cache))
     return AcrossView(index, scaled, embedder, asked, centre)
 

@@ -681,7 +681,12 @@ class Project:
         if self.store.has_pending():
             return 0
         self.check_space()
-        return self.across.embed(stop, max_batches, progress)
+        try:
+            return self.across.embed(stop, max_batches, progress)
+        except sqlite3.Error as exc:
+            if is_full(exc):
+                raise DiskFull(self.space_sentence()) from None
+            raise
 
     def load_across(self) -> tuple[list[str], list[str | None], np.ndarray]:
         """Every passage's vector across languages, with its language (search/across.py centres a mixed project's)."""

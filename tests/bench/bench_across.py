@@ -18,8 +18,8 @@ line is a question; its passages are the pages without their description lines. 
 the English passages (read to ACROSS_TOKENS, as an English project's vectors across languages) and an English one of
 the <lang> passages (the multilingual model's own vectors); MiniLM's scores of the English twins of the same pairs are
 what they should mean. Each question's similarities become deviations above its mean similarity to the passages
-(QuestionScale: mean and spread lean on the model's typical ones, ACROSS_TYPICAL, the medians over the fitting
-questions, as a project of few notes cannot tell its own), matched to MiniLM's by quantiles: even questions fit, odd
+(QuestionScale: the spread leans on the model's typical one, ACROSS_SPREAD, the median over the fitting questions,
+as a project of few notes cannot tell its own), matched to MiniLM's by quantiles: even questions fit, odd
 ones judge (the share of answers and of all pairs above each floor, beside MiniLM's in English, and in a project of
 ten pages).
 MIXED_SCALE the same in a three-language vault (en, zh, ru; each page in one, each question in one), each language's
@@ -135,24 +135,21 @@ def spreads(questions: np.ndarray, passages: np.ndarray) -> np.ndarray:
     return np.sqrt(np.einsum("ij,jk,ik->i", questions, cov, questions))
 
 
-def z_scores(questions: np.ndarray, passages: np.ndarray, typical: tuple[float, float] | None) -> np.ndarray:
-    """Each question's similarities in deviations above its mean similarity to the passages, mean and spread leaning
-    on the typical ones as Baseline.of does (typical None: the passages' own alone)."""
+def z_scores(questions: np.ndarray, passages: np.ndarray, typical: float | None) -> np.ndarray:
+    """Each question's similarities in deviations above its mean similarity to the passages, the spread leaning on
+    the typical one as Baseline.of does (typical None: the passages' own alone)."""
     sims = questions @ passages.T
-    mean, own = questions @ passages.mean(axis=0), spreads(questions, passages) ** 2
+    own = spreads(questions, passages) ** 2
     if typical is not None:
         weight = len(passages) / (len(passages) + Baseline.PRIOR)
-        mean = weight * mean + (1 - weight) * typical[0]
-        own = weight * own + (1 - weight) * typical[1] ** 2
-    return (sims - mean[:, None]) / np.sqrt(own)[:, None]
+        own = weight * own + (1 - weight) * typical ** 2
+    return (sims - (questions @ passages.mean(axis=0))[:, None]) / np.sqrt(own)[:, None]
 
 
-def typical_of(pairs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
-    """The model's typical (mean, spread) of a question's similarities to a space's passages: the medians over the
-    fitting (even) questions."""
-    means = np.concatenate([q[0::2] @ p.mean(axis=0) for q, p in pairs])
-    spread = np.concatenate([spreads(q[0::2], p) for q, p in pairs])
-    return round(float(np.median(means)), 4), round(float(np.median(spread)), 4)
+def typical_of(pairs: list[tuple[np.ndarray, np.ndarray]]) -> float:
+    """The model's typical spread of a question's similarities to a space's passages: the median over the fitting
+    (even) questions."""
+    return round(float(np.median(np.concatenate([spreads(q[0::2], p) for q, p in pairs]))), 4)
 
 
 def fit(raw: np.ndarray, shown: np.ndarray) -> SimilarityScale:
@@ -208,7 +205,7 @@ def scales(corpora: Path, sample: int) -> None:
     (m_fit, m_judge), (r_fit, r_judge), (z_fit, z_judge), (_, a_judge) = (
         halves(parts[k]) for k in ("minilm", "raw", "z", "answers"))
     across = fit(z_fit, m_fit)
-    print(f"\nACROSS_TYPICAL = {typical}\nACROSS_SCALE = SimilarityScale(\n    {across.raw_knots},\n    "
+    print(f"\nACROSS_SPREAD = {typical}\nACROSS_SCALE = SimilarityScale(\n    {across.raw_knots},\n    "
           f"{across.shown_knots})\n")
     quantile_raw = SimilarityScale(*(tuple(np.maximum.accumulate(np.quantile(x, LEVELS))) for x in (r_fit, m_fit)))
     judge("across languages", m_judge, {"e5, the same-language SCALE": SCALE.shown(r_judge),
@@ -256,7 +253,7 @@ def mixed_scale(corpora: Path, english: Embedder, multilingual: Embedder, sample
     typical = typical_of([(centred_q, centred_p)])
     z = z_scores(centred_q, centred_p, typical)
     mixed = fit(z[0::2].ravel(), minilm[0::2].ravel())
-    print(f"\nMIXED_TYPICAL = {typical}\nMIXED_SCALE = SimilarityScale(\n    {mixed.raw_knots},\n    "
+    print(f"\nMIXED_SPREAD = {typical}\nMIXED_SCALE = SimilarityScale(\n    {mixed.raw_knots},\n    "
           f"{mixed.shown_knots})\n")
     judge("a mixed vault", minilm[1::2].ravel(), {"e5 centred, z-scores matched (fitted now)": mixed.shown(
         z[1::2].ravel()), "e5 centred, MIXED_SCALE (in the code)": MIXED_SCALE.shown(z[1::2].ravel())},

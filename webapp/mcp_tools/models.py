@@ -27,10 +27,6 @@ class NotesAnswer(Shape):
     other_projects: list[str] | None = Field(None, description="Projects not searched, when none was named.")
     results: list[dict[str, Any]] = Field(description="CompactRows: path, title, score, heading, lines, snippet.")
     more: bool | None = Field(None, description="True when the limit cut the list.")
-    empty_reason: str | None = Field(None, description="Why results is empty: what was tried, the notes' language "
-                                                       "and model; weaker_matches, when any, are the closest.")
-    languages: str | None = Field(None, description="A question in another language than the notes: how it was "
-                                                    "searched (across languages, or not yet and why).")
 
 
 class RelatedAnswer(Shape):
