@@ -95,9 +95,10 @@ def _index_one(home: "Home", project_name: str, no_embed: bool, done: dict) -> N
 def _embed_across_with_progress(project: "Project") -> None:
     """The vectors that let a question in another language find these notes (made after their own: a note is
     searchable by its own model first)."""
-    made, total = project.across_progress()
-    if made >= total:
+    progress = project.across_progress()
+    if progress is None or progress[0] >= progress[1]:  # a built-in project, or nothing left
         return
+    made, total = progress
     try:
         with click.progressbar(length=total - made, label=f"{project.name}: passages readable in other languages",
                                file=sys.stderr, show_eta=True) as bar:

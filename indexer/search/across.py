@@ -238,18 +238,19 @@ def _asking(index: ProjectIndex, query) -> Asking:
     if language is None and script(query.meaning) == "latin" and found.script == "latin" and _foreign(index, query,
                                                                                                         notes):
         language = "foreign"
-    if mixed(found) and multilingual:
-        made, total = _progress(index)
-        return Asking(language, notes, "mixed", made, total, model.name)
+    if mixed(found) and multilingual and (progress := _progress(index)) is not None:
+        return Asking(language, notes, "mixed", *progress, model.name)
     if language is None or spoken(found, language):
         return Asking(language, notes, "own")
     if multilingual:  # its own vectors read every language already
         return Asking(language, notes, "across", model=model.name)
-    made, total = _progress(index)
-    return Asking(language, notes, "across", made, total, index.multilingual().name)
+    progress = _progress(index)
+    if progress is None:  # a built-in project: no vectors across languages, searched as its notes are
+        return Asking(language, notes, "own")
+    return Asking(language, notes, "across", *progress, index.multilingual().name)
 
 
-def _progress(index: ProjectIndex) -> tuple[int, int]:
+def _progress(index: ProjectIndex) -> tuple[int, int] | None:
     return index.kept("across progress", index.across_progress)
 
 

@@ -677,8 +677,8 @@ class Project:
                      max_batches: int | None = None) -> int:
         """Make each embedded passage's row across languages (its language, and for a project of the English model
         its multilingual vector: store/across.py); return how many were made. Only once nothing waits for its own
-        vector: a note is searchable by its own model first."""
-        if self.store.has_pending():
+        vector: a note is searchable by its own model first. None for the demo and the User Docs (makes_across)."""
+        if not makes_across(self.info, self.settings) or self.store.has_pending():
             return 0
         self.check_space()
         try:
@@ -692,9 +692,10 @@ class Project:
         """Every passage's vector across languages, with its language (search/across.py centres a mixed project's)."""
         return load_across(self.store)
 
-    def across_progress(self) -> tuple[int, int]:
-        """(passages with their vector across languages, passages with their own vector)."""
-        return across_progress(self.store)
+    def across_progress(self) -> tuple[int, int] | None:
+        """(passages with their vector across languages, passages with their own vector); None for a project that
+        gets none (makes_across)."""
+        return across_progress(self.store) if makes_across(self.info, self.settings) else None
 
     def query_vectors(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
         """Chroma's approximate nearest k chunks, for SKMEMORY_VECTOR_SEARCH=hnsw (see search/hnsw.py)."""
@@ -732,7 +733,7 @@ class Project:
 
     def status(self) -> dict:
         """Counts, embedding state and per-file errors of this project."""
-        status = project_status(self.info, self.store, self.embedder)
+        status = project_status(self.info, self.store, self.embedder, makes_across(self.info, self.settings))
         if self.across.error and "across" in status and not status["across"]["ready"]:
             status["across"]["sentence"] = (f"questions in other languages: searched as the notes are, since the "
                                             f"multilingual model is unavailable ({self.across.error})")
@@ -782,7 +783,14 @@ def language_status(store: Store) -> dict:
     return described
 
 
-def project_status(info: ProjectInfo, store: Store, embedder: Embedder | None) -> dict:
+def makes_across(info: ProjectInfo, settings: Settings) -> bool:
+    """Whether a project gets vectors across languages: not the built-in User Docs, nor the demo (kept inside the
+    data folder). The first start stays as light as it was: making the multilingual model's copies (about a minute,
+    ~1 GB in the user's model cache, once) right after the demo is embedded slowed it and held up a stop for minutes."""
+    return not info.builtin and not Path(info.root).resolve().is_relative_to(Path(settings.home).resolve())
+
+
+def project_status(info: ProjectInfo, store: Store, embedder: Embedder | None, across: bool = True) -> dict:
     """Describe a project's index in the shape the CLI and the API print."""
     counts = store.counts()
     status = {"project": info.name, "root": str(info.root), **counts, "errors": store.errors()}
@@ -802,7 +810,8 @@ def project_status(info: ProjectInfo, store: Store, embedder: Embedder | None) -
         status["embeddings_unavailable_reason"] = embedder.error
         status["model"] = embedder.name
         try:
-            status["across"] = across_status(store, embedder)
+            if across:  # the demo and the User Docs get no vectors across languages (makes_across)
+                status["across"] = across_status(store, embedder)
         except sqlite3.OperationalError:  # an index of an older version, read before the server migrated it
             pass
     return status

@@ -15,7 +15,7 @@ from ..registry import ProjectInfo
 from .across import load as load_across, progress as across_progress
 from .database import SQLITE_NAME, Store
 from .migrations import behind
-from .project import chosen_model
+from .project import chosen_model, makes_across
 
 logger = logging.getLogger(__name__)
 
@@ -65,8 +65,8 @@ class ProjectReader:
     def load_across(self) -> tuple[list[str], list[str | None], np.ndarray]:
         return load_across(self.store)
 
-    def across_progress(self) -> tuple[int, int]:
-        return across_progress(self.store)
+    def across_progress(self) -> tuple[int, int] | None:
+        return across_progress(self.store) if makes_across(self.info, self.settings) else None
 
     def close(self) -> None:
         self.store.close()
