@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from indexer.config import Settings
+from indexer.config import Settings, default_model_path
 from indexer.ingest.embeddings import Embedder
 from indexer.home import Home
 from support import DEMO_NOTES, WordEmbedder, chromium, free_port
@@ -51,6 +51,8 @@ def pytest_collection_modifyitems(config, items) -> None:
                 else ():
             text += "".join(_source(d.func, sources) for d in defs)
         needs = {need for need, pattern in NEEDS.items() if pattern.search(text)}
+        for defs in item._fixtureinfo.name2fixturedefs.values() if hasattr(item, "_fixtureinfo") else ():
+            needs.update(*(getattr(d.func, "needs", ()) for d in defs))  # declared with support.needs()
         for need in sorted(needs):
             item.add_marker(need)
         if needs & {"model", "server", "browser"}:
@@ -130,6 +132,29 @@ def data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("SKMEMORY_CHROMA_URL", raising=False)
     monkeypatch.delenv("SKMEMORY_MODEL", raising=False)
     return home
+
+
+@pytest.fixture(autouse=True)
+def _no_real_model_unless_marked(request, monkeypatch):
+    """A test not marked `model` (one of `make test-fast`'s) that loads a real model fails, naming the way to mark
+    it: the fast lane stays about a minute because nothing in it loads a model unseen."""
+    if request.node.get_closest_marker("model"):
+        return
+    loaded: list[str] = []
+    load = Embedder.load
+
+    def refuse(self) -> bool:
+        folder = None if self.model == "multilingual" else (self.model_path or default_model_path())
+        if folder is None or folder.is_dir():
+            loaded.append(self.name)
+            raise AssertionError(f"{request.node.nodeid} loads the real model {self.name} but is not marked `model`: "
+                                 "decorate the fixture that loads it with @needs(\"model\") (tests/support.py)")
+        return load(self)
+
+    monkeypatch.setattr(Embedder, "load", refuse)
+    yield
+    assert not loaded, (f"{request.node.nodeid} loaded the real model {loaded[0]} (in a thread?) but is not marked "
+                        "`model`: decorate the fixture that loads it with @needs(\"model\") (tests/support.py)")
 
 
 @pytest.fixture(scope="session")

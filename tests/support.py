@@ -38,6 +38,19 @@ BENIGN = {"htmx:sendAbort", "htmx:afterRequest"}
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason=CHROMIUM_REASON)
 
 
+def needs(*what: str):
+    """Declare what a fixture needs ("model", "server", "browser", "corpus"): every test that uses it, directly or
+    through another fixture, is marked so (conftest.py), and `make test-fast` leaves it out. A fixture that loads a
+    real model without saying so fails its tests in the fast lane, with this sentence's advice."""
+    unknown = set(what) - {"model", "server", "browser", "corpus"}
+    assert not unknown, f"needs() knows model, server, browser and corpus, not {sorted(unknown)}"
+
+    def mark(fn):
+        fn.needs = frozenset(what)
+        return fn
+    return mark
+
+
 def corpus(name: str) -> Path:
     """Return a shared corpus folder, or skip the test with the reason when it is absent."""
     path = CORPORA / name

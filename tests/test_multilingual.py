@@ -13,7 +13,7 @@ from indexer.engine import Engine
 from indexer.home import Home
 from indexer.contract.request import SearchRequest
 from indexer.contract.sibling_requests import RelatedTextRequest
-from support import DEMO_NOTES, app_client
+from support import DEMO_NOTES, app_client, needs
 from webapp import create_app
 
 CHINESE = {
@@ -41,6 +41,7 @@ GERMAN = {
 
 
 @pytest.fixture(scope="module")
+@needs("model")  # no embedder given: the projects load the real models their languages call for
 def engine(tmp_path_factory):
     base = tmp_path_factory.mktemp("languages")
     home = Home(Settings.from_env(base / "home"))  # no embedder given: each project gets the one its language calls for
