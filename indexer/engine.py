@@ -207,7 +207,8 @@ class Engine:
         infos = self.home.projects()
         if not infos:
             raise ProjectNotFound("No projects yet; add a folder with `skmemory add PATH`.")
-        return next((i for i in infos if not i.builtin), infos[0])
+        # The user's own notes first: an agent asking about "my vault" was answered from the demo (first by name)
+        return next((i for i in infos if self.home.is_users(i)), next((i for i in infos if not i.builtin), infos[0]))
 
     def project_names(self) -> list[str]:
         """Every project's name, from the registry alone (projects() also counts each one's documents)."""

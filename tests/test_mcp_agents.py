@@ -246,3 +246,70 @@ def test_every_answer_keeps_under_one_cap(live, tmp_path):
                 assert result.structured_content == body
 
     asyncio.run(scenario())
+
+
+MALFORMED = [  # (line, JSON-RPC code, words the sentence holds): the six lines issue 60 found unanswered, and more
+    ('{"jsonrpc": "2.0", "id": 5, "method": "tools/li', -32700, "not JSON"),
+    ("hello", -32700, "not JSON"),
+    ("[1,2,3]", -32600, "batch"),
+    ('[{"jsonrpc":"2.0","id":6,"method":"tools/list"}]', -32600, "batch"),
+    ('{"id": 7, "method": "tools/list"}', -32600, '"jsonrpc": "2.0"'),
+    ('{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}', -32600, "an id is a string or an integer"),
+    ('{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"hybrid_search","arguments":"tomatoes"}}',
+     -32602, "arguments are a JSON object"),
+]
+
+
+def test_every_malformed_line_gets_its_json_rpc_error_with_a_sentence(live, tmp_path):
+    """Issue 60: six malformed lines got no reply at all (the client waited for ever), and arguments that are not an
+    object got -32602 with an empty message; each now gets JSON-RPC's error, with what to send instead, and the
+    session goes on."""
+    server, _ = live
+    proc = subprocess.Popen(SKMEMORY + ["mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=open(tmp_path / "mcp.log", "w"), env=server.env, cwd=str(REPO))
+    replies: list[dict] = []
+    threading.Thread(target=lambda: [replies.append(json.loads(line)) for line in proc.stdout], daemon=True).start()
+
+    def send(line: str) -> None:
+        proc.stdin.write(line.encode() + b"\n")
+        proc.stdin.flush()
+
+    def next_reply(seen: int, timeout: float = 30) -> dict:
+        for _ in range(int(timeout * 20)):
+            if len(replies) > seen:
+                return replies[seen]
+            threading.Event().wait(0.05)
+        raise AssertionError(f"no reply after {seen} replies: the client would wait for ever ({replies})")
+
+    try:
+        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bare", "version": "1"}}}))
+        assert next_reply(0)["id"] == 1
+        send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        for line, code, words in MALFORMED:
+            seen = len(replies)
+            send(line)
+            reply = next_reply(seen)
+            assert reply["error"]["code"] == code and words in reply["error"]["message"], (line, reply)
+            assert reply["id"] == (8 if code == -32602 else 7 if "id\": 7" in line else None), (line, reply)
+        refusals = []
+        for request_id, arguments in enumerate([{"query": "kestrels", "limit": True, "project": "awk"},
+                                                {"query": "kestrels", "project": ""},
+                                                {"query": "kestrels", "project": "nope"},
+                                                {"query": "kestrels", "limt": 3}], start=20):
+            seen = len(replies)
+            send(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                             "params": {"name": "hybrid_search", "arguments": arguments}}))
+            result = next_reply(seen)["result"]
+            assert result["isError"], (arguments, result)
+            refusals.append(result["content"][0]["text"])
+        assert "'limit' of hybrid_search is a number, not true" in refusals[0]  # was taken as limit 1
+        assert "'project' of hybrid_search is empty" in refusals[1]  # was taken as "the default project"
+        assert not [r for r in refusals if r.startswith("Error executing tool")], refusals  # one style
+        seen = len(replies)
+        send(json.dumps({"jsonrpc": "2.0", "id": 30, "method": "tools/call",
+                         "params": {"name": "hybrid_search", "arguments": {"query": "kestrels", "project": "awk"}}}))
+        assert not next_reply(seen)["result"].get("isError")  # and the session goes on
+    finally:
+        proc.stdin.close()
+        proc.wait(20)

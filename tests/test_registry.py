@@ -61,3 +61,22 @@ def test_second_writer_is_told_who_holds_the_lock(plain_home, vault):
         with pytest.raises(ProjectLocked):
             plain_home.remove_project("notes")
     WriterLock(info.index_dir, "notes", "skmemory index").acquire().release()
+
+
+def test_with_no_project_named_a_search_answers_from_the_users_notes_never_the_demo(make_engine, tmp_path):
+    """Issue 60: an agent's question about a vault, with no project named, was answered from the demo (first by
+    name: "Demo" sorts before "hub"), five irrelevant rows scored 1.0. The user's own project is the default; the
+    answer names it and the others."""
+    from indexer import SearchRequest, ensure_demo_project
+
+    vault = tmp_path / "hub"
+    vault.mkdir()
+    (vault / "Dataview.md").write_text("# Dataview\n\nDataview tables list notes by their fields.\n")
+    engine = make_engine(vault, project="hub", embedder="words")
+    ensure_demo_project(engine.home)
+    assert engine.project_names()[0] == "Demo"  # first by name, as before
+    engine.reindex("Demo")
+    found = engine.search(SearchRequest("dataview tables", "keyword"))
+    assert found["project"] == "hub" and found["other_projects"] == ["Demo"], found
+    assert [r["path"] for r in found["results"]] == ["Dataview.md"]
+    assert engine.default_project() == "hub"

@@ -8,6 +8,7 @@ failures are tool errors with a sentence that says what to do.
 """
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from pathlib import Path
@@ -62,6 +63,8 @@ class SKMemoryMCP(MCPServer):
             unknown = [key for key in arguments if key not in known]
             if unknown:  # a misspelt argument silently dropped would answer another question than was asked
                 raise ToolError(unknown_arguments(name, unknown, list(known)))
+            if sentence := loose_argument(name, arguments, known):
+                raise ToolError(sentence)
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:  # a bug of ours: still logged as one, told as a sentence
@@ -71,7 +74,24 @@ class SKMemoryMCP(MCPServer):
             if isinstance(exc.__cause__, ValidationError):
                 tool = self._tool_manager.get_tool(name)
                 raise ToolError(validation_sentences(name, exc.__cause__, tool.parameters if tool else {})) from None
+            # One style for every refusal: the sentence itself, without the SDK's "Error executing tool X: ".
+            prefix = f"Error executing tool {name}: "
+            if str(exc).startswith(prefix):
+                raise ToolError(str(exc)[len(prefix):]) from exc.__cause__
             raise
+
+
+def loose_argument(tool: str, arguments: dict, known: dict) -> str | None:
+    """The sentence for an argument the schema's lax reading would take as something else than meant: true or
+    false for a number (taken as 1 or 0), an empty project name (taken as "no project named"); None when none."""
+    for key, value in arguments.items():
+        kinds = {option.get("type") for option in [known.get(key, {}), *known.get(key, {}).get("anyOf", [])]}
+        if isinstance(value, bool) and kinds & {"integer", "number"} and "boolean" not in kinds:
+            return f"'{key}' of {tool} is a number, not {json.dumps(value)}: send it as a number, such as 10."
+        if key == "project" and isinstance(value, str) and not value.strip():
+            return (f"'project' of {tool} is empty: name a project (list_projects gives their names), or leave "
+                    "'project' out for the default one.")
+    return None
 
 
 def build_server(link: ServerLink) -> MCPServer:

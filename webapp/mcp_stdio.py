@@ -40,6 +40,56 @@ def lenient(line: str):
         return None
 
 
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+
+
+def refusal(line: str) -> types.JSONRPCError | None:
+    """JSON-RPC's own error for a line that holds no message the SDK can take (it logged such lines and answered
+    nothing, and the client waited for ever), with a sentence saying what to send; None for a good line. The reply
+    carries the request's id where one can be read, else null, as JSON-RPC 2.0 says."""
+    try:
+        message = json.loads(line.strip())
+    except ValueError as exc:
+        shown = line.strip()[:80]
+        return _error(None, PARSE_ERROR, f"Parse error: the line is not JSON ({exc.msg}: character {exc.pos + 1}"
+                                         f" of {shown!r}). Send one JSON-RPC message per line, as a JSON object.")
+    if isinstance(message, list):
+        return _error(None, INVALID_REQUEST, "Invalid Request: a batch (a JSON array) is not taken: MCP sends one "
+                                             "JSON-RPC message per line, each a JSON object.")
+    if not isinstance(message, dict):
+        return _error(None, INVALID_REQUEST, f"Invalid Request: a JSON-RPC message is a JSON object, not "
+                                             f"{_kind(message)} ({line.strip()[:40]!r}).")
+    request_id = message.get("id")
+    readable = isinstance(request_id, (str, int)) and not isinstance(request_id, bool)
+    if "id" in message and not readable and request_id is not None:
+        return _error(None, INVALID_REQUEST, f"Invalid Request: an id is a string or an integer, not "
+                                             f"{_kind(request_id)} ({json.dumps(request_id)[:40]}).")
+    if message.get("jsonrpc") != "2.0":
+        return _error(request_id if readable else None, INVALID_REQUEST,
+                      'Invalid Request: every message says "jsonrpc": "2.0".')
+    if "method" not in message and not ({"result", "error"} & message.keys() and readable):
+        return _error(request_id if readable else None, INVALID_REQUEST,
+                      'Invalid Request: a request names its "method" (and an "id", unless it is a notification).')
+    params = message.get("params")
+    if message.get("method") == "tools/call" and readable and isinstance(params, dict) \
+            and params.get("arguments") is not None and not isinstance(params["arguments"], dict):
+        sent = json.dumps(params["arguments"])[:60]
+        return _error(request_id, INVALID_PARAMS, f"Invalid params: a tool's arguments are a JSON object of argument "
+                                                  f"names and values, not {sent} (tools/list gives each tool's "
+                                                  f"inputSchema).")
+    return None
+
+
+def _kind(value) -> str:
+    """JSON's name for a value's type."""
+    return {dict: "an object", list: "an array", str: "a string", bool: "true or false", float: "a number",
+            int: "a number"}.get(type(value), "null")
+
+
+def _error(request_id, code: int, sentence: str) -> types.JSONRPCError:
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=sentence))
+
+
 @asynccontextmanager
 async def stdio_streams(wire: Wire):
     """(read stream, write stream) of MCP messages over the wire."""
@@ -58,6 +108,12 @@ async def stdio_streams(wire: Wire):
         try:
             async with read_writer:
                 async for line in lines():
+                    if not line.strip():
+                        continue  # a blank line between messages: nothing asked
+                    refused = refusal(line)
+                    if refused is not None:
+                        await write_stream.send(SessionMessage(refused))
+                        continue
                     try:
                         message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
                     except Exception as exc:

@@ -40,7 +40,8 @@ def hybrid_search(link, query: QueryText, project: Project = None, tags_all: Tag
     One row per note, best first: path, title, score, the matching section's heading and lines, a ~30-token
     snippet (10 rows: ~600 tokens); `more`: the limit cut. Read a row with read_note(path, start_line=lines[0]).
     While the model loads it answers by keyword (semantic_available false, semantic_reason says why). With
-    several projects and none named it searches the first and names the rest (`other_projects`).
+    several projects and none named it searches your first (never the demo while you have your own) and names
+    the rest (`other_projects`).
     Prefer vault_search for metadata filters, search_all_projects for every project.
     Example: hybrid_search(query="how do I keep a process running after logout", limit=5)
     """
