@@ -246,3 +246,18 @@ def test_surfaces_hand_the_engine_a_search_request():
                     "search", "vault_search") and {k.arg for k in node.keywords} & loose:
                 wrong.append(f"{name} line {node.lineno}: {node.func.attr}() with loose arguments")
     assert wrong == [], "; ".join(wrong)
+
+
+def test_no_class_name_is_defined_twice_in_the_engine_and_the_surfaces():
+    """Issue 60: four answers and DocumentRow were each defined twice with different fields (the contract's and
+    MCP's, the contract's row and the ingest side's); one name, one class, so a reader never meets the wrong one."""
+    import ast
+    import collections
+
+    defined = collections.defaultdict(list)
+    for path in sorted([*(REPO / "indexer").rglob("*.py"), *(REPO / "webapp").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                defined[node.name].append(str(path.relative_to(REPO)))
+    twice = {name: paths for name, paths in defined.items() if len(paths) > 1}
+    assert not twice, f"rename one of each (MCP's output shapes are Compact*, the stored rows Stored*): {twice}"

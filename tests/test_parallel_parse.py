@@ -11,7 +11,7 @@ from indexer.config import Settings
 from indexer.home import Home
 from indexer.ingest.embeddings import Embedder
 from indexer.ingest.parallel import PARALLEL_MIN_FILES
-from indexer.ingest.rows import ChunkRow, DocumentRow
+from indexer.ingest.rows import ChunkRow, StoredDocument
 from indexer.store.database import LONG_NOTE_TAIL_FROM
 from support import DEMO_NOTES, CORPORA
 
@@ -97,8 +97,8 @@ def test_grouped_commits_keep_each_document_whole(tmp_path):
     (tmp_path / "notes").mkdir()
     home.add_project(tmp_path / "notes", "p")
 
-    def doc(n: int) -> DocumentRow:
-        return DocumentRow(f"doc{n}", f"n{n}.md", "markdown", f"N{n}", {}, None, 0.0, 1, f"h{n}", 1, [])
+    def doc(n: int) -> StoredDocument:
+        return StoredDocument(f"doc{n}", f"n{n}.md", "markdown", f"N{n}", {}, None, 0.0, 1, f"h{n}", 1, [])
 
     def chunk(cid: str, text: str) -> ChunkRow:
         return ChunkRow(cid, 0, [], text, text, 1, 1, cid)
@@ -126,7 +126,7 @@ def test_the_order_of_waiting_chunks_is_read_ahead_yet_a_note_saved_meanwhile_go
     home.add_project(tmp_path / "notes", "p")
 
     def save(store, n: int) -> None:
-        store.save_document(DocumentRow(f"doc{n}", f"n{n}.md", "markdown", f"N{n}", {}, None, float(n), 1, f"h{n}",
+        store.save_document(StoredDocument(f"doc{n}", f"n{n}.md", "markdown", f"N{n}", {}, None, float(n), 1, f"h{n}",
                                         1, []), [ChunkRow(f"c{n}", 0, [], f"note {n}", f"note {n}", 1, 1, f"c{n}")],
                             [], [])
 

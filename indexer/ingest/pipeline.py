@@ -17,7 +17,7 @@ from ..errors import ExtractionError
 from .extract import parse_file
 from .files import TooLarge, UnsafeFile, read_inside
 from .parsed import ChunkDraft, ParsedDocument
-from .rows import ChunkRow, DocumentRow
+from .rows import ChunkRow, StoredDocument
 
 logger = logging.getLogger(__name__)
 
@@ -253,7 +253,7 @@ def store_prepared(store, root: Path, prepared: Prepared, existing, counter: Tok
               or store.failed_document_id(rel_path) or uuid.uuid4().hex)
     chunks = chunk_rows(doc_id, prepared.drafts)
     budget_warning = apply_embed_budget(parsed, chunks, embed_budget) if embed_budget is not None else []
-    doc = DocumentRow(
+    doc = StoredDocument(
         document_id=doc_id, rel_path=rel_path, file_type=parsed.file_type, title=parsed.title,
         frontmatter=parsed.frontmatter, created=created_date(parsed, read), modified=read.mtime_ns / 1e9,
         size=read.size, content_hash=read.content_hash, mtime_ns=read.mtime_ns,

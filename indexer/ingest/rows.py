@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 
 @dataclass
-class DocumentRow:
+class StoredDocument:
     """The stored facts about one document."""
 
     document_id: str

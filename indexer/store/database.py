@@ -15,7 +15,7 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from ..ingest.boilerplate import paragraph_keys
-from ..ingest.rows import ChunkRow, DocumentRow
+from ..ingest.rows import ChunkRow, StoredDocument
 from ..ingest.segment import index_words
 from .migrations import PROPERTY_TEXT, SUBSTRINGS_LIVE, migrate
 
@@ -323,7 +323,7 @@ class Store:
                 c.commit()
                 self._committed = time.monotonic()
 
-    def save_document(self, doc: DocumentRow, chunks: list[ChunkRow], tags: list[str], links: list[tuple[str, str]]
+    def save_document(self, doc: StoredDocument, chunks: list[ChunkRow], tags: list[str], links: list[tuple[str, str]]
                       ) -> tuple[list[str], int]:
         """Insert or replace a document and diff its chunks: return (chunk ids removed, count of chunks added).
 

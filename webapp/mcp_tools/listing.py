@@ -9,7 +9,7 @@ from pydantic import Field
 
 from . import answers as shape
 from .common import Limit, ListingFilters, Match, Project, answer, ask
-from .models import ListAnswer, ProjectsAnswer
+from .models import ListAnswer, CompactProjects
 
 MAX_TAGS = 500  # the most tags one answer lists (the web API's limit too)
 
@@ -69,7 +69,7 @@ def vault_recent_notes(link, filters: ListingFilters = None, limit: Limit = 20,
     return _listing(link, "recent", filters=filters, limit=limit, project=project)
 
 
-def list_projects(link) -> Annotated[CallToolResult, ProjectsAnswer]:
+def list_projects(link) -> Annotated[CallToolResult, CompactProjects]:
     """List the projects (indexed folders) with how many notes each holds and whether meaning search covers it.
 
     Pass a name as `project` to the other tools; the first user project is the default.

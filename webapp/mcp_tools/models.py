@@ -29,7 +29,7 @@ class NotesAnswer(Shape):
     more: bool | None = Field(None, description="True when the limit cut the list.")
 
 
-class RelatedAnswer(Shape):
+class CompactRelated(Shape):
     """Notes related to a text or a note, best first."""
 
     semantic_available: bool = Field(description="False: found by the text's words alone (semantic_reason says why).")
@@ -38,7 +38,7 @@ class RelatedAnswer(Shape):
     more: bool = Field(description="True when the limit cut the list.")
 
 
-class SuggestionsAnswer(Shape):
+class CompactSuggestions(Shape):
     """The links a note could have, each with the link to paste in the vault's style."""
 
     path: str
@@ -55,7 +55,7 @@ class ListAnswer(Shape):
     total: int | None = Field(None, description="How many matched before the limit.")
 
 
-class ProjectsAnswer(Shape):
+class CompactProjects(Shape):
     projects: list[dict[str, Any]] = Field(description="name, notes, meaning_search_ready, passages_left_to_embed.")
     model: str = Field(description="The embedding model: ready, not loaded (loading) or unavailable.")
 
@@ -78,7 +78,7 @@ class NotePage(Shape):
     lines: list[int] | None = Field(None, description="The file lines this page holds.")
 
 
-class LinksAnswer(Shape):
+class CompactLinks(Shape):
     path: str
     truncated: bool = Field(description="True when a list was cut at the limit (its _total counts all).")
 

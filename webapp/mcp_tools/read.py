@@ -8,7 +8,7 @@ from pydantic import Field
 
 from .common import Direction, Note, Project, answer, ask
 from . import answers as shape
-from .models import LinksAnswer, NoteInfo, NotePage, SuggestionsAnswer
+from .models import CompactLinks, NoteInfo, NotePage, CompactSuggestions
 
 
 def get_document(link, note: Note, project: Project = None) -> Annotated[CallToolResult, NoteInfo]:
@@ -48,7 +48,7 @@ def read_note(link, note: Note, project: Project = None,
 def links(link, note: Note, project: Project = None,
                 direction: Direction = "both",
                 limit: Annotated[int, Field(ge=1, le=500, description="Most links in each list.")] = 50,
-                ) -> Annotated[CallToolResult, LinksAnswer]:
+                ) -> Annotated[CallToolResult, CompactLinks]:
     """List a note's outgoing links (with the path each resolves to, null when it names no note) and its
     backlinks, each list at most `limit` long, with the totals.
 
@@ -61,7 +61,7 @@ def links(link, note: Note, project: Project = None,
 
 def suggest_links(link, note: Note, project: Project = None,
                   limit: Annotated[int, Field(ge=1, le=20, description="Most notes close in meaning.")] = 8,
-                  ) -> Annotated[CallToolResult, SuggestionsAnswer]:
+                  ) -> Annotated[CallToolResult, CompactSuggestions]:
     """List the links a note could have: notes it names without a link (with the line) and notes close in meaning
     that no link joins to it, each with the link to paste in the vault's style ([[wikilink]] or [text](path)).
 

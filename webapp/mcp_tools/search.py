@@ -14,7 +14,7 @@ from indexer.contract.limits import MAX_LIMIT, MAX_SNIPPET_TOKENS, MAX_TOKEN_BUD
 from . import answers as shape
 from .common import (AllProjectMode, Correct, Detail, Explain, ExplainDocument, Filters, Limit, Project, QueryText,
                      Scope, TagList, answer, ask, refused)
-from .models import ContextResponse, ListAnswer, NotesAnswer, RelatedAnswer
+from .models import ContextResponse, ListAnswer, NotesAnswer, CompactRelated
 
 
 def _search(link, query: str, mode: str, detail: str = "notes", **fields: Any) -> CallToolResult:
@@ -140,7 +140,7 @@ def related_notes(link, text: Annotated[str, Field(max_length=1_000_000, descrip
                   note: Annotated[str | None, Field(max_length=1000, description="Or a note (path, title or id): "
                                                     "its own text, itself left out.")] = None,
                   title: Annotated[str, Field(max_length=1000, description="The text's title, if any.")] = "",
-                  project: Project = None, limit: Limit = 10) -> Annotated[CallToolResult, RelatedAnswer]:
+                  project: Project = None, limit: Limit = 10) -> Annotated[CallToolResult, CompactRelated]:
     """Find the notes related to a text you hold (or to one note): by the meaning of its passages, the note names it
     mentions and its rarest words; each row says why.
 

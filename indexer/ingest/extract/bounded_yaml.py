@@ -11,7 +11,7 @@ import yaml
 MAX_NODES = 20_000  # scalars, lists and mappings, every alias expanded; real frontmatter has tens
 
 
-class TooLarge(yaml.YAMLError):
+class TooManyNodes(yaml.YAMLError):
     """The document expands (through its aliases) to more nodes than MAX_NODES."""
 
     def __init__(self, limit: int):
@@ -33,13 +33,13 @@ def safe_load(text: str, max_nodes: int = MAX_NODES):
 
 
 def check_size(root: yaml.Node, max_nodes: int) -> None:
-    """Raise TooLarge when the node, with every alias followed, has more than max_nodes nodes."""
+    """Raise TooManyNodes when the node, with every alias followed, has more than max_nodes nodes."""
     stack, seen = [root], 0
     while stack:
         node = stack.pop()
         seen += 1
         if seen > max_nodes:
-            raise TooLarge(max_nodes)
+            raise TooManyNodes(max_nodes)
         if isinstance(node, yaml.SequenceNode):
             stack.extend(node.value)
         elif isinstance(node, yaml.MappingNode):

@@ -75,7 +75,7 @@ def _yaml_frontmatter(lines: list[str], end: int) -> Frontmatter:
         data = bounded_yaml.safe_load("\n".join(block))
         if templated:
             data = _drop_placeholders(data)
-    except bounded_yaml.TooLarge as exc:
+    except bounded_yaml.TooManyNodes as exc:
         return Frontmatter(warnings=[f"Frontmatter was not read: {exc}; it was indexed as text."])
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
