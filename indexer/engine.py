@@ -403,9 +403,12 @@ class Engine:
             exclude.add(row["document_id"])
             title = title or row["title"]
             text = f"{text}\n\n{own_text(index, row, self.home.settings.max_file_bytes)}".strip()
-        with self._related_turn, self._slots:
-            answer = related_to_text(indexes, title, text, request.url, request.limit, exclude)
-        return {**answer, "truncated": request.truncated or answer["truncated"]}
+        with self._related_turn, self._slots:  # one row past the limit, to say whether the limit cut the list
+            answer = related_to_text(indexes, title, text, request.url, request.limit + 1, exclude)
+        rows = answer["results"]
+        return {**answer, "total": min(answer["total"], request.limit), "limit": request.limit,
+                "results": rows[:request.limit], "truncated": request.truncated or answer["truncated"],
+                "more": len(rows) > request.limit}
 
     @staticmethod
     def _excluded(indexes: list, names: tuple[str, ...]) -> set[str]:

@@ -78,3 +78,25 @@ def test_a_wrong_argument_is_refused_in_a_sentence(server, name, arguments, said
     with pytest.raises(ToolError) as refused:  # the protocol layer sends it as an is_error result
         call(server, name, arguments)
     assert said in str(refused.value)
+
+
+@pytest.mark.parametrize("tool", [t.__name__ for t in tools()])
+def test_each_tools_largest_limit_is_one_its_route_takes(server, tool):
+    """Issue 60: related_notes(limit=50) was refused "from 1 to 50, not 51" though its schema allowed 100: the tool
+    asked its route for one more row than the route takes. Every tool with a limit answers at its schema's most."""
+    listed = {t.name: t for t in asyncio.run(server.list_tools())}
+    most = (listed[tool].input_schema.get("properties", {}).get("limit") or {}).get("maximum")
+    if most is None:
+        pytest.skip(f"{tool} takes no limit")
+    function = next(t for t in tools() if t.__name__ == tool)
+    result = call(server, tool, {**example(function), "limit": most})
+    assert not result.is_error, result.content
+
+
+def test_related_notes_says_when_its_limit_cut_the_list(server):
+    """`more` is the engine's (it ranks one row past the limit), not worked out by the tool."""
+    text = "Kanban boards for personal tasks: lanes, WIP limits, a garden plan and a sourdough starter."
+    one = json.loads(call(server, "related_notes", {"text": text, "limit": 1}).content[0].text)
+    every = json.loads(call(server, "related_notes", {"text": text, "limit": 50}).content[0].text)
+    assert len(every["results"]) > 1 and not every["more"], every
+    assert len(one["results"]) == 1 and one["more"] and one["results"][0] == every["results"][0]

@@ -93,7 +93,8 @@ class ContextAnswer(Answer):
 
 @dataclass
 class RelatedAnswer(Answer):
-    """The notes related to a text or a note (POST /api/related); total: the rows it holds."""
+    """The notes related to a text or a note (POST /api/related); total: the rows it holds; more: the limit cut
+    the list (the engine ranks one row past it to tell)."""
 
     EXTRA: ClassVar[dict[str, Any]] = {"url": str | None, "semantic_reason": str, "project": str,
                                        "projects": list[str]}
@@ -106,6 +107,7 @@ class RelatedAnswer(Answer):
     limit: int
     results: list[RelatedNote]
     truncated: bool
+    more: bool
 
 
 @dataclass

@@ -79,13 +79,13 @@ def _languages(api: dict, out: dict) -> None:
         out["languages"] = " ".join(dict.fromkeys(a["sentence"] for a in api["across"]))
 
 
-def related_answer(api: dict, limit: int) -> dict:
-    """Notes related to a text (asked for limit + 1) as compact rows: path, title, score, why, lines, snippet."""
+def related_answer(api: dict) -> dict:
+    """Notes related to a text as compact rows: path, title, score, why, lines, snippet."""
     out = {"semantic_available": api["semantic_available"]}
     if api.get("semantic_reason"):
         out["semantic_reason"] = api["semantic_reason"]
     rows = []
-    for hit in api["results"][:limit]:
+    for hit in api["results"]:
         row = {"path": hit["path"], "title": hit["title"], "score": round(hit["score"], 3), "why": clip(hit["reason"],
                                                                                                          120)}
         if hit.get("saved"):
@@ -97,7 +97,7 @@ def related_answer(api: dict, limit: int) -> dict:
             row["project"] = hit["project"]
         rows.append(row)
     out["results"] = rows
-    out["more"] = len(api["results"]) > limit
+    out["more"] = api["more"]
     if api.get("truncated"):
         out["truncated"] = True
     return out

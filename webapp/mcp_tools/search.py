@@ -10,6 +10,7 @@ from pydantic import Field
 from indexer import SearchRequest
 from indexer.errors import SKMemoryError
 from indexer.contract.limits import MAX_LIMIT, MAX_SNIPPET_TOKENS, MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET
+from indexer.contract.sibling_requests import RELATED_LIMIT
 
 from . import answers as shape
 from .common import (AllProjectMode, Correct, Detail, Explain, ExplainDocument, Filters, Limit, Project, QueryText,
@@ -140,7 +141,9 @@ def related_notes(link, text: Annotated[str, Field(max_length=1_000_000, descrip
                   note: Annotated[str | None, Field(max_length=1000, description="Or a note (path, title or id): "
                                                     "its own text, itself left out.")] = None,
                   title: Annotated[str, Field(max_length=1000, description="The text's title, if any.")] = "",
-                  project: Project = None, limit: Limit = 10) -> Annotated[CallToolResult, CompactRelated]:
+                  project: Project = None,
+                  limit: Annotated[int, Field(ge=1, le=RELATED_LIMIT, description="Most results.")] = 10,
+                  ) -> Annotated[CallToolResult, CompactRelated]:
     """Find the notes related to a text you hold (or to one note): by the meaning of its passages, the note names it
     mentions and its rarest words; each row says why.
 
@@ -148,9 +151,9 @@ def related_notes(link, text: Annotated[str, Field(max_length=1_000_000, descrip
     Prefer hybrid_search for a short question, suggest_links for the links a note could have.
     Example: related_notes(text="Kanban boards for personal tasks: lanes, WIP limits ...", limit=5)
     """
-    body = {"text": text, "title": title, "note": note, "project": project, "limit": min(limit + 1, MAX_LIMIT)}
+    body = {"text": text, "title": title, "note": note, "project": project, "limit": limit}
     found = link.ask("related_text", {k: v for k, v in body.items() if v not in (None, "")})
-    return answer(shape.related_answer(found, limit))
+    return answer(shape.related_answer(found))
 
 TOOLS = (
     hybrid_search, semantic_search, tag_search, search_all_projects, vault_search, get_context, related_notes,
