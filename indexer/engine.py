@@ -13,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 
+from .contract.answers import counted
 from .errors import IndexDamaged, InvalidProjectRoot, InvalidQuery, ProjectNotFound, SKMemoryError
 from .home import Home
 from .registry import ProjectInfo
@@ -339,7 +340,8 @@ class Engine:
     def tags(self, project: str | None = None, prefix: str = "", limit: int = 50) -> dict:
         """Tags with their document counts; with prefix, those it names anywhere in a segment, best first."""
         index = self.index(project)
-        return {"project": index.name, "tags": tag_counts(index, prefix, limit)}
+        tags = tag_counts(index, prefix, limit + 1)  # one past the limit: whether it cut the list
+        return {"project": index.name, **counted(tags[:limit], len(tags) > limit), "tags": tags[:limit]}
 
     # --- documents ------------------------------------------------------------------------------------------
 
@@ -406,9 +408,8 @@ class Engine:
         with self._related_turn, self._slots:  # one row past the limit, to say whether the limit cut the list
             answer = related_to_text(indexes, title, text, request.url, request.limit + 1, exclude)
         rows = answer["results"]
-        return {**answer, "total": min(answer["total"], request.limit), "limit": request.limit,
-                "results": rows[:request.limit], "truncated": request.truncated or answer["truncated"],
-                "more": len(rows) > request.limit}
+        return {**answer, **counted(rows[:request.limit], len(rows) > request.limit), "limit": request.limit,
+                "results": rows[:request.limit], "truncated": request.truncated or answer["truncated"]}
 
     @staticmethod
     def _excluded(indexes: list, names: tuple[str, ...]) -> set[str]:

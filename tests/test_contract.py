@@ -224,3 +224,38 @@ def test_a_row_read_as_its_type_reads_by_name_and_refuses_another_shape(app):
     assert all(type(p).__name__ == "Passage" for p in hit.more_passages)
     with pytest.raises(ValueError, match="ChunkHit has an unknown field 'passages'"):
         ChunkHit.read(found["results"][0])
+
+
+def test_every_counted_answer_says_total_and_more_in_one_meaning():
+    """Issue 60: `total` meant "rows held" in four envelopes and "every match" in four, and MCP worked out "the limit
+    cut the list" in its own ways; every answer that counts now says total, total_is_exact and more."""
+    from dataclasses import fields
+
+    from indexer.contract.answers import ANSWERS
+
+    for answer in ANSWERS:
+        names = {f.name for f in fields(answer)}
+        if "total" in names:
+            assert {"total_is_exact", "more"} <= names, f"{answer.__name__} counts without total_is_exact and more"
+
+
+@pytest.mark.parametrize("route, body, rows", [
+    ("search", {"q": "garden", "mode": "keyword"}, "results"),
+    ("search", {"q": "garden", "mode": "keyword", "group": "document"}, "results"),
+    ("vault_search", {"query": "garden"}, "results"),
+    ("recent", {}, "results"),
+    ("tags", {}, "tags"),
+    ("properties", {}, "properties"),
+    ("documents", {"project": "notes"}, "documents"),
+    ("related_text", {"text": "The garden plan: watering, compost and the drip line."}, "results"),
+])
+def test_a_list_cut_at_its_limit_says_more_and_one_past_it_says_all(app, route, body, rows):
+    """The engine ranks one row past the limit (or counts every match): at limit 1, more; at a limit past every
+    match, no more, and total is the rows held, exactly."""
+    client = AppClient(app)
+    everything = client.ask(ROUTES[route].name, {**body, "limit": 50})
+    held = len(everything[rows])
+    assert held >= 2 and not everything["more"] and everything["total"] == held and everything["total_is_exact"]
+    one = client.ask(ROUTES[route].name, {**body, "limit": 1})
+    assert len(one[rows]) == 1 and one["more"] and one[rows][0] == everything[rows][0]
+    assert one["total"] == held if one["total_is_exact"] else one["total"] == 2

@@ -199,7 +199,8 @@ def test_meaning_bridges_vocabulary(engine, fts_engine):
     keywords_only = fts_engine.search(SearchRequest("career aspirations", mode="vault"))
     reason = keywords_only.pop("semantic_reason")
     why_empty = keywords_only.pop("empty_reason")
-    assert keywords_only == {"results": [], "total": 0, "search_mode": "fts", "reranked": False}
+    assert keywords_only == {"results": [], "total": 0, "total_is_exact": True, "more": False, "search_mode": "fts",
+                             "reranked": False}
     assert reason.startswith("the embedding model is unavailable (")
     assert "meaning search could not run" in why_empty and "The embedding model is unavailable" in why_empty
 
@@ -226,7 +227,8 @@ def test_a_note_with_only_some_of_the_words_still_shows_where_they_are(engine):
 def test_no_match_is_an_empty_result(word_engine):
     nothing = word_engine.search(SearchRequest("xqzvwk", mode="vault"))
     why = nothing.pop("empty_reason")  # spec 001's empty answer, and why it is empty
-    assert nothing == {"results": [], "total": 0, "search_mode": "fts", "reranked": False}
+    assert nothing == {"results": [], "total": 0, "total_is_exact": True, "more": False, "search_mode": "fts",
+                       "reranked": False}
     assert why.startswith("Nothing in 'notes' matches “xqzvwk”") and "English" in why
     none = word_engine.search(SearchRequest("tomatoes", mode="vault", filters={"type": "no-such-type"}))
     assert none["results"] == [] and none["total"] == 0

@@ -4,9 +4,11 @@ Every envelope is checked the way a row is (`problems(answer)`: missing and unkn
 wrong type), by the /api door on every response of every test run (routes.py, webapp/api/__init__.py) and by the
 server client on every answer it decodes.
 
-`total` and `more`: `total` counts the rows that match where the answer can count them all (vault_search, the
-listings, documents, properties), and the rows it holds where the ranking stops at the limit (the searches, related,
-memory, node search: their `total` is len(results)); `more` is said only by MCP's compact answers (the limit cut).
+`total`, `total_is_exact` and `more`, in every list answer and in one meaning (`counted`): `total` every match as
+far as counted; exact where the answer counts them all (vault_search, the listings, documents, properties, node
+search), and where a ranking stops one row past the limit (the searches, related, tags, memory) the rows held and
+that one, not exact when it was found; `more` whether rows past this list matched (context and links say it as
+`truncated` too). The engine ranks the row past the limit: no surface works it out (issue 60).
 `similarity` is spec 000's alias of `score` on search rows only (rows.py); a related note's `similarity` is its
 cosine, documented there.
 """
@@ -20,6 +22,14 @@ from .rows import (ChunkHit, ContextItem, DocumentRow, MemoryHit, NoteHit, NoteR
 
 class Answer(Row):
     """An envelope: its fields, the optional ones in EXTRA, each checked like a row's."""
+
+
+def counted(held: list, more: bool, total: int | None = None) -> dict:
+    """Every list answer's count, in one meaning: `total` every match as far as counted (`total_is_exact` false
+    where the counting stopped one past the limit), `more` whether rows past this list matched."""
+    if total is not None:  # every match was counted
+        return {"total": total, "total_is_exact": True, "more": more}
+    return {"total": len(held) + more, "total_is_exact": not more, "more": more}
 
 
 SEARCH_EXTRA: dict[str, Any] = {
@@ -41,6 +51,8 @@ class SearchAnswer(Answer):
     mode: str
     semantic_available: bool
     total: int
+    total_is_exact: bool
+    more: bool
     limit: int
     results: list[ChunkHit] | list[NoteHit]
 
@@ -55,6 +67,8 @@ class VaultAnswer(Answer):
                                        "empty_reason": str}
     results: list[NoteRow]
     total: int
+    total_is_exact: bool
+    more: bool
     search_mode: str
     reranked: bool
 
@@ -65,6 +79,8 @@ class ListingAnswer(Answer):
 
     results: list[NoteRow]
     total: int
+    total_is_exact: bool
+    more: bool
 
 
 @dataclass
@@ -73,6 +89,8 @@ class DocumentsAnswer(Answer):
 
     project: str
     total: int
+    total_is_exact: bool
+    more: bool
     offset: int
     documents: list[DocumentRow]
 
@@ -87,6 +105,7 @@ class ContextAnswer(Answer):
     token_budget: int
     tokens_used: int
     truncated: bool
+    more: bool  # the same as truncated: a passage that ranked did not fit the budget
     semantic_available: bool
     items: list[ContextItem]
 
@@ -107,6 +126,7 @@ class RelatedAnswer(Answer):
     limit: int
     results: list[RelatedNote]
     truncated: bool
+    total_is_exact: bool
     more: bool
 
 
@@ -120,6 +140,8 @@ class MemoryAnswer(Answer):
     project: str
     results: list[MemoryHit]
     total: int
+    total_is_exact: bool
+    more: bool
 
 
 @dataclass
@@ -133,6 +155,8 @@ class NodesAnswer(Answer):
     query: str
     semantic_available: bool
     total: int
+    total_is_exact: bool
+    more: bool
     limit: int
     results: list[dict]
 
@@ -157,6 +181,9 @@ class TagsAnswer(Answer):
     """A project's tags with how many notes carry each (GET /api/tags)."""
 
     project: str
+    total: int
+    total_is_exact: bool
+    more: bool
     tags: list[dict]
 
 
@@ -166,6 +193,8 @@ class PropertiesAnswer(Answer):
 
     project: str
     total: int
+    total_is_exact: bool
+    more: bool
     properties: list[dict]
 
 
@@ -218,6 +247,7 @@ class LinksAnswer(Answer):
     OPEN: ClassVar[bool] = True
     path: str
     truncated: bool
+    more: bool  # the same as truncated
 
 
 @dataclass

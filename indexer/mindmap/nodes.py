@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+from ..contract.answers import counted
 from ..contract.limits import check_number, check_query
 from ..ingest.extract.inline import normalise_tags
 from ..ingest.readable import display_text
@@ -71,7 +72,7 @@ def search_nodes(index: ProjectIndex, ref: MapRef, live: MindMap, live_bytes: by
     check_number("limit", limit)
     state = index_state(index, ref, live, live_bytes)
     answer = {"query": query, "map": describe(ref, live), **state, "semantic_available": index.semantic_available,
-              "total": 0, "limit": limit, "results": []}
+              "total": 0, "total_is_exact": True, "more": False, "limit": limit, "results": []}
     if state["index_state"] in ("missing", "older_format"):
         return answer
     chunks = chunk_reads.node_chunks(index, ref.document_id)
@@ -96,8 +97,8 @@ def search_nodes(index: ProjectIndex, ref: MapRef, live: MindMap, live_bytes: by
                         "chunk_id": chunk_id, "content": row["content"], **snippet(display_text(row["content"]), terms),
                         "indexed_revision": indexed["revision"],
                         "changed_since_indexed": indexed["path"] != live.path(node.id)})
-    answer["results"] = results[:limit]
-    answer["total"] = len(answer["results"])
+    answer["results"] = results[:limit]  # every live node was ranked: the count is exact
+    answer.update(counted(answer["results"], len(results) > limit, len(results)))
     return answer
 
 

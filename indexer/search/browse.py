@@ -9,6 +9,7 @@ from .filters import allowed_documents
 from .hits import snippet
 from .index import ProjectIndex
 from ..contract.sibling_requests import ListingRequest
+from ..contract.answers import counted
 from .tags import documents_with_tags, normalise
 from .vault import CHARS_PER_TOKEN, note_results
 
@@ -33,7 +34,7 @@ def browse(index: ProjectIndex, filters: dict, order: str = "recent", limit: int
             preview = snippet(display_text(firsts.get(doc, "")), [], PREVIEW_TOKENS * CHARS_PER_TOKEN)
             results.append({"path": note["path"], "title": note["title"], **preview,
                             **{k: v for k, v in note.items() if k not in ("path", "title")}})
-    return {"results": results, "total": total}
+    return {"results": results, **counted(results, total > len(ids), total)}
 
 
 def list_notes(index: ProjectIndex, request: ListingRequest) -> dict:

@@ -24,7 +24,7 @@ def build_context(indexes: list[ProjectIndex], request: ContextRequest, limit: i
     found = pipeline.search(indexes, SearchRequest(query, "hybrid", scope=request.scope, limit=limit))
     items, used, truncated = _pack(indexes[0].counter, _own_text(indexes, found["results"]), token_budget)
     return {"query": query, "token_budget": token_budget, "tokens_used": used, "items": items,
-            "truncated": truncated, "semantic_available": found["semantic_available"],
+            "truncated": truncated, "more": truncated, "semantic_available": found["semantic_available"],
             **({"semantic_reason": found["semantic_reason"]} if "semantic_reason" in found else {})}
 
 

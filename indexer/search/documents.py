@@ -10,6 +10,7 @@ from ..errors import DocumentNotFound, InvalidQuery
 from ..ingest.readable import display_title
 from . import chunk_reads, note_reads
 from ..contract.rows import DocumentRow
+from ..contract.answers import counted
 from .hits import chunk_hits, chunk_sections, envelope, iso, note_hits, section_texts
 from .index import ProjectIndex
 from .note_text import file_text
@@ -28,7 +29,8 @@ def list_documents(index: ProjectIndex, folder: str = "", tag: str | None = None
     name = name.strip()
     total = note_reads.count_listed(index, folder, tag, name)
     rows = note_reads.listed(index, folder, tag, limit, offset, name)
-    return {"project": index.name, "total": total, "offset": offset, "documents": summaries(index, rows)}
+    return {"project": index.name, **counted(rows, offset + len(rows) < total, total), "offset": offset,
+            "documents": summaries(index, rows)}
 
 
 def summaries(index: ProjectIndex, rows: list) -> list[dict]:
@@ -183,8 +185,10 @@ def related(index: ProjectIndex, document_id: str, limit: int = 8) -> dict:
     others = [row for row in chunk_hits(index, head, [r["title"]], {cid: sims_all[cid] for cid, _, _ in head
                                                                     if cid in sims_all})
               if row["document_id"] != document_id]
-    results = [{**row, "reason": related_reason(row, r["title"])} for row in note_hits(others, limit)]
-    return envelope(results, "hybrid", r["title"], semantic, limit, project=index.name, document_id=document_id)
+    found = note_hits(others, limit + 1)  # one past the limit: whether it cut the list
+    results = [{**row, "reason": related_reason(row, r["title"])} for row in found[:limit]]
+    return envelope(results, "hybrid", r["title"], semantic, limit, len(found) > limit, project=index.name,
+                    document_id=document_id)
 
 
 def related_reason(row: dict, title: str) -> str:

@@ -16,6 +16,7 @@ from typing import Iterable
 from ..ingest.boilerplate import only_shared, paragraph_keys, without_shared
 from . import chunk_reads as reads
 from ..ingest.readable import display_text, display_title, has_words
+from ..contract.answers import counted
 from ..contract.rows import ChunkHit, Passage
 from ..ingest.segment import CJK_RUN
 from .grammar import STOPWORDS, held_words, highlight_words, whole_words
@@ -222,7 +223,10 @@ def note_hits(results: list[dict], limit: int) -> list[dict]:
     return list(groups.values())
 
 
-def envelope(results: list[dict], mode: str, query: str, semantic_available: bool, limit: int, **extra) -> dict:
-    """Wrap results in the response every surface returns."""
-    return {"query": query, "mode": mode, "semantic_available": semantic_available, "total": len(results),
+def envelope(results: list[dict], mode: str, query: str, semantic_available: bool, limit: int, more: bool = False,
+             **extra) -> dict:
+    """Wrap results in the response every surface returns: `more` when a row past the limit was ranked, `total`
+    the rows counted (those held, and that one), exact unless the limit cut the list."""
+    return {"query": query, "mode": mode, "semantic_available": semantic_available, **counted(results, more),
             "limit": limit, "results": results, **extra}
+

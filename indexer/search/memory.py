@@ -62,12 +62,18 @@ def memory_search(index: ProjectIndex, request: MemoryRequest) -> dict:
 
 
 def _answer(index: ProjectIndex, mode: str, query, results: list[dict]) -> dict:
-    """Wrap ranked results, dropping the weakest until the whole answer fits ANSWER_TOKENS."""
+    """Wrap ranked results (the modes rank one past their TOP, to say whether it cut the list), dropping the
+    weakest until the whole answer fits ANSWER_TOKENS. total: the matches counted; more: rows left out, by TOP or
+    by the tokens (omitted: how many of the TOP the tokens left out)."""
     counter = index.counter
+    counted_rows = len(results)
+    exact = mode == "xref" or counted_rows <= TOP  # xref counts every reference; the others stop one past TOP
+    results = results if mode == "xref" else results[:TOP]
     kept = list(results)
     while True:
-        answer = {"mode": mode, "query": query, "project": index.name, "results": kept, "total": len(kept),
-                  "omitted": len(results) - len(kept), "tokens": 0}
+        answer = {"mode": mode, "query": query, "project": index.name, "results": kept, "total": counted_rows,
+                  "total_is_exact": exact, "more": len(kept) < counted_rows, "omitted": len(results) - len(kept),
+                  "tokens": 0}
         for _ in range(2):  # the second count includes the digits of the first
             answer["tokens"] = counter.count(json.dumps(answer, ensure_ascii=False))
         if answer["tokens"] <= ANSWER_TOKENS or not kept:
@@ -201,7 +207,7 @@ def _frontmatter_results(index: ProjectIndex, fields: dict[str, list]) -> list[d
                 -doc.modified, doc.rel_path)
 
     hits.sort(key=rank)
-    return [doc.result("frontmatter_match", matched=matched) for doc, matched, _ in hits[:TOP]]
+    return [doc.result("frontmatter_match", matched=matched) for doc, matched, _ in hits[:TOP + 1]]
 
 
 # --- excerpts ---------------------------------------------------------------------------------------------------
@@ -264,7 +270,7 @@ def _content_results(index: ProjectIndex, terms: list[str]) -> list[dict]:
     ranked.sort(key=lambda r: (-r[0], -r[1], -r[2].modified, r[2].rel_path))
     counter = index.counter
     out = []
-    for _, matches, doc, doc_lines, best in ranked[:TOP]:
+    for _, matches, doc, doc_lines, best in ranked[:TOP + 1]:
         needle = next(t for t in terms if t in doc_lines[best][1].lower())
         out.append(doc.result("content_match", matches=matches, line=doc_lines[best][0],
                               excerpt=excerpt(counter, doc_lines, best, needle)))

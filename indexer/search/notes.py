@@ -13,6 +13,7 @@ from collections import Counter
 from ..contract.limits import DIRECTIONS
 from ..errors import DocumentNotFound, InvalidQuery
 from ..ingest.readable import display_title
+from ..contract.answers import counted
 from . import chunk_reads, note_reads
 from .documents import backlinks, outgoing_links, project_links, resolve_link, sections, summaries, text_lines
 from .index import ProjectIndex
@@ -145,6 +146,7 @@ def note_links(index: ProjectIndex, note: str, direction: str = "both", limit: i
         answer.update({"backlinks": [{"path": b["path"], "title": b["title"]} for b in linking[:limit]],
                        "backlinks_total": len(linking)})
     answer["truncated"] = any(answer.get(f"{k}_total", 0) > limit for k in ("outgoing", "backlinks"))
+    answer["more"] = answer["truncated"]  # the one word every list answer says it with
     return answer
 
 
@@ -176,7 +178,7 @@ def properties(index: ProjectIndex, prefix: str = "", limit: int = 50) -> dict:
     notes, values = index.kept("properties", build)
     wanted = prefix.strip().lower()
     keys = [k for k, _ in notes.most_common() if k.lower().startswith(wanted)]
-    return {"project": index.name, "total": len(keys), "properties": [
+    return {"project": index.name, **counted(keys, len(keys) > limit, len(keys)), "properties": [
         {"key": k, "notes": notes[k], "values": [v for (_, v), _ in values[k].most_common(PROPERTY_SAMPLES)],
          "distinct_values": len(values[k])} for k in keys[:limit]]}
 

@@ -34,7 +34,8 @@ def search(indexes: list[ProjectIndex], request) -> dict:
     """Run one request over its projects; with scope 'all', merged by score, a project without a model answering
     by keyword for itself only."""
     query = Query.of(request)
-    pool = request.limit * GROUP_POOL if request.group else request.limit
+    rows = request.limit + 1  # one row past the limit is ranked, to say whether the limit cut the list (`more`)
+    pool = rows * GROUP_POOL if request.group else rows
     merged, unavailable_in, extra = [], [], {}
     available = True
     listing = request.mode == "tag" or not query.meaning.strip()  # tags alone: the tagged documents, newest first
@@ -68,7 +69,7 @@ def search(indexes: list[ProjectIndex], request) -> dict:
         if ranking is not None:
             terms = _terms(query, request.mode) if available else query.terms
             results = chunk_hits(index, ranking.ranked[:pool], terms, ranking.cosines(), ranking.partial,
-                                 documents=request.limit if request.group else None, across=ranking.unreadable)
+                                 documents=rows if request.group else None, across=ranking.unreadable)
         if request.scope == "all" and not available and request.mode not in ("tag", "keyword"):
             unavailable_in.append(index.name)
         if request.explain and ranking is not None:
@@ -79,9 +80,10 @@ def search(indexes: list[ProjectIndex], request) -> dict:
     if request.scope == "all":
         merged.sort(key=lambda r: -r["score"])
     if request.group:
-        merged, extra["grouped"] = note_hits(merged, request.limit), "document"
+        merged, extra["grouped"] = note_hits(merged, rows), "document"
     else:
-        merged = merged[:request.limit]
+        merged = merged[:rows]
+    more, merged = len(merged) > request.limit, merged[:request.limit]
     if request.scope == "all" and request.explain:
         for place, r in enumerate(merged, start=1):
             r["explain"]["rank"] = place
@@ -106,9 +108,10 @@ def search(indexes: list[ProjectIndex], request) -> dict:
         missing = [i for i in indexes if i.name in unavailable_in] or indexes  # each project has its model
         extra["semantic_reason"] = missing[0].embedder.why_unavailable
     if request.scope == "all":
-        return envelope(merged, request.mode, query.text, not unavailable_in, request.limit, scope="all",
+        return envelope(merged, request.mode, query.text, not unavailable_in, request.limit, more, scope="all",
                         projects=[i.name for i in indexes], keyword_only_projects=unavailable_in, **extra)
-    return envelope(merged, request.mode, query.text, available, request.limit, project=indexes[0].name, **extra)
+    return envelope(merged, request.mode, query.text, available, request.limit, more, project=indexes[0].name,
+                    **extra)
 
 
 def _terms(query: Query, mode: str) -> list[str]:
@@ -179,7 +182,7 @@ def _tag_report(index: ProjectIndex, query: Query, document_id: str, limit: int,
         reason = tag_reason(index, document_id, query.tags_all, query.tags_any) or "it is not in this project"
         return {"document_id": document_id, "found": False, "rank": None, "returned": False, "legs": {},
                 "removed_by": "tags", "verdict": reason[0].upper() + reason[1:] + "."}
-    returned = any(r["document_id"] == document_id for r in results)
+    returned = place <= limit and any(r["document_id"] == document_id for r in results)
     return {"document_id": document_id, "found": True, "rank": place, "returned": returned, "legs": {},
             "verdict": f"It has the tags and came {ordinal(place)} of {len(everything)}, newest first"
                        + ("." if returned else f": past the limit of {limit}, so it was not returned.")}

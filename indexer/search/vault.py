@@ -33,6 +33,7 @@ from .filters import created_day
 from .grammar import TITLE_BONUS, held_words
 from ..ingest.readable import display_text, display_title
 from ..ingest.segment import CJK_RUN
+from ..contract.answers import counted
 from .hits import iso, readable_marked, snippet
 from .index import ProjectIndex
 from .query import Query
@@ -354,7 +355,7 @@ def vault_search(index: ProjectIndex, request, reranker: Reranker | None = None,
     reranked = bool(fused and reranker is not None and reranker.available
                     and _rerank(index, query.text, fused, reranker, ranking))
     results = _note_hits(index, query, ranking, fused[:limit], request) if fused else []
-    answer = {"results": results, "total": len(fused),
+    answer = {"results": results, **counted(results, len(fused) > len(results), len(fused)),
               "search_mode": "hybrid" if ranking.legs.get("meaning") else "fts",  # spec 001: when vectors contributed
               "reranked": reranked, **extra}
     if not ranking.legs.get("meaning") and not index.semantic_available:

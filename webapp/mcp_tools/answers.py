@@ -51,8 +51,8 @@ def heading_of(hit: dict) -> str | None:
     return " > ".join(headings) or None
 
 
-def search_answer(api: dict, limit: int) -> dict:
-    """A spec-000 search (asked for limit + 1 note hits) as at most `limit` compact rows."""
+def search_answer(api: dict) -> dict:
+    """A spec-000 search's note hits as compact rows."""
     everywhere = api.get("scope") == "all"
     out = {"query": api["query"], "mode": api["mode"], "semantic_available": api["semantic_available"]}
     for key in ("semantic_reason", "keyword_only_projects"):
@@ -64,8 +64,8 @@ def search_answer(api: dict, limit: int) -> dict:
         out["did_you_mean"] = api["did_you_mean"]["query"]
     _searched(api, out)
     _languages(api, out)
-    out["results"] = [note_row(h, everywhere) for h in api["results"][:limit]]
-    out["more"] = len(api["results"]) > limit
+    out["results"] = [note_row(h, everywhere) for h in api["results"]]
+    out["more"] = api["more"]
     if api.get("empty_reason"):
         out["empty_reason"] = api["empty_reason"]
     if api.get("weaker_matches"):
@@ -98,8 +98,8 @@ def related_answer(api: dict) -> dict:
         rows.append(row)
     out["results"] = rows
     out["more"] = api["more"]
-    if api.get("truncated"):
-        out["truncated"] = True
+    if api.get("truncated"):  # the text asked about was cut to its first part (`more` is for the rows)
+        out["text_cut"] = True
     return out
 
 
@@ -121,7 +121,7 @@ def context_answer(api: dict, every_project: bool) -> dict:
     """get_context's passages with what an agent cites them by: path, the headings they sit under (when they say
     more than the title), file lines and the text, and the project when every project was drawn from. The API's
     ids, absolute path, score and token count cost ~450 characters a passage, more than a 300-token budget's text."""
-    out = {key: api[key] for key in ("query", "tokens_used", "truncated", "semantic_available", "semantic_reason")
+    out = {key: api[key] for key in ("query", "tokens_used", "more", "semantic_available", "semantic_reason")
            if key in api}
     items = []
     for item in api.get("items", []):
@@ -166,8 +166,7 @@ def vault_answer(api: dict) -> dict:
     out: dict = {}
     _searched(api, out)
     _languages(api, out)
-    out.update({"results": [vault_row(n) for n in api["results"]], "total": api["total"],
-                "more": api["total"] > len(api["results"])})
+    out.update({"results": [vault_row(n) for n in api["results"]], "total": api["total"], "more": api["more"]})
     for key in ("search_mode", "semantic_reason", "explain_document", "empty_reason"):
         if api.get(key):
             out[key] = api[key]

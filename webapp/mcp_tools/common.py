@@ -28,8 +28,7 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 QueryText = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS,
                              description="Natural language or keywords.")]
-Project = Annotated[str | None, Field(description="Project name (default: your first project by name; the demo "
-                                                 "and the User Docs only when there is no other).")]
+Project = Annotated[str | None, Field(description="Project name (default: your first).")]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Most results.")]
 DETAILS = ("notes", "chunks")  # an MCP search's rows: compact per note, or the API's whole passages
 

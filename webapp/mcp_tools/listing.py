@@ -89,9 +89,8 @@ def list_tags(link, prefix: Annotated[str, Field(max_length=200, description="On
     Prefer tag_search or vault_search_by_tag to list the notes with a tag.
     Example: list_tags(prefix="project")
     """
-    tags = ask(link, "tags", project=project, prefix=prefix, limit=min(limit + 1, MAX_TAGS))["tags"]
-    return answer({"results": [{"tag": t["tag"], "notes": t["count"]} for t in tags[:limit]],
-                    "more": len(tags) > limit})
+    found = ask(link, "tags", project=project, prefix=prefix, limit=limit)
+    return answer({"results": [{"tag": t["tag"], "notes": t["count"]} for t in found["tags"]], "more": found["more"]})
 
 
 def list_properties(link, prefix: Annotated[str, Field(max_length=200, description="Only keys that start with "
@@ -105,8 +104,7 @@ def list_properties(link, prefix: Annotated[str, Field(max_length=200, descripti
     Example: list_properties(prefix="sta")
     """
     found = ask(link, "properties", project=project, prefix=prefix, limit=limit)
-    return answer({"results": found["properties"], "total": found["total"],
-                   "more": found["total"] > len(found["properties"])})
+    return answer({"results": found["properties"], "total": found["total"], "more": found["more"]})
 
 
 TOOLS = (

@@ -80,7 +80,7 @@ class NotePage(Shape):
 
 class CompactLinks(Shape):
     path: str
-    truncated: bool = Field(description="True when a list was cut at the limit (its _total counts all).")
+    more: bool = Field(description="True when a list was cut at the limit (its _total counts all).")
 
 
 # --- spec 002 and agent context -------------------------------------------------------------------------------
@@ -89,7 +89,7 @@ class MemoryResponse(Shape):
     mode: str
     results: list[dict[str, Any]] = Field(description="file_path, id (what xref takes), title, relevance, excerpt.")
     total: int
-    omitted: int = Field(description="Results dropped to stay under about 2,000 tokens.")
+    more: bool = Field(description="True when matches were left out (omitted: how many for size).")
 
 
 class ContextResponse(Shape):
@@ -97,7 +97,7 @@ class ContextResponse(Shape):
     tokens_used: int
     items: list[dict[str, Any]] = Field(description="Passages with path, heading, lines, content (and project with "
                                                     "scope 'all').")
-    truncated: bool = Field(description="True when a passage that ranked did not fit the budget.")
+    more: bool = Field(description="True when a passage that ranked did not fit the budget.")
     semantic_available: bool
 
 
@@ -111,6 +111,7 @@ class MapState(Shape):
 
 class MindMapSearchResponse(MapState):
     results: list[dict[str, Any]] = Field(description="node_id, title, path (root to node), score, snippet.")
+    more: bool = Field(description="True when the limit cut the list.")
 
 
 class MindMapContextResponse(MapState):

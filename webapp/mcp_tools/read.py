@@ -55,7 +55,9 @@ def links(link, note: Note, project: Project = None,
     Prefer memory_search mode 'xref' for related_to fields and mentions by id.
     Example: links(note="Garden plan", direction="backlinks")
     """
-    return answer(ask(link, "links", note=note, project=project, direction=direction, limit=limit))
+    found = ask(link, "links", note=note, project=project, direction=direction, limit=limit)
+    found.pop("truncated", None)  # the API's older word for `more`: an agent meets one
+    return answer(found)
 
 
 

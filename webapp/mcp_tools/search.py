@@ -9,7 +9,7 @@ from pydantic import Field
 
 from indexer import SearchRequest
 from indexer.errors import SKMemoryError
-from indexer.contract.limits import MAX_LIMIT, MAX_SNIPPET_TOKENS, MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET
+from indexer.contract.limits import MAX_SNIPPET_TOKENS, MAX_TOKEN_BUDGET, MIN_TOKEN_BUDGET
 from indexer.contract.sibling_requests import RELATED_LIMIT
 
 from . import answers as shape
@@ -19,17 +19,15 @@ from .models import ContextResponse, ListAnswer, NotesAnswer, CompactRelated
 
 
 def _search(link, query: str, mode: str, detail: str = "notes", **fields: Any) -> CallToolResult:
-    """One SearchRequest, handed down: note hits (one more than asked, to tell whether the limit cut) unless chunks
-    are asked for."""
-    limit = fields.pop("limit")
+    """One SearchRequest, handed down: note hits unless chunks are asked for (the engine says whether the limit cut
+    the list: `more`)."""
     full = detail == "chunks" or fields.get("explain") or fields.get("explain_document")
     try:
-        request = (SearchRequest(query, mode, limit=limit, **fields) if full else
-                   SearchRequest(query, mode, limit=min(limit + 1, MAX_LIMIT), group=True, **fields))
+        request = SearchRequest(query, mode, **fields) if full else SearchRequest(query, mode, group=True, **fields)
     except SKMemoryError as exc:
         raise refused(exc) from None
     found = link.search(request)
-    return answer(found if full else shape.search_answer(found, limit))
+    return answer(found if full else shape.search_answer(found))
 
 
 def hybrid_search(link, query: QueryText, project: Project = None, tags_all: TagList = [], tags_any: TagList = [],
