@@ -20,6 +20,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from support import DEMO_NOTES, REPO, SKMEMORY, corpus, free_port, mcp_session, running_server
+from webapp.mcp_tools.answers import memory_answer
 
 TOOLS = {"hybrid_search", "semantic_search", "tag_search", "search_all_projects", "vault_search",
          "vault_search_by_tag", "vault_search_by_folder", "vault_search_by_property", "vault_recent_notes",
@@ -157,7 +158,8 @@ def test_every_tool_answers_in_rows_an_agent_can_afford(live, tmp_path):
             for mode, query in (("frontmatter", {"tags": ["project"]}), ("content", "sourdough"),
                                 ("xref", "Compost log")):
                 found = (await s.call_tool("memory_search", {"mode": mode, "query": query})).structured_content
-                assert found == api(port, "/api/memory_search", {"mode": mode, "query": query}), mode
+                assert found == memory_answer(api(port, "/api/memory_search", {"mode": mode, "query": query})), mode
+                assert all("path" not in row and "file_path" in row for row in found["results"])  # spec 002's row
                 assert found["results"], mode
             any_id = found["results"][0]["id"]  # xref takes the ids memory_search returns
             assert not (await s.call_tool("memory_search", {"mode": "xref", "query": any_id})).is_error
@@ -212,12 +214,12 @@ def test_every_tool_answers_in_rows_an_agent_can_afford(live, tmp_path):
             assert "Projects/Compost log.md" not in [c["path"] for c in suggested["close_in_meaning"]]  # linked
             context = (await s.call_tool("get_context", {"query": "garden", "token_budget": 100})).structured_content
             full = api(port, "/api/context", q="garden", budget=100)
-            assert [(i["path"], i["lines"], i["content"]) for i in context["items"]] == [
+            assert [(i["path"], i["lines"], i["text"]) for i in context["items"]] == [
                 (i["path"], i["lines"], i["content"]) for i in full["items"]]  # the API's passages, in its order
             assert context["items"] and context["tokens_used"] == full["tokens_used"] <= 100
             # What an agent cites a passage by, and nothing else (ids, absolute path, score: ~450 characters each).
-            assert all(set(i) <= {"path", "heading", "lines", "content"} for i in context["items"]), context
-            metadata = sum(len(json.dumps({k: v for k, v in i.items() if k != "content"})) for i in context["items"])
+            assert all(set(i) <= {"path", "heading", "lines", "text"} for i in context["items"]), context
+            metadata = sum(len(json.dumps({k: v for k, v in i.items() if k != "text"})) for i in context["items"])
             assert metadata / len(context["items"]) < 120, context
             print(f"\nhybrid_search, 5 rows: ~{approx_tokens(hybrid)} tokens; with detail=chunks: "
                   f"~{approx_tokens(chunks)}")

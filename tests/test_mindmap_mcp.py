@@ -10,6 +10,7 @@ import pytest
 
 from support import DEMO_NOTES, GARDEN, running_server
 from test_mcp import api, check_matches_api, mcp_session, run
+from webapp.mcp_tools.answers import mindmap_answer
 
 MAP = "Maps/Garden.mmdata"
 pytestmark = pytest.mark.slow
@@ -65,11 +66,13 @@ def test_the_mindmap_tools_through_a_real_mcp_client(live, tmp_path):
 
             query = "how long does the irrigation run each morning"
             found = check_matches_api(await s.call_tool("mindmap_search_nodes", {"query": query, "limit": 3}),
-                                      api(port, "/api/mindmaps/search_nodes", q=query, limit=3))
+                                      mindmap_answer(api(port, "/api/mindmaps/search_nodes", q=query, limit=3)))
             top = found["results"][0]
-            assert (top["node_id"], top["path"], found["index_stale"]) == ("watering", ["Garden", "Watering"], False)
+            assert (top["node_id"], top["node_path"], found["index_stale"]) == ("watering", ["Garden", "Watering"],
+                                                                                False)
+            assert "path" not in top and "content" not in top and top["snippet"]  # path: a file path everywhere
             context = check_matches_api(await s.call_tool("mindmap_get_context", {"node_id": top["node_id"]}),
-                                        api(port, "/api/mindmaps/context", node_id=top["node_id"]))
+                                        mindmap_answer(api(port, "/api/mindmaps/context", node_id=top["node_id"])))
             assert context["node"]["body"].startswith("A drip line on a timer")
             assert [a["title"] for a in context["ancestors"]] == ["Garden"]
             assert {r["title"] for r in context["relationships"]} == {"Tomatoes"}

@@ -108,7 +108,7 @@ def suggestions_answer(api: dict) -> dict:
     key = "markdown_link" if api["style"] == "markdown" else "wikilink"
     return {
         "path": api["path"], "style": api["style"],
-        "unlinked_mentions": [{"path": m["path"], "link": m[key], "line": m["line"], "text": clip(m["text"], 120)}
+        "unlinked_mentions": [{"path": m["path"], "link": m[key], "line": m["line"], "snippet": clip(m["text"], 120)}
                               for m in api["unlinked_mentions"]],
         "mentions_total": api["mentions_total"],
         "close_in_meaning": [{"path": c["path"], "link": c[key], "why": clip(c["reason"], 120)}
@@ -117,22 +117,55 @@ def suggestions_answer(api: dict) -> dict:
     }
 
 
-def context_answer(api: dict, every_project: bool) -> dict:
+def context_answer(api: dict, every_project: bool, budget: int) -> dict:
     """get_context's passages with what an agent cites them by: path, the headings they sit under (when they say
-    more than the title), file lines and the text, and the project when every project was drawn from. The API's
-    ids, absolute path, score and token count cost ~450 characters a passage, more than a 300-token budget's text."""
+    more than the title), file lines and the `text`, and the project when every project was drawn from. The API's
+    ids, absolute path, score and token count cost ~450 characters a passage, more than a 300-token budget's text.
+
+    The whole answer keeps to the budget, as an agent reads it (4 characters of its JSON text a token): the API packs
+    the passages' own tokens, and the paths, lines and JSON around them took a 1,500-token budget to ~1,950; the
+    last passages go, `more` says so."""
     out = {key: api[key] for key in ("query", "tokens_used", "more", "semantic_available", "semantic_reason")
            if key in api}
-    items = []
+    items, tokens = [], []
     for item in api.get("items", []):
         row = {"project": item.get("project")} if every_project else {}
         row["path"] = item["path"]
         if heading := heading_of(item):
             row["heading"] = heading
-        row.update(lines=item.get("lines"), content=item["content"])
+        row.update(lines=item.get("lines"), text=item["content"])
         items.append(row)
+        tokens.append(item.get("tokens", 0))
     out["items"] = items
+    while len(items) > 1 and len(json.dumps(out, ensure_ascii=False, separators=(",", ":"))) // 4 > budget:
+        items.pop()
+        out["tokens_used"] = out.get("tokens_used", 0) - tokens.pop()
+        out["more"] = True
     return out
+
+
+def memory_answer(api: dict) -> dict:
+    """memory_search's answer with spec 002's row (file_path, id, title, relevance, excerpt): its `path` alias, which
+    repeated file_path in every row, left out."""
+    return {**api, "results": [{k: v for k, v in row.items() if k != "path"} for row in api["results"]]}
+
+
+def mindmap_answer(api: dict) -> dict:
+    """A mind-map answer in the agents' one vocabulary: `path` is a file path everywhere, so a node's root-to-node
+    titles are its `node_path`; a node row's text is its `snippet` (its whole `content` repeated it)."""
+    def node(value):
+        if isinstance(value, list):
+            return [node(v) for v in value]
+        if not isinstance(value, dict):
+            return value
+        out = {k: node(v) for k, v in value.items()}
+        if "node_id" in out:
+            if isinstance(out.get("path"), list):
+                out["node_path"] = out.pop("path")
+            if "snippet" in out:
+                out.pop("content", None)
+        return out
+    return node(api)
 
 
 def vault_row(note: dict) -> dict:

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 from mcp_types import CallToolResult
 from pydantic import Field
 
+from . import answers as shape
 from .common import MemoryMode, Project, answer, ask
 from .models import MemoryResponse
 
@@ -25,7 +26,7 @@ def memory_search(link, mode: MemoryMode,
     Prefer hybrid_search or vault_search for open questions in natural language.
     Example: memory_search(mode="xref", query="DEC-42")
     """
-    return answer(ask(link, "memory_search", mode=mode, query=query, project=project))
+    return answer(shape.memory_answer(ask(link, "memory_search", mode=mode, query=query, project=project)))
 
 
 TOOLS = (

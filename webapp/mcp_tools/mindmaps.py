@@ -6,6 +6,7 @@ from typing import Annotated
 from mcp_types import CallToolResult
 from pydantic import Field
 
+from . import answers as shape
 from .common import Limit, MapPath, Project, QueryText, answer, ask
 from .models import MindMapContextResponse, MindMapSearchResponse
 
@@ -19,7 +20,7 @@ def mindmap_search_nodes(link, query: QueryText, map: MapPath = None, project: P
     mindmap_get_context(node_id) before editing a node. Prefer hybrid_search for notes.
     Example: mindmap_search_nodes(query="when does the drip line run", map="Maps/Garden.mmdata")
     """
-    return answer(ask(link, "search_nodes", q=query, limit=limit, project=project, path=map))
+    return answer(shape.mindmap_answer(ask(link, "search_nodes", q=query, limit=limit, project=project, path=map)))
 
 
 def mindmap_get_context(link, node_id: Annotated[str, Field(min_length=1, max_length=200, description="A node_id "
@@ -32,7 +33,7 @@ def mindmap_get_context(link, node_id: Annotated[str, Field(min_length=1, max_le
     The map is chosen as mindmap_search_nodes chooses it. Prefer mindmap_search_nodes to find a node first.
     Example: mindmap_get_context(node_id="watering", map="Maps/Garden.mmdata")
     """
-    return answer(ask(link, "node_context", node_id=node_id, project=project, path=map))
+    return answer(shape.mindmap_answer(ask(link, "node_context", node_id=node_id, project=project, path=map)))
 
 
 TOOLS = (

@@ -44,7 +44,7 @@ class CompactSuggestions(Shape):
     path: str
     style: str = Field(description="wikilink or markdown: how this vault writes its links.")
     unlinked_mentions: list[dict[str, Any]] = Field(description="Notes this one names without a link: path, link, "
-                                                                "line, text of the line.")
+                                                                "line, snippet of the line.")
     close_in_meaning: list[dict[str, Any]] = Field(description="Notes close in meaning that no link joins to it: "
                                                                "path, link, why.")
 
@@ -95,7 +95,7 @@ class MemoryResponse(Shape):
 class ContextResponse(Shape):
     query: str
     tokens_used: int
-    items: list[dict[str, Any]] = Field(description="Passages with path, heading, lines, content (and project with "
+    items: list[dict[str, Any]] = Field(description="Passages with path, heading, lines, text (and project with "
                                                     "scope 'all').")
     more: bool = Field(description="True when a passage that ranked did not fit the budget.")
     semantic_available: bool
@@ -110,12 +110,12 @@ class MapState(Shape):
 
 
 class MindMapSearchResponse(MapState):
-    results: list[dict[str, Any]] = Field(description="node_id, title, path (root to node), score, snippet.")
+    results: list[dict[str, Any]] = Field(description="node_id, title, node_path (root to node), score, snippet.")
     more: bool = Field(description="True when the limit cut the list.")
 
 
 class MindMapContextResponse(MapState):
-    node: dict[str, Any] = Field(description="node_id, title, body, tags, path, attachments.")
+    node: dict[str, Any] = Field(description="node_id, title, body, tags, node_path, attachments.")
     ancestors: list[dict[str, Any]]
     children: list[dict[str, Any]]
     siblings: list[dict[str, Any]]

@@ -37,7 +37,7 @@ def hybrid_search(link, query: QueryText, project: Project = None, tags_all: Tag
     """Search one project's notes by meaning and exact words at once; the recommended default.
 
     One row per note, best first: path, title, score, the matching section's heading and lines, a ~30-token
-    snippet (10 rows: ~600 tokens); `more`: the limit cut. Read a row with read_note(path, start_line=lines[0]).
+    snippet (10 rows: ~800 tokens); `more`: the limit cut. Read a row with read_note(path, start_line=lines[0]).
     While the model loads it answers by keyword (semantic_available false, semantic_reason says why). With
     several projects and none named it searches your first (never the demo while you have your own) and names
     the rest (`other_projects`).
@@ -118,7 +118,7 @@ def vault_search(link, query: QueryText, filters: Filters = None, limit: Limit =
 
 def get_context(link, query: QueryText, token_budget: Annotated[int, Field(
                           ge=MIN_TOKEN_BUDGET, le=MAX_TOKEN_BUDGET,
-                          description="Most tokens of passage text to return.")] = 2000,
+                          description="Most tokens of the answer, 4 characters each.")] = 2000,
                       project: Project = None,
                       scope: Scope = "project",
                       ) -> Annotated[CallToolResult, ContextResponse]:
@@ -130,7 +130,7 @@ def get_context(link, query: QueryText, token_budget: Annotated[int, Field(
     Example: get_context(query="how is the garden watered", token_budget=1500)
     """
     found = ask(link, "context", q=query, budget=token_budget, project=project, scope=scope)
-    return answer(shape.context_answer(found, every_project=scope == "all"))
+    return answer(shape.context_answer(found, every_project=scope == "all", budget=token_budget))
 
 
 
