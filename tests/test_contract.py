@@ -63,6 +63,8 @@ ASKED = {
 @pytest.mark.parametrize("name", list(ROUTES))
 def test_every_route_of_the_table_answers_its_declared_type(app, engine, name):
     client, route = AppClient(app), ROUTES[name]
+    assert name in ASKED, (f"add the route {name!r} to ASKED in tests/test_contract.py: one asking of it as a client "
+                           "sends it, and the list its answer holds rows in (None if none)")
     payload, rows = ASKED[name]
     if name == "related":  # the first note something relates to
         documents = client.ask("documents", {"project": "notes"})["documents"]

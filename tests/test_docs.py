@@ -100,6 +100,10 @@ def test_every_mode_and_filter_key_is_where_the_docs_list_them():
     assert [m for m in MODES if m not in modes_row] == []
     filters_row = next(line for line in text.splitlines() if line.startswith("| filters |"))
     assert [k for k in FILTER_KEYS if k not in filters_row] == []
+    mcp_row = next(line for line in (DOCS / "mcp.md").read_text(encoding="utf-8").splitlines()
+                   if line.startswith("| `vault_search` with `filters`"))
+    missing = [k for k in FILTER_KEYS if k not in mcp_row]
+    assert missing == [], f"name {missing} in docs/mcp.md's row of vault_search (its filters, in brackets)"
 
 
 def test_every_request_field_is_in_the_request_table():

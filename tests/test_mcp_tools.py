@@ -30,7 +30,9 @@ def server(make_module_engine):
 
 def example(tool) -> dict:
     """The arguments of the `Example: tool(...)` line of a tool's description (JSON's true/false read as Python's)."""
-    line = next(line for line in inspect.getdoc(tool).splitlines() if line.strip().startswith("Example: "))
+    line = next((line for line in inspect.getdoc(tool).splitlines() if line.strip().startswith("Example: ")), None)
+    assert line, (f"{tool.__name__}'s description has no line `Example: {tool.__name__}(...)`: add one, a call an "
+                  "agent can copy (the demo notes answer it here)")
     call = ast.parse(line.split("Example: ", 1)[1].replace("=true", "=True").replace("=false", "=False"),
                      mode="eval").body
     return {k.arg: ast.literal_eval(k.value) for k in call.keywords}
@@ -100,3 +102,25 @@ def test_related_notes_says_when_its_limit_cut_the_list(server):
     every = json.loads(call(server, "related_notes", {"text": text, "limit": 50}).content[0].text)
     assert len(every["results"]) > 1 and not every["more"], every
     assert len(one["results"]) == 1 and one["more"] and one["results"][0] == every["results"][0]
+
+
+def test_every_tool_has_its_call_in_the_slow_tests_list_and_an_output_model():
+    """Two steps of the recipe "Add an MCP tool" that failed nothing when left out (issue 60): the slow test's call
+    of every tool against a dead server, and the tool's output model."""
+    import typing
+
+    from mcp_types import CallToolResult
+
+    from test_mcp import EVERY_TOOL_CALLED
+    from webapp.mcp_tools.models import Shape
+
+    names = {t.__name__ for t in tools()}
+    assert set(EVERY_TOOL_CALLED) == names, (
+        f"add {sorted(names - set(EVERY_TOOL_CALLED))} to EVERY_TOOL_CALLED in tests/test_mcp.py (one call each)")
+    for tool in tools():
+        returned = typing.get_type_hints(tool, include_extras=True).get("return")
+        args = typing.get_args(returned)
+        assert typing.get_origin(returned) is typing.Annotated and args[0] is CallToolResult and \
+            isinstance(args[1], type) and issubclass(args[1], Shape), (
+                f"{tool.__name__} returns {returned}: annotate it -> Annotated[CallToolResult, SomeAnswer], "
+                "SomeAnswer a model of webapp/mcp_tools/models.py (its output schema)")

@@ -74,4 +74,5 @@ def unrouted(exc: HTTPException):
         return exc
     if exc.code == 405:
         return error_response(405, "method_not_allowed", f"{request.method} is not accepted at {request.path}.")
-    return error_response(404, "not_found", f"There is no API endpoint {request.path}; see the README for the list.")
+    return error_response(404, "not_found", f"There is no API endpoint {request.path}; the routes are listed in "
+                                            "docs/api.md, and GET /api/health says whether this is SK Memory.")
