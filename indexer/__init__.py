@@ -41,13 +41,13 @@ _EXPORTS = {
     "Project": ".store.project",  # the writer of one project, as Home.open_project returns it
     "BackgroundIndexer": ".background",  # what `serve` and `watch` start: sync, watch and embed
     "ReadRate": ".background",  # files read per second and seconds left in a sync, for progress
-    "FOREGROUND": ".ingest.embeddings",  # work a person waits for: bulk embedding steps aside while it runs
+    "FOREGROUND": ".model.embeddings",  # work a person waits for: bulk embedding steps aside while it runs
     "PERSON_FIRST": ".search.slots",  # a search from the window: it goes before agents' searches in line
     "ensure_demo_project": ".content.demo",
     "USER_DOCS_NAME": ".content.docs",
     "ensure_user_docs": ".content.docs",
-    "without_hidden": ".ingest.readable",  # what the preview leaves out, as the snippets do
-    "shown_alt": ".ingest.readable",  # an image's alt text as the preview and the model are told it
+    "without_hidden": ".text.readable",  # what the preview leaves out, as the snippets do
+    "shown_alt": ".text.readable",  # an image's alt text as the preview and the model are told it
 }
 __all__ = list(_EXPORTS)
 

@@ -37,7 +37,7 @@ class Settings:
     query_backend: str = "onnx"  # 'onnx' (one-thread ONNX Runtime copy of the model) or 'torch'
     embed_backend: str = "auto"  # 'auto' (torch on CUDA, else openvino-int8 or onnx-int8), 'torch', 'onnx' (fp32),
     # 'onnx-int8' or 'openvino-int8'
-    # Which model embeds a project: 'auto' (by the language of its notes: ingest/language.py), 'english' or
+    # Which model embeds a project: 'auto' (by the language of its notes: text/language.py), 'english' or
     # 'multilingual', for every project.
     embed_model: str = "auto"
     index_cpu: int = 0  # cores the bulk embedder may use at once; 0: every core of the machine (at low priority)

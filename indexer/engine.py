@@ -17,10 +17,10 @@ from .contract.answers import counted
 from .errors import IndexDamaged, InvalidProjectRoot, InvalidQuery, ProjectNotFound, SKMemoryError
 from .home import Home
 from .registry import ProjectInfo
-from .ingest.embeddings import FOREGROUND
+from .model.embeddings import FOREGROUND
 from .contract.limits import check_scope
 from .search import browse, chunk_reads, documents, note_reads, notes, pipeline
-from .ingest.scale import IDENTITY, ScaledVectors
+from .model.scale import IDENTITY, ScaledVectors
 from .search.across import AcrossVectors
 from .search.cache import VectorCache
 from .store.across import GENERATION as ACROSS_GENERATION

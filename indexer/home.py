@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .ingest.chunking import TokenCounter
 from .config import Settings
-from .ingest.embeddings import Embedder
+from .model.embeddings import Embedder
 from .errors import HomeInUse, IndexDamaged, ProjectLocked, SKMemoryError, is_damage
 from .store.lock import LOCK_NAME, WriterLock, read_holder
 from .store.project import Project, project_status

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from indexer.config import Settings, default_model_path
-from indexer.ingest.embeddings import Embedder
+from indexer.model.embeddings import Embedder
 from indexer.home import Home
 from support import DEMO_NOTES, WordEmbedder, chromium, free_port
 

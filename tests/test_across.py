@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer.ingest.language import common_word, content_words, question_language
-from indexer.ingest.multilingual import ACROSS_SCALE
-from indexer.ingest.scale import Baseline, QuestionScale, QuestionScaledVectors
+from indexer.text.language import common_word, content_words, question_language
+from indexer.model.multilingual import ACROSS_SCALE
+from indexer.model.scale import Baseline, QuestionScale, QuestionScaledVectors
 from indexer.search.across import AcrossVectors, asking, names_across
 from indexer.search.cache import VectorCache
 from indexer.search.query import Query

@@ -157,8 +157,8 @@ def test_no_import_cycle_at_any_level():
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
-ROOMS = ("indexer.contract", "indexer.ingest", "indexer.store", "indexer.search", "indexer.graph", "indexer.mindmap",
-         "indexer.content")
+ROOMS = ("indexer.contract", "indexer.text", "indexer.model", "indexer.ingest", "indexer.store", "indexer.search",
+         "indexer.graph", "indexer.mindmap", "indexer.content")
 
 
 def test_the_contract_is_the_ground_floor():
@@ -173,7 +173,7 @@ def test_the_contract_is_the_ground_floor():
 
 
 def test_no_cycle_between_the_engines_rooms():
-    """ingest/, store/, search/, graph/, mindmap/ and content/ depend on each other one way."""
+    """text/, model/, ingest/, store/, search/, graph/, mindmap/ and content/ depend on each other one way."""
     mods = modules()
 
     def room(module: str) -> str | None:
@@ -261,3 +261,18 @@ def test_no_class_name_is_defined_twice_in_the_engine_and_the_surfaces():
                 defined[node.name].append(str(path.relative_to(REPO)))
     twice = {name: paths for name, paths in defined.items() if len(paths) > 1}
     assert not twice, f"rename one of each (MCP's output shapes are Compact*, the stored rows Stored*): {twice}"
+
+
+def test_the_questions_never_import_the_files_in():
+    """Issue 60: ingest/ held three concerns under "files in" (30 import lines of search/, store/, graph/ and
+    mindmap/ reached into it for text analysis and the models). What the index and the questions share is text/,
+    the models model/; search/ reads neither files nor extractors, and text/ and model/ import no room above them."""
+    mods = modules()
+    wrong = sorted({f"{name} imports {target}" for name, path in mods.items()
+                    if name.startswith(("indexer.search", "indexer.text", "indexer.model"))
+                    for target in all_imports(name, path, set(mods)) if target.startswith("indexer.ingest")})
+    assert wrong == [], "put what both sides need in indexer/text/ or indexer/model/: " + ", ".join(wrong)
+    above = sorted({f"{name} imports {target}" for name, path in mods.items() if name.startswith("indexer.text")
+                    for target in all_imports(name, path, set(mods))
+                    if target.startswith("indexer.") and not target.startswith(("indexer.text", "indexer.errors"))})
+    assert above == [], "text/ is the ground the rooms stand on: " + ", ".join(above)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from indexer import Engine, Home, SearchRequest, Settings
-from indexer.ingest.embeddings import Embedder
+from indexer.model.embeddings import Embedder
 
 QUESTIONS = ["baking bread with a sourdough starter", "when should I water the tomatoes", "composting kitchen scraps"]
 

@@ -7,7 +7,7 @@ import pytest
 
 from indexer.config import Settings
 from indexer.home import Home
-from indexer.ingest.boilerplate import mostly_shared, paragraph_keys, without_shared
+from indexer.text.boilerplate import mostly_shared, paragraph_keys, without_shared
 from support import indexed
 from indexer import ContextRequest, SearchRequest
 

@@ -15,8 +15,8 @@ import pytest
 from indexer.config import Settings
 from indexer.engine import Engine
 from indexer.home import Home
-from indexer.ingest import openvino_encoder
-from indexer.ingest.embeddings import Embedder
+from indexer.model import openvino_encoder
+from indexer.model.embeddings import Embedder
 from support import DEMO_NOTES, REPO, corpus
 from indexer import SearchRequest
 
@@ -148,7 +148,7 @@ def test_the_index_cpu_setting_caps_the_bulk_threads(monkeypatch):
 
 def test_the_onnx_backend_loads_and_embeds_without_importing_torch(real_embedder, model_cache):
     assert real_embedder.available  # the session's cache holds the exported copy now
-    script = ("import sys; from indexer.ingest.embeddings import Embedder; e = Embedder(); "
+    script = ("import sys; from indexer.model.embeddings import Embedder; e = Embedder(); "
               "assert e.load(), e.error; v = e.embed(['sourdough starter']); "
               "print(v.shape[1], e.backend, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120,
@@ -182,7 +182,7 @@ def test_a_change_of_backend_embeds_the_project_again_and_never_mixes_vectors(ho
 def test_bulk_embedding_steps_aside_while_a_search_runs(real_embedder, make_engine, monkeypatch):
     import threading
 
-    from indexer.ingest.embeddings import FOREGROUND, Foreground
+    from indexer.model.embeddings import FOREGROUND, Foreground
     from indexer.search import pipeline
 
     gate = Foreground(patience=30)
@@ -205,7 +205,7 @@ def test_bulk_embedding_steps_aside_while_a_search_runs(real_embedder, make_engi
     try:
         real_embedder.embed(real_passages(24))
     finally:
-        from indexer.ingest.embeddings import FOREGROUND as shared
+        from indexer.model.embeddings import FOREGROUND as shared
 
         real_embedder._model.before_each = shared.wait_clear
     assert len(asked) >= 24 / openvino_encoder.RUN_TEXTS and not any(asked)
@@ -235,7 +235,7 @@ def test_the_openvino_copy_is_made_without_the_network_or_files_outside_the_mode
         "socket.socket.connect = refuse; socket.socket.connect_ex = refuse\n"
         "from pathlib import Path\n"
         "from indexer.config import default_model_path\n"
-        "from indexer.ingest.openvino_encoder import OpenVinoEncoder, openvino_int8_copy\n"
+        "from indexer.model.openvino_encoder import OpenVinoEncoder, openvino_int8_copy\n"
         f"path = openvino_int8_copy(Path({str(cache / 'model.onnx')!r}), default_model_path())\n"
         "vectors = OpenVinoEncoder(path, default_model_path(), quantized=True).embed(['sourdough starter'])\n"
         "print(path.name, vectors.shape[1], len(tried), 'openvino_telemetry' in sys.modules)\n")
@@ -259,7 +259,7 @@ def test_openvino_compiles_the_copy_once_and_later_starts_read_it_back(real_embe
     for part in (xml, xml.with_suffix(".bin")):
         (tmp_path / part.name).write_bytes(part.read_bytes())
     script = ("import sys; from pathlib import Path; from indexer.config import default_model_path\n"
-              "from indexer.ingest.openvino_encoder import OpenVinoEncoder\n"
+              "from indexer.model.openvino_encoder import OpenVinoEncoder\n"
               f"e = OpenVinoEncoder(Path({str(tmp_path / xml.name)!r}), default_model_path(), quantized=True, "
               "workers=2)\n"
               "print(e.embed(['a heron by the river', 'tar -xzf archive.tar.gz']).tobytes().hex())\n")
@@ -286,7 +286,7 @@ def test_openvino_workers_starting_together_never_deadlock(real_embedder, model_
     # twelve (`skmemory index` stuck in its first texts for good). Fresh processes, four workers starting together.
     xml = next(model_cache.rglob(f"model{openvino_encoder.OV_SUFFIX}.xml"))
     script = ("import sys; from pathlib import Path; from indexer.config import default_model_path\n"
-              "from indexer.ingest.openvino_encoder import OpenVinoEncoder\n"
+              "from indexer.model.openvino_encoder import OpenVinoEncoder\n"
               f"e = OpenVinoEncoder(Path({str(xml)!r}), default_model_path(), quantized=True, workers=4)\n"
               "print(e.embed([f'a heron by the river, number {i}' for i in range(16)]).shape)\n")
     for attempt in range(12):
@@ -320,7 +320,7 @@ def test_openvino_runs_short_passages_together_and_each_vector_stays_its_own(rea
     try:
         together = encoder.embed(texts)
     finally:
-        from indexer.ingest.embeddings import FOREGROUND
+        from indexer.model.embeddings import FOREGROUND
 
         encoder.before_each = FOREGROUND.wait_clear
     assert len(runs) < len(texts) / 2, "short passages share runs of the model"

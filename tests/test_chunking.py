@@ -9,7 +9,7 @@ import pytest
 
 from indexer.ingest.chunking import MAX_TOKENS, PREFIX_MAX_TOKENS, TokenCounter, chunk_document
 from indexer.ingest.parsed import ParsedDocument, Section
-from indexer.ingest.readable import has_words, reader_text
+from indexer.text.readable import has_words, reader_text
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 
@@ -90,12 +90,12 @@ def test_counts_from_remembered_words_equal_the_tokenizers_own(monkeypatch):
     counter = TokenCounter.for_model()
     assert counter.count_many(texts) == expected
     assert counter.count_many(texts[::-1]) == expected[::-1]  # from memory the second time
-    monkeypatch.setattr("indexer.ingest.chunking.WORD_CACHE", 20)  # a memory smaller than one text's words
+    monkeypatch.setattr("indexer.model.tokens.WORD_CACHE", 20)  # a memory smaller than one text's words
     assert counter.count_many(texts) == expected and len(counter._words) <= 600
 
 
 def test_counter_falls_back_to_an_approximation_when_the_tokenizer_is_missing(tmp_path, caplog):
-    with caplog.at_level(logging.WARNING, logger="indexer.ingest.chunking"):
+    with caplog.at_level(logging.WARNING, logger="indexer.model.tokens"):
         approx = TokenCounter.for_model(tmp_path)
     assert not approx.exact
     assert "approximately" in caplog.text

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from indexer.config import Settings
-from indexer.ingest.embeddings import Embedder
+from indexer.model.embeddings import Embedder
 from indexer.engine import Engine
 from indexer.errors import InvalidQuery
 from indexer.home import Home

@@ -1,4 +1,4 @@
-"""Model copies are derived files (indexer/ingest/derived.py): checked before use against what was recorded when they
+"""Model copies are derived files (indexer/model/derived.py): checked before use against what was recorded when they
 were made, set aside and made again once when damaged, and a copy that cannot be made remembered with its reason
 until the cause changes. The last tests damage the real model's real copies on disk and search by meaning after."""
 from __future__ import annotations
@@ -11,8 +11,8 @@ import time
 import numpy as np
 import pytest
 
-from indexer.ingest import derived
-from indexer.ingest.derived import CopyNotMade
+from indexer.model import derived
+from indexer.model.derived import CopyNotMade
 
 
 @pytest.fixture
@@ -122,7 +122,7 @@ def own_cache(model_cache, tmp_path, real_embedder):
 
 
 def test_a_damaged_model_copy_is_made_again_and_meaning_search_comes_back(own_cache, real_embedder):
-    from indexer.ingest.embeddings import Embedder
+    from indexer.model.embeddings import Embedder
 
     fresh = Embedder(cache_dir=own_cache)
     copies = fresh.copies()
@@ -139,7 +139,7 @@ def test_a_damaged_model_copy_is_made_again_and_meaning_search_comes_back(own_ca
 
 
 def test_a_copy_made_before_records_were_kept_and_then_damaged_is_made_again(own_cache, real_embedder):
-    from indexer.ingest.embeddings import Embedder
+    from indexer.model.embeddings import Embedder
 
     fresh = Embedder(cache_dir=own_cache)
     copies = fresh.copies()
@@ -153,7 +153,7 @@ def test_a_copy_made_before_records_were_kept_and_then_damaged_is_made_again(own
 
 
 def test_a_copy_that_cannot_be_made_is_said_by_status_and_not_tried_by_every_command(tmp_path, monkeypatch):
-    from indexer.ingest.embeddings import Embedder
+    from indexer.model.embeddings import Embedder
 
     full = shutil.disk_usage(tmp_path)._replace(free=5 << 20)
     monkeypatch.setattr(derived.shutil, "disk_usage", lambda path: full)

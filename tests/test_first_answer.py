@@ -9,7 +9,7 @@ import time
 from indexer import Engine
 from indexer.config import Settings
 from indexer.home import Home
-from indexer.ingest.embeddings import Embedder
+from indexer.model.embeddings import Embedder
 from support import app_client
 from webapp import create_app
 from indexer import SearchRequest

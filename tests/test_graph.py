@@ -10,7 +10,7 @@ from flask import template_rendered
 
 from indexer.config import Settings
 from indexer.content.docs import USER_DOCS_NAME, ensure_user_docs
-from indexer.ingest.embeddings import Embedder
+from indexer.model.embeddings import Embedder
 from indexer.engine import Engine
 from indexer.graph.build import SEMANTIC_THRESHOLD, semantic_edges
 from indexer.graph.clusters import kmeans

@@ -13,7 +13,7 @@ import pytest
 
 from indexer.engine import Engine
 from indexer.errors import SKMemoryError
-from indexer.ingest.extract.frontmatter import read_frontmatter
+from indexer.text.frontmatter import read_frontmatter
 from support import SKMEMORY, app_client, free_port, running_server
 from webapp import create_app
 from indexer import SearchRequest

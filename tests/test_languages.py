@@ -8,10 +8,10 @@ import sqlite3
 import numpy as np
 import pytest
 
-from indexer.ingest.language import Languages, languages, model_for, passage_language
-from indexer.ingest.multilingual import SCALE
-from indexer.ingest.scale import IDENTITY
-from indexer.ingest.segment import index_words, pairs, word_forms
+from indexer.text.language import Languages, languages, model_for, passage_language
+from indexer.model.multilingual import SCALE
+from indexer.model.scale import IDENTITY
+from indexer.text.segment import index_words, pairs, word_forms
 from indexer.search.grammar import parse_query
 from indexer.search.spelling import correctable
 from indexer.store.database import connect
@@ -122,7 +122,7 @@ def test_the_multilingual_scale_is_monotone_and_its_floors_map_back():
 
 
 def test_tags_in_any_script_are_tags():
-    from indexer.ingest.extract.inline import scan_text
+    from indexer.text.inline import scan_text
 
     tags, _ = scan_text("内容 #标签 和 #工作/项目\n\nТекст #тег, #Überblick und #日本語タグ")
     assert tags == ["标签", "工作/项目", "тег", "überblick", "日本語タグ"]

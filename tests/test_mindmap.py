@@ -81,7 +81,7 @@ def test_while_the_model_loads_node_search_answers_by_the_words_and_says_so(engi
     loaded. It answers by the question's words (any of them, BM25) and says why."""
     from indexer.config import Settings
     from indexer.home import Home
-    from indexer.ingest.embeddings import Embedder
+    from indexer.model.embeddings import Embedder
 
     loading = Embedder()
     loading.wait_for_load = False

@@ -9,7 +9,7 @@ import pytest
 
 from indexer.config import Settings
 from indexer.home import Home
-from indexer.ingest.embeddings import Embedder
+from indexer.model.embeddings import Embedder
 from indexer.ingest.parallel import PARALLEL_MIN_FILES
 from indexer.ingest.rows import ChunkRow, StoredDocument
 from indexer.store.database import LONG_NOTE_TAIL_FROM

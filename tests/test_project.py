@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from indexer.errors import EmbeddingsUnavailable
-from indexer.ingest.embeddings import Embedder
+from indexer.model.embeddings import Embedder
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
 """What a reader sees: comments blanked with line numbers kept, and the model's text free of URLs and markup noise."""
 from __future__ import annotations
 
-from indexer.ingest.extract.inline import code_lines
-from indexer.ingest.readable import blank_comments, reader_text
+from indexer.text.inline import code_lines
+from indexer.text.readable import blank_comments, reader_text
 from indexer import SearchRequest
 
 
@@ -58,7 +58,7 @@ def test_a_logseq_macro_keeps_its_words_and_a_template_field_does_not():
 
 
 def test_display_text_is_what_the_reading_view_shows():
-    from indexer.ingest.readable import display_text, display_title
+    from indexer.text.readable import display_text, display_title
 
     text = ("## Install\n\nSee the [GitHub repository](https://github.com/x/y) · "
             "[<button id=HH>Open in Obsidian</button>](obsidian://open?vault=x), **bold** _and_ `code` ^abc123\n"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from indexer.config import Settings
-from indexer.ingest.embeddings import Embedder
+from indexer.model.embeddings import Embedder
 from indexer.engine import Engine
 from indexer.errors import EmbeddingsUnavailable, InvalidQuery
 from indexer.home import Home

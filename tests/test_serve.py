@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from indexer.ingest import openvino_encoder
+from indexer.model import openvino_encoder
 from support import SKMEMORY, free_port, running_server
 
 

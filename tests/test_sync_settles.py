@@ -41,7 +41,7 @@ def test_status_beside_a_project_closed_meanwhile_is_a_sentence_not_a_traceback(
     import sqlite3
 
     from indexer.background import BackgroundIndexer
-    from indexer.ingest.embeddings import Embedder
+    from indexer.model.embeddings import Embedder
 
     home = Home(Settings.from_env(tmp_path / "home"), embedder=Embedder(tmp_path / "no-model"))
     home.add_project(vault, "notes")

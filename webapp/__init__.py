@@ -33,7 +33,7 @@ def create_app(test_config: dict | None = None):
 
 def _foreground(app) -> None:
     """Every request is work a person or an agent waits for: bulk embedding steps aside while one is answered
-    (indexer.ingest.embeddings.Foreground). A page of the window, or the Chrome extension's popup and side panel, is
+    (indexer.model.embeddings.Foreground). A page of the window, or the Chrome extension's popup and side panel, is
     a person's: its search goes before agents' in the line of searches (indexer/search/slots.py)."""
     from flask import g, request
 

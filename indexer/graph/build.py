@@ -106,7 +106,7 @@ def build_graph(index: ProjectIndex, save_positions: SavePositions | None = None
         save_positions(index.name, changed, gone, afresh)
     written = len(changed) if save_positions is not None else 0
     semantic = src.vectors is not None and bool(src.has_vector.any())
-    scale = getattr(index.embedder, "scale", None)  # the model's cosines on the shared scale (ingest/scale.py)
+    scale = getattr(index.embedder, "scale", None)  # the model's cosines on the shared scale (model/scale.py)
     threshold = scale.raw(SEMANTIC_THRESHOLD) if scale is not None else SEMANTIC_THRESHOLD
     near = semantic_edges(src.vectors, src.has_vector, threshold=threshold) if semantic else []
     if scale is not None and not scale.identity:

@@ -9,7 +9,7 @@ from collections import Counter
 
 import numpy as np
 
-from ..ingest.readable import reader_text
+from ..text.readable import reader_text
 
 MAX_CLUSTERS = 32
 KMEANS_ITERATIONS = 40

@@ -7,7 +7,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..ingest.boilerplate import blank_shared, only_shared
+from ..text.boilerplate import blank_shared, only_shared
 from ..search import chunk_reads, note_reads
 from ..search.index import ProjectIndex
 from ..search.links import LinkResolver

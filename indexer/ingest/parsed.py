@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..text.inline import Link
+
 
 @dataclass
 class Section:
@@ -13,14 +15,6 @@ class Section:
     start_line: int  # 1-based, inclusive, in the original file (PDF: page number)
     end_line: int
     ref: dict | None = None  # what every chunk of this section points at (a mind map node), stored as JSON
-
-
-@dataclass
-class Link:
-    """An outgoing reference from a document: kind is 'wikilink', 'file' or 'related_to'."""
-
-    target: str
-    kind: str
 
 
 @dataclass

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from .boilerplate import paragraph_keys
+from ..text.boilerplate import paragraph_keys
 from .chunking import MAX_TOKENS, TokenCounter, chunk_document
 from ..errors import ExtractionError
 from .extract import parse_file
-from .files import TooLarge, UnsafeFile, read_inside
+from ..text.files import TooLarge, UnsafeFile, read_inside
 from .parsed import ChunkDraft, ParsedDocument
 from .rows import ChunkRow, StoredDocument
 

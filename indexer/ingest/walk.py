@@ -8,7 +8,7 @@ from typing import Iterator
 
 import pathspec
 
-from .files import within
+from ..text.files import within
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from ..errors import DocumentNotFound, InvalidQuery, MapConflict, MapFormatError
 from ..search import note_reads
 from ..search.index import ProjectIndex
-from ..ingest.files import TooLarge, UnsafeFile, read_inside
+from ..text.files import TooLarge, UnsafeFile, read_inside
 from ..ingest.walk import inside
 from ..ingest.extract.mindmap import FILE_TYPE
 from ..ingest.extract.mindmap_format import SUFFIX, MindMap, from_json, loads

@@ -10,8 +10,8 @@ import json
 
 from ..contract.answers import counted
 from ..contract.limits import check_number, check_query
-from ..ingest.extract.inline import normalise_tags
-from ..ingest.readable import display_text
+from ..text.inline import normalise_tags
+from ..text.readable import display_text
 from ..search import chunk_reads
 from ..search.hits import snippet
 from ..search.hybrid import hybrid

@@ -1,7 +1,7 @@
 """A question asked in another language than the notes: the vectors that compare the two, and the words that stay.
 
 A project's own model reads its notes' language (all-MiniLM-L6-v2 reads English only). Each search tells the
-question's language (ingest/language.py: its script and its function words; for a Latin-script question that names
+question's language (text/language.py: its script and its function words; for a Latin-script question that names
 no language, whether the notes hold its words at all) and picks, per project, the space its meaning legs search:
 
 - own: the question is in the notes' language (or nothing tells): the project's own vectors, as always.
@@ -29,10 +29,10 @@ from typing import Callable
 
 import numpy as np
 
-from ..ingest.embeddings import Embedder
-from ..ingest.language import NAMES, Languages, common_word, content_words, question_language, script
-from ..ingest.multilingual import ACROSS_SCALE, ACROSS_SPREAD, MIXED_SCALE, MIXED_SPREAD
-from ..ingest.scale import Baseline, QuestionScaledVectors, ScaledVectors
+from ..model.embeddings import Embedder
+from ..text.language import NAMES, Languages, common_word, content_words, question_language, script
+from ..model.multilingual import ACROSS_SCALE, ACROSS_SPREAD, MIXED_SCALE, MIXED_SPREAD
+from ..model.scale import Baseline, QuestionScaledVectors, ScaledVectors
 from . import chunk_reads as reads
 from .cache import VectorCache
 from .index import ProjectIndex

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import InvalidQuery
 from . import chunk_reads, note_reads
-from ..ingest.readable import display_text
+from ..text.readable import display_text
 from .filters import allowed_documents
 from .hits import snippet
 from .index import ProjectIndex

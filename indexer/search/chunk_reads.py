@@ -11,8 +11,8 @@ import json
 import sqlite3
 from typing import Iterable
 
-from ..ingest.language import kept
-from ..ingest.segment import STEMMERS
+from ..text.language import kept
+from ..text.segment import STEMMERS
 from ..store.migrations import SUBSTRINGS_LIVE
 from .grammar import BM25_RANK
 from .index import ProjectIndex
@@ -305,7 +305,7 @@ def fts_snippets(index: ProjectIndex, match: str, rowids: list[int], tokens: int
     rows = index.sql("SELECT f.rowid, snippet(chunks_bm25, 2, ?, ?, '…', ?), f.content = c.content "
                      "FROM chunks_bm25 f JOIN chunks c ON c.rowid = f.rowid "
                      f"WHERE chunks_bm25 MATCH ? AND f.rowid {IN}", [open_mark, close_mark, tokens, match, ids(rowids)])
-    # A passage cut into character pairs or given its stems (ingest/segment.py) is not snipped from that copy: the
+    # A passage cut into character pairs or given its stems (text/segment.py) is not snipped from that copy: the
     # caller snips its own text.
     return {r[0]: r[1] for r in rows if r[1] is not None and r[2]}
 
@@ -321,7 +321,7 @@ def kept_languages(index: ProjectIndex) -> dict:
 
 def stemmed_languages(index: ProjectIndex) -> tuple[str, ...]:
     """The languages with a Snowball stemmer that at least STEMMED_SHARE of the project's sampled passages are
-    written in (ingest/language.py); none in a project embedded by the English model (its few German notes still
+    written in (text/language.py); none in a project embedded by the English model (its few German notes still
     hold their stems, so a German question's exact form finds them, and no English question changes)."""
     kept = kept_languages(index)
     if kept.get("model", "english") == "english":  # an English project's questions are read as typed
@@ -364,7 +364,7 @@ def contents(index: ProjectIndex, chunk_ids: Iterable[str]) -> dict[str, str]:
 
 
 def shared_paragraphs(index: ProjectIndex) -> frozenset[str]:
-    """The keys of the paragraphs that many notes hold (ingest/boilerplate.py), kept until the index changes."""
+    """The keys of the paragraphs that many notes hold (text/boilerplate.py), kept until the index changes."""
     return index.kept("shared paragraphs", lambda: frozenset(r[0] for r in index.sql(
         "SELECT hash FROM shared_paragraphs")))
 

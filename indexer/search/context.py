@@ -1,7 +1,7 @@
 """Agent context: the best chunks for a query, packed into a token budget, each with where it came from."""
 from __future__ import annotations
 
-from ..ingest.boilerplate import mostly_shared, without_shared
+from ..text.boilerplate import mostly_shared, without_shared
 from . import pipeline
 from ..contract.rows import ContextItem
 from .hits import shared_in
@@ -29,7 +29,7 @@ def build_context(indexes: list[ProjectIndex], request: ContextRequest, limit: i
 
 
 def _own_text(indexes: list[ProjectIndex], rows: list[dict]) -> list[dict]:
-    """The rows without the paragraphs many notes share (a footer, a banner: ingest/boilerplate.py), and without the
+    """The rows without the paragraphs many notes share (a footer, a banner: text/boilerplate.py), and without the
     rows that hold nothing else: a context spends its budget on what each note says."""
     by_name = {index.name: index for index in indexes}
     shared = {name: shared_in(index, [r["content"] for r in rows if r["project"] == name])

@@ -7,7 +7,7 @@ import json
 import numpy as np
 
 from ..errors import DocumentNotFound, InvalidQuery
-from ..ingest.readable import display_title
+from ..text.readable import display_title
 from . import chunk_reads, note_reads
 from ..contract.rows import DocumentRow
 from ..contract.answers import counted

@@ -18,7 +18,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from ..ingest.segment import CJK_RUN, pairs, word_forms
+from ..text.segment import CJK_RUN, pairs, word_forms
 
 # The unicode61 tokenizer's token characters are letters and digits; everything else separates words.
 WORD = re.compile(r"[^\W_]+")
@@ -105,7 +105,7 @@ class FtsQuery:
         return cls(match, highlight, "" if any_match == match else any_match, tuple(positive), items)
 
     def for_languages(self, languages: tuple[str, ...]) -> "FtsQuery":
-        """The same query with each bare word also as its stems in these languages (ingest/segment.py)."""
+        """The same query with each bare word also as its stems in these languages (text/segment.py)."""
         return FtsQuery.render(self.items, languages) if languages and self.items else self
 
 
@@ -115,7 +115,7 @@ def _term(words: list[str], prefix: bool) -> str:
 
 
 def _tokens(word: str) -> list[str]:
-    """A word as the BM25 table's tokens: its CJK runs as character pairs (ingest/segment.py), the rest whole."""
+    """A word as the BM25 table's tokens: its CJK runs as character pairs (text/segment.py), the rest whole."""
     if not CJK_RUN.search(word):
         return [word]
     out: list[str] = []

@@ -13,12 +13,12 @@ import re
 from datetime import datetime
 from typing import Iterable
 
-from ..ingest.boilerplate import only_shared, paragraph_keys, without_shared
+from ..text.boilerplate import only_shared, paragraph_keys, without_shared
 from . import chunk_reads as reads
-from ..ingest.readable import display_text, display_title, has_words
+from ..text.readable import display_text, display_title, has_words
 from ..contract.answers import counted
 from ..contract.rows import ChunkHit, Passage
-from ..ingest.segment import CJK_RUN
+from ..text.segment import CJK_RUN
 from .grammar import STOPWORDS, held_words, highlight_words, whole_words
 from .index import ProjectIndex
 
@@ -66,7 +66,7 @@ def held(terms: list[str], r: dict) -> list[str]:
 
 
 def shared_in(index: ProjectIndex, texts: Iterable[str]) -> set[str]:
-    """The keys of the paragraphs of these texts that many notes share (ingest/boilerplate.py)."""
+    """The keys of the paragraphs of these texts that many notes share (text/boilerplate.py)."""
     shared = reads.shared_paragraphs(index)
     if not shared:
         return set()

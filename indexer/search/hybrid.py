@@ -29,7 +29,7 @@ import heapq
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 
-from ..ingest.boilerplate import mostly_shared
+from ..text.boilerplate import mostly_shared
 from . import chunk_reads as reads
 from .across import asking, names_across
 from .grammar import CHUNK_WEIGHT, TITLE_BONUS
@@ -181,7 +181,7 @@ def _keyword_alone(index: ProjectIndex, notes, keyword: list[str], both: set[str
 
 def _boilerplate_last(index: ProjectIndex, scored: list, boosts: dict, sims: dict, owner: dict[str, str],
                       head: int | None) -> list:
-    """The ranking with each note's boilerplate passages (text many notes share: ingest/boilerplate.py) last within
+    """The ranking with each note's boilerplate passages (text many notes share: text/boilerplate.py) last within
     their note: a note whose best passage near the top is mostly a shared footer is represented by its best other
     passage, which then carries the note score (the footer keeps only its own 0.05 x similarity)."""
     top: dict[str, str] = {}
@@ -210,7 +210,7 @@ def _boilerplate_last(index: ProjectIndex, scored: list, boosts: dict, sims: dic
 
 
 def boilerplate_chunks(index: ProjectIndex, chunk_ids: list[str]) -> set[str]:
-    """Which of these chunks are mostly paragraphs that many notes hold (ingest/boilerplate.py)."""
+    """Which of these chunks are mostly paragraphs that many notes hold (text/boilerplate.py)."""
     shared = reads.shared_paragraphs(index)
     if not chunk_ids or not shared:
         return set()

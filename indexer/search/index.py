@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import IndexDamaged, is_damage
-from ..ingest.chunking import TokenCounter
-from ..ingest.embeddings import Embedder
+from ..model.tokens import TokenCounter
+from ..model.embeddings import Embedder
 from ..store.database import connect
 from .cache import VectorCache
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 
-from ..ingest.segment import CJK_RUN
+from ..text.segment import CJK_RUN
 
 from . import chunk_reads as reads
 from . import note_reads
@@ -43,7 +43,7 @@ def keyword_search(index: ProjectIndex, query, limit: int = 20,
     found = _every_term(index, query, terms, limit, document_ids)
     if len(found) < limit and any(len(run) > 2 for t in terms for run in CJK_RUN.findall(t)):
         # A Chinese or Japanese sentence has no spaces to find its words by: after the passages holding it whole,
-        # those holding most of its character pairs (ingest/segment.py), as BM25 ranks them.
+        # those holding most of its character pairs (text/segment.py), as BM25 ranks them.
         have = set(found)
         try:
             more = reads.bm25_chunk_scores(index, query.fts_for(index).match, limit, document_ids)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 
-from ..ingest.extract.inline import wikilink_target
+from ..text.inline import wikilink_target
 
 
 def link_key(target: str) -> str:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ..errors import DocumentNotFound, InvalidQuery
 from ..contract.limits import check_texts
-from ..ingest.extract.inline import wikilink_target
+from ..text.inline import wikilink_target
 from . import chunk_reads, note_reads
 from ..contract.rows import MemoryHit
 from ..contract.sibling_requests import MemoryRequest

@@ -2,22 +2,21 @@
 suggestions, MCP, the window and exports all read a note through here.
 
 A file's own bytes are that text only where its format says every part of the file is for a reader
-(`ingest.extract.file_is_readable`): a mind map's file also holds each node's private notes and its attachments, and a
+(`text/files.py`: `file_is_readable`): a mind map's file also holds each node's private notes and its attachments, and a
 PDF's bytes are not text. For those the readable text is what the index made of the file, which never holds them.
-So no reader needs to know which formats keep something private: a new format that does says so once, beside its
-extractor. What a note says of its own (own_text) leaves out the paragraphs many notes share as well.
+So no reader needs to know which formats keep something private: a new format that does says so once, in
+HIDDEN_SUFFIXES. What a note says of its own (own_text) leaves out the paragraphs many notes share as well.
 """
 from __future__ import annotations
 
 from pathlib import PurePosixPath
 
 from ..errors import DocumentNotFound, InvalidQuery
-from ..ingest.boilerplate import blank_shared, only_shared
-from ..ingest.extract import file_is_readable
-from ..ingest.extract.frontmatter import read_frontmatter
-from ..ingest.extract.inline import code_lines
-from ..ingest.files import TooLarge, UnsafeFile, read_inside
-from ..ingest.readable import blank_comments
+from ..text.boilerplate import blank_shared, only_shared
+from ..text.frontmatter import read_frontmatter
+from ..text.inline import code_lines
+from ..text.files import TooLarge, UnsafeFile, file_is_readable, read_inside
+from ..text.readable import blank_comments
 from . import chunk_reads
 from .index import ProjectIndex
 

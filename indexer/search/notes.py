@@ -12,7 +12,7 @@ from collections import Counter
 
 from ..contract.limits import DIRECTIONS
 from ..errors import DocumentNotFound, InvalidQuery
-from ..ingest.readable import display_title
+from ..text.readable import display_title
 from ..contract.answers import counted
 from . import chunk_reads, note_reads
 from .documents import backlinks, outgoing_links, project_links, resolve_link, sections, summaries, text_lines

@@ -139,7 +139,7 @@ class Query:
 
     def fts_for(self, index: ProjectIndex) -> FtsQuery:
         """The FTS5 expression as this project reads it: each bare word with its Snowball stems in the languages
-        its notes are written in (ingest/segment.py), the query as parsed in an English project."""
+        its notes are written in (text/segment.py), the query as parsed in an English project."""
         key = ("fts", index.name)  # asked by every leg of a search: the project's languages read once
         if key not in self._memo:
             languages = reads.stemmed_languages(index)

@@ -6,7 +6,7 @@ multilingual model, or not yet, because the vectors that compare the two are sti
 """
 from __future__ import annotations
 
-from ..ingest.language import NAMES
+from ..text.language import NAMES
 from .across import Asking, asking, notes_languages
 from .index import ProjectIndex
 

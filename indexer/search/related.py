@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from ..errors import EmbeddingsUnavailable
 from . import chunk_reads, note_reads
 from ..contract.rows import RelatedNote
-from ..ingest.segment import CJK_RUN
+from ..text.segment import CJK_RUN
 from .grammar import COMMON_WORDS, STOPWORDS, held_words, highlight_words
 from .hits import chunk_hits
 from .hybrid import boilerplate_chunks
@@ -149,7 +149,7 @@ def rare_words(index: ProjectIndex, text: str, most: int | None = None) -> list[
     in the notes (and present in them: a word no note holds finds nothing); never a word common in any text."""
     # The words a reader reads: an address, a link's target or an HTML tag's name ("button") says nothing. (One
     # pattern, not display_text: a 50,000-word page took 228 ms instead of 150 ms through it.)
-    # A Chinese or Japanese run counts by its character pairs, as the notes' BM25 index holds it (ingest/segment.py).
+    # A Chinese or Japanese run counts by its character pairs, as the notes' BM25 index holds it (text/segment.py).
     counts = Counter(t for w in WORD.findall(UNREAD.sub(" ", text))
                      for t in (highlight_words([w]) if CJK_RUN.search(w) else [w.lower()]))
     candidates = [w for w, _ in counts.most_common(CANDIDATE_WORDS * 3)

@@ -14,7 +14,7 @@ import logging
 import threading
 from pathlib import Path
 
-from ..ingest.embeddings import go_offline, pick_device
+from ..model.embeddings import go_offline, pick_device
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from . import chunk_reads as reads
-from ..ingest.language import script_counts
+from ..text.language import script_counts
 from .index import ProjectIndex
 
 MIN_LENGTH = 4

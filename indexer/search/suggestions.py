@@ -14,8 +14,8 @@ import posixpath
 import re
 from urllib.parse import quote
 
-from ..ingest.extract.inline import CODE_SPAN
-from ..ingest.readable import display_text
+from ..text.inline import CODE_SPAN
+from ..text.readable import display_text
 from . import note_reads
 from .documents import backlinks, project_links
 from .index import ProjectIndex

@@ -31,8 +31,8 @@ from .across import asking, meaning_index, names_across
 from .explain import fusion_rule, vault_explain, vault_explain_document
 from .filters import created_day
 from .grammar import TITLE_BONUS, held_words
-from ..ingest.readable import display_text, display_title
-from ..ingest.segment import CJK_RUN
+from ..text.readable import display_text, display_title
+from ..text.segment import CJK_RUN
 from ..contract.answers import counted
 from .hits import iso, readable_marked, snippet
 from .index import ProjectIndex

@@ -1,6 +1,6 @@
 """Vectors across languages, as the writer keeps them: what lets a question in one language find notes in another.
 
-The model that embeds a project reads its notes' language (ingest/language.py chooses it): all-MiniLM-L6-v2 reads
+The model that embeds a project reads its notes' language (text/language.py chooses it): all-MiniLM-L6-v2 reads
 English only, so a Russian or Spanish question about English notes found little and often nothing. Once every
 passage has its own vector, each gets a row of `across_vectors` (migration m020): its language, and in a project the
 English model embeds, its vector by multilingual-e5-small, which reads a hundred languages into one space. That
@@ -22,8 +22,8 @@ from typing import Callable
 import numpy as np
 
 from ..errors import EmbeddingsUnavailable
-from ..ingest.embeddings import Embedder
-from ..ingest.language import passage_language
+from ..model.embeddings import Embedder
+from ..text.language import passage_language
 from .database import LONG_NOTE_TAIL_FROM, Store
 
 ACROSS_TOKENS = 64  # what the multilingual model reads of each passage of an English project

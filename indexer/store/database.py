@@ -14,9 +14,9 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from ..ingest.boilerplate import paragraph_keys
+from ..text.boilerplate import paragraph_keys
 from ..ingest.rows import ChunkRow, StoredDocument
-from ..ingest.segment import index_words
+from ..text.segment import index_words
 from .migrations import PROPERTY_TEXT, SUBSTRINGS_LIVE, migrate
 
 SQLITE_NAME = "index.sqlite"
@@ -67,7 +67,7 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous=NORMAL")
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA foreign_keys=ON")
-    # The BM25 table's words in every script (ingest/segment.py): its triggers and writes call it.
+    # The BM25 table's words in every script (text/segment.py): its triggers and writes call it.
     conn.create_function("skm_words", 1, index_words, deterministic=True)
     return conn
 
@@ -377,7 +377,7 @@ class Store:
                                  start_line, end_line, content_hash, ref, sections, vector, keyword_only, embed_state)
                              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""", new)
             added = len(new)
-            # Which notes hold each paragraph: text many notes share is boilerplate (ingest/boilerplate.py).
+            # Which notes hold each paragraph: text many notes share is boilerplate (text/boilerplate.py).
             if existing:
                 c.execute("DELETE FROM paragraphs WHERE document_id = ?", (doc.document_id,))
             c.executemany("INSERT OR IGNORE INTO paragraphs (hash, document_id) VALUES (?, ?)",

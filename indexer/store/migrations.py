@@ -359,11 +359,11 @@ def m013_no_porter_index(conn: sqlite3.Connection) -> None:
 
 @migration
 def m014_shared_paragraphs(conn: sqlite3.Connection) -> None:
-    # Which notes hold each paragraph (ingest/boilerplate.py): a footer that many notes share is never a note's
+    # Which notes hold each paragraph (text/boilerplate.py): a footer that many notes share is never a note's
     # best passage. shared_paragraphs holds the keys SHARED_NOTES notes or more hold, kept by triggers as notes come
     # and go (a cascade from documents fires them too), so a search reads a few rows, never counts. Filled here from
     # the chunks already indexed; Database.save_document keeps paragraphs after.
-    from ..ingest.boilerplate import SHARED_NOTES, paragraph_keys
+    from ..text.boilerplate import SHARED_NOTES, paragraph_keys
 
     conn.executescript(
         f"""
@@ -456,10 +456,10 @@ def m016_word_list_catches_up_with_substrings(conn: sqlite3.Connection) -> None:
 
 @migration
 def m017_paragraphs_keyed_as_read(conn: sqlite3.Connection) -> None:
-    # Paragraphs are now keyed with their links, URLs, HTML and comments masked (ingest/boilerplate.py): a published
+    # Paragraphs are now keyed with their links, URLs, HTML and comments masked (text/boilerplate.py): a published
     # vault's footer held each note's own path in its links, so no two footers were the same text and none was ever
     # boilerplate (6,556 of 6,591 notes carried it). Keyed again from the chunks; the triggers keep the shared ones.
-    from ..ingest.boilerplate import paragraph_keys
+    from ..text.boilerplate import paragraph_keys
 
     conn.execute("DELETE FROM paragraphs")
     rows = conn.execute("SELECT document_id, content FROM chunks ORDER BY document_id")
@@ -467,7 +467,7 @@ def m017_paragraphs_keyed_as_read(conn: sqlite3.Connection) -> None:
                      ((key, doc) for doc, content in rows for key, _ in paragraph_keys(content)))
 
 
-# The BM25 table's words in every script (ingest/segment.py): each text reaches it through skm_words, the SQL
+# The BM25 table's words in every script (text/segment.py): each text reaches it through skm_words, the SQL
 # function every connection registers (store/database.py).
 BM25_WORD_TRIGGERS = """
         CREATE TRIGGER chunks_bm25_ai AFTER INSERT ON chunks BEGIN
@@ -493,7 +493,7 @@ BM25_WORD_TRIGGERS = """
 def m018_words_in_every_script(conn: sqlite3.Connection) -> None:
     # unicode61 made an unspaced Chinese or Japanese sentence one token and porter stems English only: the BM25
     # table now receives CJK runs as character pairs and a stemmed language's words with their stems
-    # (ingest/segment.py). The triggers pass every text through skm_words; the rows whose text that changes (none
+    # (text/segment.py). The triggers pass every text through skm_words; the rows whose text that changes (none
     # in an English index: an ASCII passage of English is its own) are written again.
     conn.executescript(
         """
@@ -504,7 +504,7 @@ def m018_words_in_every_script(conn: sqlite3.Connection) -> None:
         """
         + BM25_WORD_TRIGGERS
     )
-    from ..ingest.segment import index_words
+    from ..text.segment import index_words
 
     rows = conn.execute("SELECT rowid, title, heading_path, content, properties FROM chunks_bm25").fetchall()
     changed = [(*(index_words(v) for v in row[1:]), row[0]) for row in rows

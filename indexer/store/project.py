@@ -15,9 +15,9 @@ import numpy as np
 
 from ..ingest.chunking import CHUNKER_VERSION, TokenCounter
 from ..config import Settings
-from ..ingest.embeddings import Embedder
-from ..ingest.language import SAMPLE as LANGUAGE_SAMPLE, Languages, kept as kept_languages, languages, model_for
-from ..ingest.segment import interrupted
+from ..model.embeddings import Embedder
+from ..text.language import SAMPLE as LANGUAGE_SAMPLE, Languages, kept as kept_languages, languages, model_for
+from ..text.segment import interrupted
 from ..errors import DiskFull, EmbeddingsUnavailable, IndexDamaged, SKMemoryError, is_damage, is_full
 from ..ingest.extract import EXTRACTORS
 from .lock import WriterLock

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..ingest.chunking import TokenCounter
 from ..config import Settings
-from ..ingest.embeddings import Embedder
+from ..model.embeddings import Embedder
 from ..errors import IndexDamaged, ProjectNotFound, is_damage
 from ..registry import ProjectInfo
 from .across import load as load_across, progress as across_progress

@@ -1,5 +1,5 @@
 """Questions across languages (issue 59): which model reads them, how much of each passage it reads, and the scales
-their similarities are judged on. The figures behind store/across.py's ACROSS_TOKENS and ingest/multilingual.py's
+their similarities are judged on. The figures behind store/across.py's ACROSS_TOKENS and model/multilingual.py's
 ACROSS_SCALE and MIXED_SCALE.
 
 Run by hand (not part of the test suite):
@@ -43,9 +43,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from indexer.config import Settings  # noqa: E402
 from indexer.engine import Engine  # noqa: E402
 from indexer.home import Home  # noqa: E402
-from indexer.ingest.embeddings import Embedder  # noqa: E402
-from indexer.ingest.multilingual import ACROSS_SCALE, MIXED_SCALE, SCALE  # noqa: E402
-from indexer.ingest.scale import Baseline, SimilarityScale  # noqa: E402
+from indexer.model.embeddings import Embedder  # noqa: E402
+from indexer.model.multilingual import ACROSS_SCALE, MIXED_SCALE, SCALE  # noqa: E402
+from indexer.model.scale import Baseline, SimilarityScale  # noqa: E402
 
 CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 CROSS = Path(__file__).resolve().parent / "questions" / "cross"

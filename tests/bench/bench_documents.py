@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from indexer.config import Settings  # noqa: E402
 from indexer.engine import Engine  # noqa: E402
 from indexer.home import Home  # noqa: E402
-from indexer.ingest.embeddings import Embedder  # noqa: E402
+from indexer.model.embeddings import Embedder  # noqa: E402
 
 PROJECT = "corpus"
 

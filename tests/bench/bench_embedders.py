@@ -57,7 +57,7 @@ def sample_chunks(folder: Path, n: int, seed: int, keep: Path | None = None) -> 
 
 class Torch:
     def __init__(self, bf16: bool):
-        from indexer.ingest.embeddings import Embedder
+        from indexer.model.embeddings import Embedder
 
         self.embedder = Embedder(device="cpu", query_backend="torch", backend="torch")
         self.embedder.load()
@@ -88,7 +88,7 @@ def fused_graph(path: Path) -> Path:
 
 class Onnx:
     def __init__(self, settings: Settings, variant: str):
-        from indexer.ingest.onnx_encoder import OnnxEncoder, quantized_copy
+        from indexer.model.onnx_encoder import OnnxEncoder, quantized_copy
 
         self.sorted = variant != "onnx-unsorted"
         self.encoder = OnnxEncoder.for_model(settings.model_path, settings.model_cache_dir, threads=None,
@@ -107,7 +107,7 @@ class OpenVino:
         import openvino as ov
         from tokenizers import Tokenizer
 
-        from indexer.ingest.onnx_encoder import OnnxEncoder, max_seq_length
+        from indexer.model.onnx_encoder import OnnxEncoder, max_seq_length
 
         onnx = OnnxEncoder.for_model(settings.model_path, settings.model_cache_dir, threads=None)
         core = ov.Core()
@@ -139,7 +139,7 @@ def make(name: str, settings: Settings):
     if name == "openvino":
         return OpenVino(settings)
     if name == "openvino-int8":
-        from indexer.ingest.openvino_encoder import OpenVinoEncoder
+        from indexer.model.openvino_encoder import OpenVinoEncoder
 
         return OpenVinoEncoder.for_model(settings.model_path, settings.model_cache_dir, workers=settings.embed_workers)
     return Onnx(settings, name)

@@ -147,7 +147,7 @@ def main() -> None:
 def _other_embedder(backend: str, home: Home):
     """The model in another backend than the pipeline's (torch, onnx, onnx-int8 or openvino-int8), for the raw
     comparison."""
-    from indexer.ingest.embeddings import Embedder
+    from indexer.model.embeddings import Embedder
 
     embedder = Embedder(home.settings.model_path, cache_dir=home.settings.model_cache_dir, backend=backend,
                         query_backend="torch")

@@ -10,7 +10,7 @@ seeded sample of the passages each project embeds. Each is embedded by ONNX fp32
 int8 copy (--backend: ONNX Runtime's dynamic one or OpenVINO's static one), and the pairing the engine uses (fp32
 queries against int8 passages). Printed per floor (0.3 hybrid, 0.5 semantic): the share of all pairs on the same
 side, and of the pairs near it (fp32 within 0.05 of the floor, the ones that can flip), raw and calibrated. The
-calibration is the one the engine fits and stores (indexer/ingest/scale.py), fitted here on the even chunks and
+calibration is the one the engine fits and stores (indexer/model/scale.py), fitted here on the even chunks and
 judged on the odd. Last, how much of fp32's ranking the engine's pairing keeps: of each query's top 10 passages, the
 share that stays in the top 10, and how often the first passage is the same (no relevance labels: every query counts,
 so it moves less by chance than hit@5 on 70 graded questions).
@@ -30,8 +30,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from indexer.config import Settings  # noqa: E402
-from indexer.ingest.onnx_encoder import OnnxEncoder  # noqa: E402
-from indexer.ingest.openvino_encoder import OpenVinoEncoder  # noqa: E402
+from indexer.model.onnx_encoder import OnnxEncoder  # noqa: E402
+from indexer.model.openvino_encoder import OpenVinoEncoder  # noqa: E402
 
 QUESTIONS = Path(__file__).resolve().parent / "questions"
 STEP = 0.025  # the knots' spacing in the backend's cosine

@@ -1,5 +1,5 @@
 """Fit (and judge) the multilingual model's similarity scale against the English model's: the knots that
-indexer/ingest/multilingual.py's SCALE holds.
+indexer/model/multilingual.py's SCALE holds.
 
 Run by hand (not part of the test suite):
 
@@ -36,9 +36,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from indexer.ingest.embeddings import Embedder  # noqa: E402
-from indexer.ingest.multilingual import SCALE  # noqa: E402
-from indexer.ingest.scale import SimilarityScale  # noqa: E402
+from indexer.model.embeddings import Embedder  # noqa: E402
+from indexer.model.multilingual import SCALE  # noqa: E402
+from indexer.model.scale import SimilarityScale  # noqa: E402
 
 CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 QUESTIONS = Path(__file__).resolve().parent / "questions"

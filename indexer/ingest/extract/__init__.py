@@ -16,6 +16,7 @@ from indexer.ingest.extract.text import parse_plain
 from indexer.ingest.extract.xmldoc import parse_xml
 from indexer.ingest.extract.yamldoc import parse_yaml
 from indexer.ingest.parsed import ParsedDocument
+from indexer.text.files import HIDDEN_SUFFIXES
 
 
 def parse_mindmap(path: Path, data: bytes, file_type: str) -> ParsedDocument:
@@ -33,7 +34,6 @@ class Extractor:
 
     file_type: str
     parse: Callable[[Path, bytes, str], ParsedDocument]
-    file_is_readable: bool = True
 
 
 EXTRACTORS: dict[str, Extractor] = {
@@ -49,10 +49,10 @@ EXTRACTORS: dict[str, Extractor] = {
     ".xml": Extractor("xml", parse_xml),
     ".html": Extractor("html", parse_html),
     ".htm": Extractor("html", parse_html),
-    ".pdf": Extractor("pdf", parse_pdf, file_is_readable=False),
+    ".pdf": Extractor("pdf", parse_pdf),
     ".canvas": Extractor("canvas", parse_canvas),
     # A mind map: one section per node (indexer/mindmap); its file also holds private notes and attachments.
-    ".mmdata": Extractor("mindmap-semantic", parse_mindmap, file_is_readable=False),
+    ".mmdata": Extractor("mindmap-semantic", parse_mindmap),
 }
 
 
@@ -64,8 +64,7 @@ def file_type_for(path: Path) -> str | None:
 
 def file_is_readable(path: Path) -> bool:
     """Whether a reader may see the file itself, every part of it (else only what its extractor made of it)."""
-    extractor = EXTRACTORS.get(path.suffix.lower())
-    return extractor is not None and extractor.file_is_readable
+    return path.suffix.lower() in EXTRACTORS and path.suffix.lower() not in HIDDEN_SUFFIXES
 
 
 def parse_file(path: Path, data: bytes) -> ParsedDocument:

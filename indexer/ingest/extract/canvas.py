@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from indexer.ingest.extract.inline import dedupe_links, normalise_tags, scan_text
+from indexer.text.inline import dedupe_links, normalise_tags, scan_text
 from indexer.ingest.extract.jsondoc import load_json
 from indexer.ingest.extract.text import LineLocator, decode_text, plain_document
 from indexer.ingest.parsed import Link, ParsedDocument, Section

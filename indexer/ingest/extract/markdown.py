@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from indexer.ingest.extract.frontmatter import read_frontmatter
-from indexer.ingest.extract.inline import code_lines, dedupe_links, normalise_tags, scan_lines
+from indexer.text.frontmatter import read_frontmatter
+from indexer.text.inline import code_lines, dedupe_links, normalise_tags, scan_lines
 from indexer.ingest.extract.text import decode_text
 from indexer.ingest.parsed import ParsedDocument, Section
-from indexer.ingest.readable import blank_comments
+from indexer.text.readable import blank_comments
 
 # An ATX heading; Logseq writes its headings as bullets ('\t- ## Usage'), which render as headings too.
 HEADING = re.compile(r"^(?: {0,3}|[ \t]*[-*+][ \t]+)(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")

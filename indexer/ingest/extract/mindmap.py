@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from ...errors import ExtractionError, MapFormatError
-from .inline import normalise_tags
+from ...text.inline import normalise_tags
 from .text import decode_text
 from ..parsed import ParsedDocument, Section
 from .mindmap_format import MindMap, Node, loads

@@ -201,7 +201,7 @@ def calibration_texts(limit: int = CALIBRATION_TEXTS) -> list[str]:
     """Passages of the notes that ship with SK Memory (the demo and the user docs), as the model reads them: each
     paragraph, and runs of consecutive paragraphs up to CALIBRATION_WORDS words, so that short and long passages
     both set the scales. The same texts on every machine, so the same model gets the same copy."""
-    from .readable import has_words, reader_text
+    from ..text.readable import has_words, reader_text
 
     content = Path(__file__).resolve().parents[1] / "content"
     paragraphs: list[str] = []

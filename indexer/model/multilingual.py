@@ -41,7 +41,7 @@ MAX_SEQ_LENGTH = 256  # as the English model: chunks are cut to its window, and 
 QK = 32  # weights per Q4_0 block
 _BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", 16)])
 _LOCK = threading.Lock()
-# Its cosines on MiniLM's scale (ingest/scale.py), fitted by tests/bench/bench_similarity_scale.py on 227 English
+# Its cosines on MiniLM's scale (model/scale.py), fitted by tests/bench/bench_similarity_scale.py on 227 English
 # questions x 1,340 passages of four real vaults (even questions): on the odd ones, 0.96 of all pairs fall on the side
 # of hybrid's 0.3 floor that MiniLM puts them (raw cosines: 0.03) and 0.998 of semantic's 0.5; above 0.5, 0.19 % of
 # pairs for both models.

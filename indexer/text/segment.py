@@ -9,7 +9,7 @@ text through `index_words` (registered as the SQL function skm_words on every co
   "查看 看进 进程"; a lone character stays itself), as Lucene's CJK analyser does; a question's run becomes the OR of
   its pairs (search/grammar.py), so BM25 ranks first the passages that share most of them;
 - in a passage whose language has a Snowball stemmer (German, Russian, Spanish, French, Italian, Portuguese,
-  Dutch: ingest/language.py tells), each word is followed by its stem when that differs ("Dateien" -> "Dateien
+  Dutch: text/language.py tells), each word is followed by its stem when that differs ("Dateien" -> "Dateien
   datei"), so a question's word finds every form, and the word itself still ranks an exact form first.
 
 English text passes unchanged (an ASCII passage costs one `str.isascii`), and so does every text the snippets and

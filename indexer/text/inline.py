@@ -3,9 +3,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from urllib.parse import unquote
 
-from indexer.ingest.parsed import Link
+
+@dataclass
+class Link:
+    """An outgoing reference from a document: kind is 'wikilink', 'file' or 'related_to'."""
+
+    target: str
+    kind: str
+
 
 FENCE_OPEN = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?(`{3,}|~{3,})")  # Logseq puts fences after a bullet
 CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")

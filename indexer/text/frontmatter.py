@@ -11,9 +11,8 @@ import json
 
 import yaml
 
-from indexer.ingest.extract import bounded_yaml
-from indexer.ingest.extract.inline import WIKILINK, normalise_tags, wikilink_target, wikilinks_in
-from indexer.ingest.parsed import Link
+from indexer.text import bounded_yaml
+from indexer.text.inline import WIKILINK, Link, normalise_tags, wikilink_target, wikilinks_in
 
 FRONTMATTER_END = ("---", "...")
 MAX_FRONTMATTER_BYTES = 64 * 1024  # stored as JSON with the document; larger blocks are indexed as text

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import stat as stat_mod
-from pathlib import Path
+from pathlib import Path, PurePath
 
 # O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer (it is refused after).
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
@@ -81,3 +81,13 @@ def _opened_inside(fd: int, opened: os.stat_result, path: Path, root: Path) -> b
     except OSError:
         return False
     return (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
+
+
+# The files a reader never sees whole, only what their extractor made of them: a PDF's bytes, and a mind map's file,
+# which also holds each node's private notes and its attachments (ingest/extract reads this too).
+HIDDEN_SUFFIXES = frozenset({".pdf", ".mmdata"})
+
+
+def file_is_readable(rel: PurePath) -> bool:
+    """Whether a reader may see an indexed file itself, every part of it (else only what was indexed of it)."""
+    return rel.suffix.lower() not in HIDDEN_SUFFIXES

