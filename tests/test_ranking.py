@@ -170,6 +170,14 @@ def test_each_word_is_corrected_and_a_rare_spelling_beside_a_common_one_is_offer
     rare = engine.search(SearchRequest("zettlekasten", project="cards"))
     assert "corrected" not in rare and {r["path"] for r in rare["results"]} == {"Draft 0.md", "Draft 1.md"}
     assert rare["did_you_mean"] == {"query": "zettelkasten", "words": {"zettlekasten": "zettelkasten"}}
+    # Through the /api door, whose check of every answer against its type once refused this one (issue 60: a 500
+    # answer_contract, the field undeclared).
+    from support import app_client
+    from webapp import create_app
+
+    client = app_client(create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765}))
+    answered = client.get("/api/search?q=zettlekasten&project=cards", base_url="http://127.0.0.1:8765")
+    assert answered.status_code == 200 and answered.get_json()["did_you_mean"]["query"] == "zettelkasten"
     assert "did_you_mean" not in engine.search(SearchRequest("zettelkasten", project="cards"))
     assert "did_you_mean" not in engine.search(SearchRequest("unblock", project="cards"))
     (vault / "Zettlekasten notes.md").write_text("How I keep cards.\n", encoding="utf-8")  # now a note's name
