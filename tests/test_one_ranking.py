@@ -14,7 +14,7 @@ from indexer.config import Settings
 from indexer.contract.request import SearchRequest
 from indexer.engine import Engine
 from indexer.home import Home
-from support import CORPORA, corpus
+from support import CORPORA, corpus, needs
 
 QUESTIONS = Path(__file__).resolve().parent / "bench" / "questions"
 OWN = {"tldr-en": "tldr-en.json", "tldr-i18n/zh": "tldr-zh.json"}  # own-language sets of the corpora indexed anyway
@@ -33,6 +33,7 @@ def graded() -> dict[str, list[str]]:
 
 
 @pytest.fixture(scope="module")
+@needs("model")  # a Home left to pick each project's model: the source shows no model's name
 def engine(tmp_path_factory):
     corpus("tldr-en")  # skips without the shared corpora
     import sys
