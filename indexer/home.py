@@ -97,8 +97,7 @@ class Home:
     def is_users(self, info: ProjectInfo) -> bool:
         """Whether a project holds the user's own notes: not the built-in User Docs, nor the demo (the one project
         kept inside the data folder)."""
-        home = self.settings.home.resolve()
-        return not info.builtin and not Path(info.root).resolve().is_relative_to(home)
+        return info.is_users(self.settings.home)
 
     def add_project(self, root: str | Path, name: str | None = None, builtin: bool = False,
                     inside_home: bool = False) -> ProjectInfo:

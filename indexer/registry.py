@@ -33,6 +33,11 @@ class ProjectInfo:
     index_dir: Path
     builtin: bool = False
 
+    def is_users(self, data_home: Path) -> bool:
+        """Whether it holds the user's own notes: not the built-in User Docs, nor the demo (the one project kept
+        inside the data folder)."""
+        return not self.builtin and not Path(self.root).resolve().is_relative_to(Path(data_home).resolve())
+
     def to_dict(self) -> dict:
         return {"id": self.id, "name": self.name, "root": str(self.root), "index_dir": str(self.index_dir),
                 "builtin": self.builtin}

@@ -787,7 +787,7 @@ def makes_across(info: ProjectInfo, settings: Settings) -> bool:
     """Whether a project gets vectors across languages: not the built-in User Docs, nor the demo (kept inside the
     data folder). The first start stays as light as it was: making the multilingual model's copies (about a minute,
     ~1 GB in the user's model cache, once) right after the demo is embedded slowed it and held up a stop for minutes."""
-    return not info.builtin and not Path(info.root).resolve().is_relative_to(Path(settings.home).resolve())
+    return info.is_users(settings.home)
 
 
 def project_status(info: ProjectInfo, store: Store, embedder: Embedder | None, across: bool = True) -> dict:
