@@ -13,7 +13,10 @@ import threading
 import time
 from pathlib import Path
 
-from .contract.answers import counted
+from .contract.answers import (ContextAnswer, DocumentsAnswer, HealthAnswer, LinksAnswer, ListingAnswer,
+                               MemoryAnswer, NoteInfoAnswer, NotePageAnswer, ProjectsAnswer, PropertiesAnswer,
+                               RelatedAnswer, SearchAnswer, SuggestionsAnswer, TagsAnswer, VaultAnswer, counted)
+from .contract.routes import answers
 from .errors import IndexDamaged, InvalidProjectRoot, InvalidQuery, ProjectNotFound, SKMemoryError
 from .home import Home
 from .registry import ProjectInfo
@@ -215,6 +218,11 @@ class Engine:
         """Every project's name, from the registry alone (projects() also counts each one's documents)."""
         return [info.name for info in self.home.projects()]
 
+    @answers("projects")
+    def project_list(self) -> ProjectsAnswer:
+        """Every project with its counts, as GET /api/projects sends them."""
+        return ProjectsAnswer(projects=self.projects())
+
     def projects(self) -> list[dict]:
         """Every project with its counts (read without opening it when this engine does not own it)."""
         out = []
@@ -291,20 +299,36 @@ class Engine:
 
     # --- search ---------------------------------------------------------------------------------------------
 
-    def search(self, request: SearchRequest) -> dict:
-        """Run one search (`engine.search(SearchRequest("tmux", mode="keyword"))`).
+    def search(self, request: SearchRequest) -> SearchAnswer | VaultAnswer:
+        """Run one search (`engine.search(SearchRequest("tmux", mode="keyword"))`): spec 001's vault_search for
+        mode vault, else spec 000's (`search_hits`)."""
+        return self.vault_search(request) if request.mode == "vault" else self.search_hits(request)
 
-        Spec 000's modes (hybrid, semantic, recency, keyword, tag) answer with chunk hits, or note hits with
-        group=True; vault answers with spec 001's notes. scope='all' searches every project; explain=True adds to
-        each hit why it ranked; explain_document=ID (one project) says where that document ranked in each leg, or
-        which filter, threshold or limit kept it out.
-        """
+    @answers("search")
+    def search_hits(self, request: SearchRequest) -> SearchAnswer:
+        """Spec 000's modes (hybrid, semantic, recency, keyword, tag): chunk hits, or note hits with group=True.
+        scope='all' searches every project; explain=True adds to each hit why it ranked; explain_document=ID (one
+        project) says where that document ranked in each leg, or which filter, threshold or limit kept it out."""
+        if request.mode == "vault":
+            raise InvalidQuery("search_hits answers spec 000's modes; vault_search answers mode 'vault'.")
         with FOREGROUND, self._slots:  # bulk embedding steps aside while a search runs; a few run at once
             indexes = self._scope_indexes(request.project, request.scope)
-            if request.mode == "vault":
-                result = vault_search(indexes[0], request, self.reranker)
-            else:
-                result = pipeline.search(indexes, request)
+            result = SearchAnswer(**pipeline.search(indexes, request))
+        return self._named(request, indexes, result)
+
+    @answers("vault_search")
+    def vault_search(self, request: SearchRequest) -> VaultAnswer:
+        """Spec 001's vault_search: notes by their text and metadata filters, one project."""
+        if request.mode != "vault":
+            request = request.but(mode="vault")
+        with FOREGROUND, self._slots:
+            indexes = self._scope_indexes(request.project, request.scope)
+            result = VaultAnswer(**vault_search(indexes[0], request, self.reranker))
+        return self._named(request, indexes, result)
+
+    def _named(self, request: SearchRequest, indexes: list[ProjectIndex], result):
+        """A search's answer with the projects it did not search named: those rebuilding, or the others beside the
+        default one."""
         if request.scope == "all" and (rebuilt := [i.name for i in self.home.projects() if self._rebuilding(i.name)]):
             result["rebuilding_projects"] = rebuilt  # damaged, and refilling from the notes: searched again soon
         if request.project is None and request.scope != "all":  # the default project, chosen for the caller
@@ -314,14 +338,17 @@ class Engine:
                 result["other_projects"] = others
         return result
 
-    def memory_search(self, request: MemoryRequest) -> dict:
+    @answers("memory_search")
+    def memory_search(self, request: MemoryRequest) -> MemoryAnswer:
         """Locate documents by frontmatter fields, 1-3 keywords or cross-reference (spec 002)."""
-        return memory_search(self.index(request.project), request)
+        return MemoryAnswer(**memory_search(self.index(request.project), request))
 
-    def context(self, request: ContextRequest) -> dict:
+    @answers("context")
+    def context(self, request: ContextRequest) -> ContextAnswer:
         """Pack the best chunks for a query into a token budget, each with its provenance."""
         with self._slots:
-            return build_context(self._scope_indexes(request.project, request.scope) or [self.index(None)], request)
+            indexes = self._scope_indexes(request.project, request.scope) or [self.index(None)]
+            return ContextAnswer(**build_context(indexes, request))
 
     @property
     def reranker(self) -> Reranker:
@@ -332,24 +359,27 @@ class Engine:
                 self._reranker = Reranker(settings.reranker_path, settings.device)
             return self._reranker
 
-    def list_notes(self, request: ListingRequest) -> dict:
+    @answers("by_tag", "by_folder", "by_property", "recent")
+    def list_notes(self, request: ListingRequest) -> ListingAnswer:
         """List notes by metadata alone (spec 001's listings): by tag, by folder, by property or most recent."""
         with self._slots:
-            return browse.list_notes(self.index(request.project), request)
+            return ListingAnswer(**browse.list_notes(self.index(request.project), request))
 
-    def tags(self, project: str | None = None, prefix: str = "", limit: int = 50) -> dict:
+    @answers("tags")
+    def tags(self, project: str | None = None, prefix: str = "", limit: int = 50) -> TagsAnswer:
         """Tags with their document counts; with prefix, those it names anywhere in a segment, best first."""
         index = self.index(project)
         tags = tag_counts(index, prefix, limit + 1)  # one past the limit: whether it cut the list
-        return {"project": index.name, **counted(tags[:limit], len(tags) > limit), "tags": tags[:limit]}
+        return TagsAnswer(project=index.name, **counted(tags[:limit], len(tags) > limit), tags=tags[:limit])
 
     # --- documents ------------------------------------------------------------------------------------------
 
+    @answers("documents")
     def documents(self, project: str | None = None, folder: str = "", tag: str | None = None,
-                  limit: int = 200, offset: int = 0, name: str = "") -> dict:
+                  limit: int = 200, offset: int = 0, name: str = "") -> DocumentsAnswer:
         """List documents, optionally under a folder, with a tag (and its sub-tags), or named (part of path or
         title)."""
-        return documents.list_documents(self.index(project), folder, tag, limit, offset, name)
+        return DocumentsAnswer(**documents.list_documents(self.index(project), folder, tag, limit, offset, name))
 
     def document(self, document_id: str, project: str | None = None) -> dict:
         """A document's metadata, outline, links both ways and its chunks' text."""
@@ -362,38 +392,47 @@ class Engine:
 
     # --- notes as an agent reads them (search/notes.py): every answer capped, and says when it cut -----------------
 
-    def note_info(self, note: str, project: str | None = None) -> dict:
+    @answers("note_info")
+    def note_info(self, note: str, project: str | None = None) -> NoteInfoAnswer:
         """A note (by id, path or title): metadata, frontmatter, outline and its link counts; no text."""
-        return notes.note_info(self.index(project), note)
+        return NoteInfoAnswer(**notes.note_info(self.index(project), note))
 
-    def read_note(self, note: str, project: str | None = None, **page) -> dict:
+    @answers("read_note")
+    def read_note(self, note: str, project: str | None = None, **page) -> NotePageAnswer:
         """A page of a note's text: whole, one section or a line range (section, start_line, end_line, offset,
         max_chars); only a regular file inside the project is read."""
-        return notes.read_note(self.index(project), note, self.home.settings.max_file_bytes, **page)
+        return NotePageAnswer(**notes.read_note(self.index(project), note, self.home.settings.max_file_bytes, **page))
 
-    def note_links(self, note: str, project: str | None = None, direction: str = "both", limit: int = 50) -> dict:
+    @answers("links")
+    def note_links(self, note: str, project: str | None = None, direction: str = "both",
+                   limit: int = 50) -> LinksAnswer:
         """A note's outgoing links and backlinks, each list bounded by limit."""
-        return notes.note_links(self.index(project), note, direction, limit)
+        return LinksAnswer(**notes.note_links(self.index(project), note, direction, limit))
 
-    def link_suggestions(self, note: str, project: str | None = None, limit: int = 8) -> dict:
+    @answers("suggestions")
+    def link_suggestions(self, note: str, project: str | None = None, limit: int = 8) -> SuggestionsAnswer:
         """The links a note could have: other notes it names without linking them (with the line), and notes close
         in meaning that no link joins to it; each with the [[wikilink]] and [text](path) to copy."""
-        return link_suggestions(self.index(project), note, self.home.settings.max_file_bytes, limit)
+        return SuggestionsAnswer(**link_suggestions(self.index(project), note, self.home.settings.max_file_bytes,
+                                                    limit))
 
-    def properties(self, project: str | None = None, prefix: str = "", limit: int = 50) -> dict:
+    @answers("properties")
+    def properties(self, project: str | None = None, prefix: str = "", limit: int = 50) -> PropertiesAnswer:
         """The frontmatter keys in use, most used first, with sample values."""
-        return notes.properties(self.index(project), prefix, limit)
+        return PropertiesAnswer(**notes.properties(self.index(project), prefix, limit))
 
     def resolve_link(self, target: str, from_path: str = "", project: str | None = None) -> str | None:
         """The document_id a link target ([[wikilink]] or path) names, seen from the note at from_path; None when it
         names no indexed document."""
         return documents.resolve_link(self.index(project), target, from_path)
 
-    def related(self, request: RelatedRequest) -> dict:
+    @answers("related")
+    def related(self, request: RelatedRequest) -> SearchAnswer:
         """Documents like one document: hybrid search on its own content."""
-        return documents.related(self.index(request.project), request.document_id, request.limit)
+        return SearchAnswer(**documents.related(self.index(request.project), request.document_id, request.limit))
 
-    def related_text(self, request: RelatedTextRequest) -> dict:
+    @answers("related_text")
+    def related_text(self, request: RelatedTextRequest) -> RelatedAnswer:
         """The notes related to a text (a web page, a note, an agent's text), by the meaning of its passages and its
         rarest words, notes that saved its address first."""
         indexes = self._scope_indexes(request.project, request.scope)
@@ -408,8 +447,9 @@ class Engine:
         with self._related_turn, self._slots:  # one row past the limit, to say whether the limit cut the list
             answer = related_to_text(indexes, title, text, request.url, request.limit + 1, exclude)
         rows = answer["results"]
-        return {**answer, **counted(rows[:request.limit], len(rows) > request.limit), "limit": request.limit,
-                "results": rows[:request.limit], "truncated": request.truncated or answer["truncated"]}
+        return RelatedAnswer(**{**answer, **counted(rows[:request.limit], len(rows) > request.limit),
+                                "limit": request.limit, "results": rows[:request.limit],
+                                "truncated": request.truncated or answer["truncated"]})
 
     @staticmethod
     def _excluded(indexes: list, names: tuple[str, ...]) -> set[str]:
@@ -421,10 +461,11 @@ class Engine:
 
     # --- status ---------------------------------------------------------------------------------------------
 
-    def health(self, port: int) -> dict:
+    @answers("health")
+    def health(self, port: int) -> HealthAnswer:
         """That the server answers, for which data folder and port, and the model's state (GET /api/health)."""
-        return {"status": "ok", "app": "sk-memory", "home": str(self.home.settings.home), "port": port,
-                "embeddings": self.home.embedder.state, "pid": os.getpid()}
+        return HealthAnswer(status="ok", app="sk-memory", home=str(self.home.settings.home), port=port,
+                            embeddings=self.home.embedder.state, pid=os.getpid())
 
     def status(self) -> dict:
         """Indexer status: per project counts, pending embeddings with rate and ETA, errors."""

@@ -25,7 +25,6 @@ from support import DEMO_NOTES, WordEmbedder, chromium, free_port
 CHROMA_EXE = Path(sys.executable).parent / "chroma"
 # No test takes near this (the slowest, the wheel's fresh install, about 3 min): one that does is stuck, and a stuck
 # run must not wait out CI's whole budget with nothing said. SKMEMORY_TEST_LIMIT changes it (seconds; 0: none).
-os.environ.setdefault("SKMEMORY_CHECK_ANSWERS", "1")  # every answer checked against its route's type (contract)
 TEST_LIMIT = float(os.environ.get("SKMEMORY_TEST_LIMIT", "900"))
 _BASETEMP: Path | None = None  # the run's temporary folder, where the servers the tests start write their logs
 

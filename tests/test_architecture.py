@@ -225,7 +225,8 @@ def test_the_read_side_asks_its_questions_only_through_the_reads_modules():
     assert sql_in(mods["indexer.search.chunk_reads"]), "the check reads SQL where it is"
 
 
-SURFACE_SEARCHES = ("webapp.api.search", "webapp.ui.search", "webapp.ui.strip", "webapp.ui.help", "webapp.cli",
+# (the /api door builds each request with its route's reader, SearchRequest.from_params or a sibling: test_contract)
+SURFACE_SEARCHES = ("webapp.ui.search", "webapp.ui.strip", "webapp.ui.help", "webapp.cli",
                     "webapp.client", "webapp.mcp_tools.search", "webapp.mcp_link")
 
 

@@ -1,6 +1,6 @@
 """The contract (indexer/contract/): every route of the app has its row in the one route table (or a named
-exemption), every answer leaves by a door that checks it against its type, each Engine method behind a route takes
-exactly one request, and a filter is one record whose narrowing cannot be missing."""
+exemption), the method behind each route returns the route's answer type and takes exactly one request, every answer
+leaves by a door that sends only that type, and a filter is one record whose narrowing cannot be missing."""
 from __future__ import annotations
 
 import inspect
@@ -75,8 +75,8 @@ def test_every_route_of_the_table_answers_its_declared_type(app, engine, name):
                 break
         assert route.answer.problems(found) == []
         return
-    found = client.ask(name, payload)  # the door checked it; ask checks it again, as the client decodes it
-    assert route.answer.problems(found) == []
+    found = client.ask(name, payload)  # the door sent the engine's answer; the client decoded it into its type
+    assert isinstance(found, route.answer) and route.answer.problems(found) == []
     if rows:
         assert found[rows], f"{name} found nothing to check"
 
@@ -94,33 +94,46 @@ def test_every_json_route_of_the_app_has_a_row_or_an_exemption(app):
     assert not set(BY_KEY) & set(EXEMPT)
 
 
-def test_each_route_names_its_request_its_engine_method_and_its_type():
-    import indexer
-    from indexer.engine import Engine
-    from indexer.graph.graphs import ForgeGraphs
-    from indexer.mindmap.mindmaps import MindMaps
+def test_each_route_holds_its_request_reader_and_the_method_that_returns_its_answer():
+    import functools
 
-    owners = {"Engine": Engine, "MindMaps": MindMaps, "ForgeGraphs": ForgeGraphs}
+    from webapp.api.door import ANSWERING
+
+    for module in ANSWERING:  # importing them marks the methods that answer the routes
+        __import__(module)
+
     for route in ROUTES.values():
-        owner, method = route.engine.split(".")
-        function = getattr(owners[owner], method)
-        assert callable(function), route.engine
+        method = route.engine
+        assert callable(method), route.name
+        hints = typing.get_type_hints(method)
+        assert hints["return"] is route.answer, f"{method.__qualname__} returns {hints['return']}, not {route.answer}"
         if route.request is None:
             continue
-        kind, builder = route.request.split(".")
-        assert callable(getattr(getattr(indexer, kind), builder)), route.request
-        # the Engine method takes exactly the one request, no loose fields beside it
-        params = [p for p in inspect.signature(function).parameters.values() if p.name != "self"]
-        hints = typing.get_type_hints(function)
-        assert [p.name for p in params] == ["request"] and hints["request"] is getattr(indexer, kind), route.engine
+        assert callable(route.request), route.name
+        reader = route.request.func if isinstance(route.request, functools.partial) else route.request
+        kind = reader.__self__  # the request type whose classmethod reads it
+        # the method takes exactly the one request, no loose fields beside it
+        params = [p for p in inspect.signature(method).parameters.values() if p.name != "self"]
+        assert [p.name for p in params] == ["request"] and hints["request"] is kind, method.__qualname__
 
 
-def test_the_door_refuses_an_answer_that_breaks_its_type(app, engine, monkeypatch):
-    monkeypatch.setattr(type(engine), "tags", lambda self, *args: {"project": 3, "tags": []})
+def test_the_door_sends_only_an_answer_of_its_routes_type(app, engine, monkeypatch):
+    monkeypatch.setattr(type(engine), "tags", lambda self, *args: {"project": "notes", "tags": []})
     response = app_client(app).get("/api/tags", base_url=BASE)
     assert response.status_code == 500
     assert response.get_json()["error"] == "answer_contract"
-    assert "TagsAnswer.project is 3" in response.get_json()["detail"]
+    assert "answered a dict for GET /api/tags, not a TagsAnswer" in response.get_json()["detail"]
+
+
+def test_an_answer_is_built_with_its_fields_and_decoded_with_its_types():
+    from indexer.contract.answers import TagsAnswer
+
+    with pytest.raises(TypeError, match="TagsAnswer lacks more"):
+        TagsAnswer(project="notes", total=0, total_is_exact=True, tags=[])
+    with pytest.raises(TypeError, match="TagsAnswer has no field colour"):
+        TagsAnswer(project="notes", total=0, total_is_exact=True, more=False, tags=[], colour="red")
+    with pytest.raises(ValueError, match="TagsAnswer.project is 3"):
+        TagsAnswer.decode({"project": 3, "total": 0, "total_is_exact": True, "more": False, "tags": []})
 
 
 def test_every_filter_is_one_whole_record():
@@ -231,12 +244,11 @@ def test_a_row_read_as_its_type_reads_by_name_and_refuses_another_shape(app):
 def test_every_counted_answer_says_total_and_more_in_one_meaning():
     """Issue 60: `total` meant "rows held" in four envelopes and "every match" in four, and MCP worked out "the limit
     cut the list" in its own ways; every answer that counts now says total, total_is_exact and more."""
-    from dataclasses import fields
 
     from indexer.contract.answers import ANSWERS
 
     for answer in ANSWERS:
-        names = {f.name for f in fields(answer)}
+        names = set(answer.FIELDS)
         if "total" in names:
             assert {"total_is_exact", "more"} <= names, f"{answer.__name__} counts without total_is_exact and more"
 

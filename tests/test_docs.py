@@ -123,7 +123,7 @@ def test_every_request_value_names_the_route_that_builds_it():
     text = api_doc()
     for route in ROUTES.values():
         if route.request:
-            assert route.request in text, f"docs/api.md does not say that {route.key} builds {route.request}"
+            assert route.reader in text, f"docs/api.md does not say that {route.key} builds {route.reader}"
         assert documented(route.path.replace("<document_id>", "<id>"), text), route.path
 
 

@@ -17,6 +17,7 @@ from indexer import MODES
 from indexer.errors import ProjectNotFound, SKMemoryError
 
 if TYPE_CHECKING:
+    from indexer.contract.answers import SearchAnswer
     from indexer.home import Home
     from webapp.client import ServerClient
 
@@ -477,38 +478,34 @@ def _bold_matches(text: str, highlights: list[list[int]], limit: int) -> str:
                    for piece, marked in pieces(text, highlights, limit))
 
 
-def _print_results(response: dict) -> None:
-    from indexer.contract.rows import ChunkHit, NoteHit
-
-    if not response.get("semantic_available", True) and response.get("mode") != "keyword":
+def _print_results(response: SearchAnswer) -> None:
+    """A SearchAnswer as the terminal shows it (the engine's, or the server's decoded: the same type)."""
+    if not response.semantic_available and response.mode != "keyword":
         click.echo("(semantic search unavailable: keyword results only)", err=True)
     if response.get("corrected"):
-        fixed = response["corrected"]
+        fixed = response.corrected
         click.echo(f"Showing results for: {fixed['query']}  (--no-correct to search for: {fixed['original']})",
                    err=True)
     if response.get("did_you_mean"):
-        click.echo(f"Did you mean: {response['did_you_mean']['query']}", err=True)
+        click.echo(f"Did you mean: {response.did_you_mean['query']}", err=True)
     for across in response.get("across") or []:
         if not across.get("ready") and across.get("space") != "own":
             click.echo(f"({across['sentence']})", err=True)
-    row_type = NoteHit if response.get("grouped") == "document" else ChunkHit  # the contract's rows, typed
-    if not response["results"]:
+    if not response.results:
         click.echo(response.get("empty_reason") or "No results.")
         if response.get("weaker_matches"):
-            click.echo(f"Weaker matches (under {response['threshold'] * 100:.0f}% similar):")
-            for r in response["weaker_matches"]:
-                hit = row_type.read(r)
+            click.echo(f"Weaker matches (under {response.threshold * 100:.0f}% similar):")
+            for hit in response.weaker_matches:
                 score = f" {hit.cosine * 100:.0f}%" if hit.cosine is not None else ""
                 click.echo(f"  [weaker{score}] {hit.title}  ({hit.path})")
-    for r in response["results"]:
-        hit = row_type.read(r)
+    for hit in response.results:
         # How close in meaning, when meaning found it; a match by its words alone has no percentage to give.
         score = f" {hit.cosine * 100:.0f}%" if hit.cosine is not None else ""
         where = f"{hit.project}:" if response.get("scope") == "all" else ""
         click.echo(f"[{hit.search_type}{score}] {hit.title}  ({where}{hit.path})")
         click.echo(f"    {_bold_matches(hit.snippet, hit.highlights, 160)}")
-        if "explain" in r:
-            click.echo(f"    why: {_why(r['explain'])}")
+        if "explain" in hit:
+            click.echo(f"    why: {_why(hit.explain)}")
 
 
 def _leg_line(name: str, leg: dict) -> str:

@@ -17,6 +17,7 @@ import urllib.request
 from pathlib import Path
 
 from indexer import SearchRequest
+from indexer.contract.answers import Answer, SearchAnswer, VaultAnswer
 from indexer.contract.routes import ROUTES
 from indexer.errors import SKMemoryError
 
@@ -71,8 +72,8 @@ def read_record(home: Path) -> dict:
 # --- the client --------------------------------------------------------------------------------------------------
 
 class RouteClient:
-    """Asks the routes of the route table (indexer/contract/routes.py) by name, over `get` and `post`; every answer
-    is checked against its route's type where answers are checked (SKMEMORY_CHECK_ANSWERS=1: every test run)."""
+    """Asks the routes of the route table (indexer/contract/routes.py) by name, over `get` and `post`, and decodes
+    each answer into its route's type (`ask("search", ...)` is a SearchAnswer, its results ChunkHits or NoteHits)."""
 
     def get(self, path: str, params: dict | None = None) -> dict:
         raise NotImplementedError
@@ -80,18 +81,20 @@ class RouteClient:
     def post(self, path: str, body: dict) -> dict:
         raise NotImplementedError
 
-    def ask(self, name: str, payload: dict | None = None) -> dict:
-        """One route by its name in the route table: a GET's payload as its query string, a POST's as its body."""
+    def ask(self, name: str, payload: dict | None = None) -> Answer:
+        """One route by its name in the route table: a GET's payload as its query string, a POST's as its body; the
+        answer decoded into the route's type (an SKMemoryError names what does not fit, from a server of another
+        version)."""
         route = ROUTES[name]
         payload = {k: v for k, v in (payload or {}).items() if v is not None}
         answer = self.get(route.path, payload) if route.method == "GET" else self.post(route.path, payload)
-        if os.environ.get("SKMEMORY_CHECK_ANSWERS") == "1":
-            problems = route.answer.problems(answer)
-            if problems:
-                raise SKMemoryError(f"The answer of {route.key} breaks its contract: {'; '.join(problems)[:500]}")
-        return answer
+        try:
+            return route.answer.decode(answer)
+        except ValueError as exc:
+            raise SKMemoryError(f"The answer of {route.key} is not a {route.answer.__name__}: {str(exc)[:500]}. "
+                                "Is the server another version of SK Memory than this client?") from None
 
-    def search(self, request: SearchRequest) -> dict:
+    def search(self, request: SearchRequest) -> SearchAnswer | VaultAnswer:
         """Run a search on the server: spec 000's modes through GET /api/search, vault through POST
         /api/vault_search (the request's own to_params is what crosses)."""
         return self.ask("vault_search" if request.mode == "vault" else "search", request.to_params())

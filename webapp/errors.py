@@ -11,6 +11,7 @@ STATUS_FOR_KIND = {
     "project_locked": 503,
     "index_damaged": 503,
     "disk_full": 507,
+    "answer_contract": 500,  # an answer that is not its route's type (webapp/api/door.py)
 }
 UNEXPECTED = "Something went wrong on the server; the log has the details."
 

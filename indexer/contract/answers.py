@@ -1,8 +1,8 @@
 """The answers' envelopes, one type per kind of answer: what a route sends around its rows (rows.py).
 
-Every envelope is checked the way a row is (`problems(answer)`: missing and unknown fields, wrong types, rows of the
-wrong type), by the /api door on every response of every test run (routes.py, webapp/api/__init__.py) and by the
-server client on every answer it decodes.
+Each envelope is built by the method that answers its route (routes.py: `@answers`), sent by the /api door only
+when it is of its route's type (webapp/api/door.py), and decoded by a client into the same type, which checks it the
+way a row is (`problems(answer)`: missing and unknown fields, wrong types, rows of the wrong type).
 
 `total`, `total_is_exact` and `more`, in every list answer and in one meaning (`counted`): `total` every match as
 far as counted; exact where the answer counts them all (vault_search, the listings, documents, properties, node
@@ -14,7 +14,6 @@ cosine, documented there.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .rows import (ChunkHit, ContextItem, DocumentRow, MemoryHit, NoteHit, NoteRow, RelatedNote, Row)
@@ -41,7 +40,6 @@ SEARCH_EXTRA: dict[str, Any] = {
 }
 
 
-@dataclass
 class SearchAnswer(Answer):
     """Spec 000's search (GET /api/search; GET /api/documents/<id>/related, with document_id): chunk hits, or note
     hits with group=document; total: the rows it holds."""
@@ -57,7 +55,6 @@ class SearchAnswer(Answer):
     results: list[ChunkHit] | list[NoteHit]
 
 
-@dataclass
 class VaultAnswer(Answer):
     """Spec 001's vault_search: notes by text and filters; total: every note that matched."""
 
@@ -73,7 +70,6 @@ class VaultAnswer(Answer):
     reranked: bool
 
 
-@dataclass
 class ListingAnswer(Answer):
     """Spec 001's listings (by tag, folder, property, recent): total: every note the listing holds."""
 
@@ -83,7 +79,6 @@ class ListingAnswer(Answer):
     more: bool
 
 
-@dataclass
 class DocumentsAnswer(Answer):
     """The Files listing (GET /api/documents): total: every document that matched, offset: where this page starts."""
 
@@ -95,7 +90,6 @@ class DocumentsAnswer(Answer):
     documents: list[DocumentRow]
 
 
-@dataclass
 class ContextAnswer(Answer):
     """Passages packed into a token budget (GET /api/context)."""
 
@@ -110,7 +104,6 @@ class ContextAnswer(Answer):
     items: list[ContextItem]
 
 
-@dataclass
 class RelatedAnswer(Answer):
     """The notes related to a text or a note (POST /api/related); total: the rows it holds; more: the limit cut
     the list (the engine ranks one row past it to tell)."""
@@ -130,7 +123,6 @@ class RelatedAnswer(Answer):
     more: bool
 
 
-@dataclass
 class MemoryAnswer(Answer):
     """Spec 002's memory_search; total: the rows it holds, omitted: the rows left out to stay under its tokens."""
 
@@ -144,7 +136,6 @@ class MemoryAnswer(Answer):
     more: bool
 
 
-@dataclass
 class NodesAnswer(Answer):
     """A mind map's node search (GET /api/mindmaps/search_nodes); total: the rows it holds."""
 
@@ -161,7 +152,6 @@ class NodesAnswer(Answer):
     results: list[dict]
 
 
-@dataclass
 class LightAnswer(Answer):
     """The documents Cluster View lights up for a query (GET /api/graph/search)."""
 
@@ -176,7 +166,6 @@ class LightAnswer(Answer):
     matches: list[dict]
 
 
-@dataclass
 class TagsAnswer(Answer):
     """A project's tags with how many notes carry each (GET /api/tags)."""
 
@@ -187,7 +176,6 @@ class TagsAnswer(Answer):
     tags: list[dict]
 
 
-@dataclass
 class PropertiesAnswer(Answer):
     """The frontmatter keys notes use (GET /api/properties); total: every key."""
 
@@ -198,14 +186,12 @@ class PropertiesAnswer(Answer):
     properties: list[dict]
 
 
-@dataclass
 class ProjectsAnswer(Answer):
     """The projects (GET /api/projects)."""
 
     projects: list[dict]
 
 
-@dataclass
 class HealthAnswer(Answer):
     """Whether the server answers, for which data folder, and the model's state (GET /api/health)."""
 
@@ -217,7 +203,6 @@ class HealthAnswer(Answer):
     pid: int
 
 
-@dataclass
 class NoteInfoAnswer(Answer):
     """One note without its text (GET /api/notes/info): metadata, frontmatter, outline, link counts."""
 
@@ -230,7 +215,6 @@ class NoteInfoAnswer(Answer):
     backlinks: int
 
 
-@dataclass
 class NotePageAnswer(Answer):
     """A page of a note's text (GET /api/notes/read): next_offset None at the end."""
 
@@ -240,7 +224,6 @@ class NotePageAnswer(Answer):
     next_offset: int | None
 
 
-@dataclass
 class LinksAnswer(Answer):
     """A note's links both ways (GET /api/notes/links), each list cut at the limit (truncated says so)."""
 
@@ -250,7 +233,6 @@ class LinksAnswer(Answer):
     more: bool  # the same as truncated
 
 
-@dataclass
 class SuggestionsAnswer(Answer):
     """The links a note could have (GET /api/notes/suggestions)."""
 
@@ -261,7 +243,6 @@ class SuggestionsAnswer(Answer):
     close_in_meaning: list[dict]
 
 
-@dataclass
 class NodeContextAnswer(Answer):
     """One mind-map node with its neighbourhood (GET /api/mindmaps/context); never its private notes."""
 

@@ -20,54 +20,139 @@ with `problems(row)`: every answer's envelope (answers.py) checks its rows so, a
 from __future__ import annotations
 
 import types
-from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar, Union, get_args, get_origin, get_type_hints
 
 Lines = list[int]  # [first, last], 1-based file lines
 
 
-class Row:
-    """What every answer type shares: the JSON row with its aliases, and the check of a row against the type."""
+class Row(dict):
+    """What every answer type shares: a JSON object (a dict, so it is sent as it stands and read as `row["title"]`
+    or `row.title`) whose fields are the class's annotations, in order, with each alias beside its field.
+
+    Built as `ChunkHit(chunk_id=..., title=...)`: a missing field or an unknown one is a TypeError, naming it;
+    an optional field (EXTRA) is left out until set. Setting a field sets its aliases too. The types are checked
+    where a row arrives from outside (`problems`, `decode`), not where the engine builds one.
+    """
 
     ALIASES: ClassVar[dict[str, str]] = {}  # alias -> the canonical field it repeats
     EXTRA: ClassVar[dict[str, Any]] = {}  # optional fields some rows carry (explain, reason ...) -> their type
     OPEN: ClassVar[bool] = False  # True: fields beyond the declared ones are allowed (an answer that says more)
+    FIELDS: ClassVar[tuple[str, ...]] = ()  # the annotated fields, a base class's first (filled per class)
+    DEFAULTS: ClassVar[dict[str, Any]] = {}  # the fields that may be left out, with their value
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        own = [name for name, kind in cls.__dict__.get("__annotations__", {}).items()
+               if not str(kind).startswith("ClassVar")]
+        cls.FIELDS = tuple(dict.fromkeys([*cls.FIELDS, *own]))
+        cls.DEFAULTS = dict(cls.DEFAULTS)
+        for name in own:
+            if name in cls.__dict__:  # `passages: int = 1`: a default, kept here and not as a class attribute
+                cls.DEFAULTS[name] = cls.__dict__[name]
+                delattr(cls, name)
+        cls._ALIAS_OF = {}
+        for alias, name in cls.ALIASES.items():
+            cls._ALIAS_OF.setdefault(name, []).append(alias)
+        cls._NAMES = None  # filled on first use: the names of a module's later classes are not known yet
+        cls._HINTS = None
+
+    def __init__(self, **values: Any) -> None:
+        super().__init__()
+        cls = type(self)
+        missing = [name for name in cls.FIELDS if name not in values and name not in cls.DEFAULTS]
+        if missing:
+            raise TypeError(f"{cls.__name__} lacks {', '.join(missing)}")
+        if not cls.OPEN and (unknown := values.keys() - cls.names()):
+            raise TypeError(f"{cls.__name__} has no field {', '.join(sorted(unknown))} (declare it in "
+                            "indexer/contract/rows.py or answers.py)")
+        for name in cls.FIELDS:
+            value = values[name] if name in values else cls.DEFAULTS[name]
+            dict.__setitem__(self, name, list(value) if isinstance(value, list) else value)
+        for alias, name in cls.ALIASES.items():
+            dict.__setitem__(self, alias, self[name])
+        for name, value in values.items():
+            if name not in self:
+                dict.__setitem__(self, name, value)
+        for name, kinds in cls._row_lists().items():  # rows handed up as plain dicts become their type
+            if isinstance(self.get(name), list):
+                dict.__setitem__(self, name, [_as_row(row, kinds) for row in self[name]])
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        dict.__setitem__(self, name, value)
+        for alias in self._ALIAS_OF.get(name, ()):
+            dict.__setitem__(self, alias, value)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"{type(self).__name__} has no field {name!r}") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"set a field of a {type(self).__name__} as row[{name!r}] = ...")
 
     def to_json(self) -> dict:
-        """The row as the API sends it: every field, then each alias beside its field."""
-        row = dict(self.__dict__)  # a dataclass's fields, in order
-        row.update({alias: row[name] for alias, name in self.ALIASES.items()})
-        return row
+        """The row as a plain dict (it already is one: what the API sends)."""
+        return dict(self)
 
     @classmethod
-    def read(cls, row: dict) -> "Row":
-        """A row an answer holds, as this type (what a surface reads: `hit.title`, not `hit["title"]`); its aliases
-        and optional fields stay in the answer. Raises ValueError naming what is wrong with a row of another shape."""
+    def cast(cls, row: dict) -> "Row":
+        """A row built elsewhere (a plain dict of this type's fields) as this type, unchecked and as it stands."""
+        if type(row) is cls:
+            return row
+        typed = cls.__new__(cls)
+        dict.update(typed, row)
+        return typed
+
+    @classmethod
+    def decode(cls, row: dict) -> "Row":
+        """A row from outside (a server's JSON) as this type, with its rows typed too: what a client reads. Raises
+        ValueError naming what is wrong with a row of another shape."""
         problems = cls.problems(row)
         if problems:
             raise ValueError("; ".join(problems))
-        hints = get_type_hints(cls)
-        return cls(**{f.name: _read(row[f.name], hints[f.name]) for f in fields(cls)  # type: ignore[arg-type]
-                      if f.name in row})
+        hints = cls._hints()
+        typed = cls.__new__(cls)
+        dict.update(typed, {name: _read(value, hints.get(name) or cls.EXTRA.get(name, Any))
+                            for name, value in row.items()})
+        return typed
+
+    read = decode
 
     @classmethod
     def names(cls) -> set[str]:
         """Every field name a row of this type may carry (fields, aliases, optional extras)."""
-        return {f.name for f in fields(cls)} | set(cls.ALIASES) | set(cls.EXTRA)  # type: ignore[arg-type]
+        if cls.__dict__.get("_NAMES") is None:
+            cls._NAMES = frozenset(cls.FIELDS) | set(cls.ALIASES) | set(cls.EXTRA)
+        return cls._NAMES
+
+    @classmethod
+    def _hints(cls) -> dict[str, Any]:
+        if cls.__dict__.get("_HINTS") is None:
+            cls._HINTS = {name: kind for name, kind in get_type_hints(cls).items() if name in cls.FIELDS}
+        return cls._HINTS
+
+    @classmethod
+    def _row_lists(cls) -> dict[str, tuple[type["Row"], ...]]:
+        """The fields (extras too) that hold a list of rows, with the row types it may hold."""
+        if cls.__dict__.get("_ROW_LISTS") is None:
+            kinds = {**{n: k for n, k in cls.EXTRA.items()}, **cls._hints()}
+            cls._ROW_LISTS = {name: found for name, kind in kinds.items() if (found := _row_types(kind))}
+        return cls._ROW_LISTS
 
     @classmethod
     def problems(cls, row: dict) -> list[str]:
         """What is wrong with a row as this type: missing or unknown fields, wrong types, aliases that disagree."""
         if not isinstance(row, dict):
             return [f"a {cls.__name__} must be an object, not {type(row).__name__}"]
-        hints = get_type_hints(cls)
+        hints = cls._hints()
         out = []
-        for f in fields(cls):  # type: ignore[arg-type]
-            if f.name not in row:
-                if f.default is MISSING and f.default_factory is MISSING:
-                    out.append(f"{cls.__name__} lacks {f.name}")
-            elif not _fits(row[f.name], hints[f.name]):
-                out.append(f"{cls.__name__}.{f.name} is {row[f.name]!r:.60}, not {hints[f.name]}")
+        for name in cls.FIELDS:
+            if name not in row:
+                if name not in cls.DEFAULTS:
+                    out.append(f"{cls.__name__} lacks {name}")
+            elif not _fits(row[name], hints[name]):
+                out.append(f"{cls.__name__}.{name} is {row[name]!r:.60}, not {hints[name]}")
         for alias, name in cls.ALIASES.items():
             if row.get(alias) != row.get(name):
                 out.append(f"{cls.__name__}.{alias} ({row.get(alias)!r:.40}) differs from {name}")
@@ -79,10 +164,35 @@ class Row:
         return out
 
 
+def _row_types(kind: Any) -> tuple[type[Row], ...]:
+    """The row types a list field holds (list[ChunkHit] | list[NoteHit] -> both), () for any other field."""
+    options = get_args(kind) if get_origin(kind) in (Union, types.UnionType) else (kind,)
+    found = []
+    for option in options:
+        if get_origin(option) is list and (args := get_args(option)):
+            if isinstance(args[0], type) and issubclass(args[0], Row):
+                found.append(args[0])
+    return tuple(found)
+
+
+def _as_row(row: Any, kinds: tuple[type[Row], ...]) -> Any:
+    """A row of a list as the first of its types whose names hold all its keys (a NoteHit's passages tell it from a
+    ChunkHit); a row already typed, or of no such type, stays as it is."""
+    if not isinstance(row, dict) or isinstance(row, kinds):
+        return row
+    keys = row.keys()
+    for kind in kinds:
+        if kind.OPEN or keys <= kind.names():
+            return kind.cast(row)
+    return row
+
+
 def _read(value: Any, kind: Any) -> Any:
     """A JSON value as its annotated type: rows (and lists of rows) become their types; the rest stays as it is."""
+    if get_origin(kind) in (Union, types.UnionType):
+        return next((_read(value, k) for k in get_args(kind) if _fits(value, k)), value)
     if isinstance(kind, type) and issubclass(kind, Row):
-        return kind.read(value)
+        return kind.decode(value)
     if get_origin(kind) is list and isinstance(value, list):
         (item,) = get_args(kind) or (Any,)
         return [_read(v, item) for v in value]
@@ -115,7 +225,6 @@ def _fits(value: Any, kind: Any) -> bool:
 SPEC_000 = {"document_title": "title", "relative_path": "path", "similarity": "score"}
 
 
-@dataclass
 class Passage(Row):
     """One more passage of a NoteHit: where it is and its snippet, without its whole text."""
 
@@ -128,11 +237,10 @@ class Passage(Row):
     score: float
     cosine: float | None
     search_type: str
-    matched_words: list[str] = field(default_factory=list)
+    matched_words: list[str] = []
     partial: bool = False
 
 
-@dataclass
 class PassageRef(Row):
     """Which passage of which note, and where the note is: what every passage-bearing row starts with."""
 
@@ -144,7 +252,6 @@ class PassageRef(Row):
     absolute_path: str
 
 
-@dataclass
 class ChunkHit(PassageRef):
     """One matching passage with its note (spec 000's result): score is the mode's score (a semantic hit's cosine,
     keyword and tag 1.0, hybrid found by both at least 1.0), cosine the similarity in meaning whatever the mode."""
@@ -170,16 +277,14 @@ class ChunkHit(PassageRef):
     partial: bool  # true when it holds only some of them
 
 
-@dataclass
 class NoteHit(ChunkHit):
     """One note, by its best passage (a ChunkHit's fields), with how many passages matched and the others."""
 
     EXTRA: ClassVar[dict[str, Any]] = {"explain": dict, "across": bool, "reason": str}  # reason: why it is related
     passages: int = 1
-    more_passages: list[Passage] = field(default_factory=list)
+    more_passages: list[Passage] = []
 
 
-@dataclass
 class NoteRow(Row):
     """One note in a listing (spec 001's row): vault_search ranks by score; the listings leave score out."""
 
@@ -199,7 +304,6 @@ class NoteRow(Row):
     bytes: int
 
 
-@dataclass
 class DocumentRow(Row):
     """One document in the Files listing."""
 
@@ -215,7 +319,6 @@ class DocumentRow(Row):
     modified: str | None
 
 
-@dataclass
 class ContextItem(PassageRef):
     """One passage packed into an agent's context, with where it comes from."""
 
@@ -227,7 +330,6 @@ class ContextItem(PassageRef):
     content: str
 
 
-@dataclass
 class RelatedNote(PassageRef):
     """A note related to a text (a web page, a note, an agent's text): by its passage that matched best, with why.
 
@@ -246,7 +348,6 @@ class RelatedNote(PassageRef):
     why: list[dict]
 
 
-@dataclass
 class MemoryHit(Row):
     """One memory file (spec 002): relevance says why it was found (direct_mention, frontmatter_match ...)."""
 
@@ -258,7 +359,6 @@ class MemoryHit(Row):
     relevance: str
 
 
-@dataclass
 class CompactRow(Row):
     """One note as an MCP search tool answers it, sized for an agent (webapp/mcp_tools/answers.py's note_row):
     score rounded to 3 places, heading the sections under the note's title, the snippet about 30 tokens."""

@@ -142,7 +142,7 @@ class RelatedRequest:
         object.__setattr__(self, "project", _project(self.project))
 
     @classmethod
-    def from_params(cls, document_id: str, args: Mapping) -> "RelatedRequest":
+    def from_params(cls, args: Mapping, document_id: str) -> "RelatedRequest":
         return cls(document_id, args.get("project") or None, parse_number("limit", args.get("limit"), 8,
                                                                           high=RELATED_LIMIT))
 

@@ -7,7 +7,9 @@ from typing import Callable
 
 from ..errors import EmbeddingsUnavailable
 from ..search.index import ProjectIndex
+from ..contract.answers import LightAnswer
 from ..contract.request import SearchRequest
+from ..contract.routes import answers
 from ..contract.sibling_requests import LightRequest
 from .build import SavePositions, build_graph
 from .layout import SPACING
@@ -97,9 +99,10 @@ class ForgeGraphs:
         return out
 
 
-    def search(self, request: LightRequest) -> dict:
+    @answers("light")
+    def search(self, request: LightRequest) -> LightAnswer:
         """The documents Cluster View lights up for a query: semantic search's, or keyword's without embeddings."""
-        return highlight(self._search, request.query, request.project, request.scope, request.limit)
+        return LightAnswer(**highlight(self._search, request.query, request.project, request.scope, request.limit))
 
 
 def highlight(search: Callable[..., dict], query: str, project: str | None, scope: str, limit: int) -> dict:

@@ -11,6 +11,8 @@ from typing import Callable
 
 from ..errors import NoActiveMap
 from ..search.index import ProjectIndex
+from ..contract.answers import NodeContextAnswer, NodesAnswer
+from ..contract.routes import answers
 from ..contract.sibling_requests import NodeSearchRequest
 from . import maps
 from ..ingest.extract.mindmap_format import MindMap, dumps
@@ -81,17 +83,20 @@ class MindMaps:
         live, data = maps.read_live(index.root, ref.rel_path)
         return index, ref, live, data
 
-    def search_nodes(self, request: NodeSearchRequest) -> dict:
+    @answers("search_nodes")
+    def search_nodes(self, request: NodeSearchRequest) -> NodesAnswer:
         """Search a map's nodes (the map at its path, else the active map, else the project's only map): best chunk
         per node, live titles and paths, index staleness."""
         index, ref, live, data = self._current(request.project, request.map_path)
-        return search_nodes(index, ref, live, data, request.query, request.limit)
+        return NodesAnswer(**search_nodes(index, ref, live, data, request.query, request.limit))
 
-    def node_context(self, node_id: str, project: str | None = None, path: str | None = None) -> dict:
+    @answers("node_context")
+    def node_context(self, node_id: str, project: str | None = None, path: str | None = None) -> NodeContextAnswer:
         """A node of a map (chosen as search_nodes chooses) with its ancestors, children, siblings and
         relationships."""
         index, ref, live, data = self._current(project, path)
-        return {"map": describe(ref, live), **index_state(index, ref, live, data), **node_context(live, node_id)}
+        return NodeContextAnswer(map=describe(ref, live), **index_state(index, ref, live, data),
+                                 **node_context(live, node_id))
 
     def save(self, path: str, content: object, project: str | None = None) -> dict:
         """Write a map file (its revision plus one) and refresh its node index before answering."""

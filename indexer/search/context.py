@@ -69,5 +69,5 @@ def _pack(counter, rows: list[dict], budget: int) -> tuple[list[dict], int, bool
             path=row["path"], absolute_path=row["absolute_path"], heading_path=row["heading_path"],
             lines=row["chunk_lines"], score=row["score"], search_type=row["search_type"], tokens=tokens,
             content=row["content"],
-        ).to_json())
+        ))
     return items, used, truncated

@@ -40,7 +40,7 @@ def summaries(index: ProjectIndex, rows: list) -> list[dict]:
         document_id=r["document_id"], project=index.name, title=display_title(r["title"]), path=r["rel_path"],
         absolute_path=str(index.root / r["rel_path"]), file_type=r["file_type"], size=r["size"],
         tags=tags.get(r["document_id"], []), created=r["created"], modified=iso(r["modified"]),
-    ).to_json() for r in rows]
+    ) for r in rows]
 
 
 def document_row(index: ProjectIndex, document_id: str):

@@ -95,7 +95,7 @@ def chunk_hit(index: ProjectIndex, r: dict, score: float, search_type: str, term
         heading_path=[display_title(h) for h in part["heading_path"]],  # as the reader reads it
         lines=part["lines"], chunk_lines=[r["start_line"], r["end_line"]], content=r["content"],
         **shown, matched_words=[], partial=False,
-    ).to_json()
+    )
 
 
 def chunk_sections(r) -> list[dict]:

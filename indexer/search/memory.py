@@ -45,7 +45,7 @@ class Doc:
         return str(value) if value not in (None, "") else self.document_id
 
     def result(self, relevance: str, **extra) -> dict:
-        return {**MemoryHit(path=self.rel_path, id=self.id, title=self.title, relevance=relevance).to_json(), **extra}
+        return MemoryHit(path=self.rel_path, id=self.id, title=self.title, relevance=relevance, **extra)
 
 
 def memory_search(index: ProjectIndex, request: MemoryRequest) -> dict:
@@ -326,7 +326,7 @@ def _xref_results(index: ProjectIndex, query: str) -> list[dict]:
                                                    docs[kv[0]].rel_path))
     results = [docs[doc_id].result(relevance, **extra) for doc_id, (relevance, extra) in ranked]
     # A related_to that names no indexed document is still worth telling: the agent may look for it.
-    missing = [MemoryHit(path=None, id=ref, title=None, relevance="related_to_outbound").to_json()
+    missing = [MemoryHit(path=None, id=ref, title=None, relevance="related_to_outbound")
                for ref in outbound_missing]
     return sorted(results + missing, key=lambda r: RELEVANCE_ORDER[r["relevance"]])
 

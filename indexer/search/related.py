@@ -405,7 +405,7 @@ def _rows(index: ProjectIndex, ranked: list[str], found: dict[str, Evidence], pa
             similarity=round(e.meaning, 4) if e.meaning else None, saved=e.saved,
             reason=_reason(e, shared), heading_path=hit["heading_path"], lines=hit["lines"], snippet=hit["snippet"],
             highlights=hit["highlights"], matched_words=shared, why=why,
-        ).to_json())
+        ))
     return rows
 
 

@@ -1,9 +1,9 @@
-"""/api/graph: Cluster View's Forge Graph and the documents a query lights up on it."""
+"""/api/graph: Cluster View's Forge Graph (the documents a query lights up on it, /api/graph/search, are served by
+door.py)."""
 from __future__ import annotations
 
 from flask import Blueprint, jsonify, request
 
-from indexer import LightRequest
 from indexer.contract.limits import check_scope
 
 from ..current import get_engine
@@ -19,9 +19,3 @@ def _scope() -> str:
 def graph():
     """Nodes, edges, clusters and positions of a project (?project=) or of all of them (?scope=all)."""
     return jsonify(get_engine().graphs.graph(request.args.get("project") or None, _scope()))
-
-
-@bp.get("/search")
-def search():
-    """The documents to light up for ?q= (semantic search; keyword, labelled so, without embeddings)."""
-    return jsonify(get_engine().graphs.search(LightRequest.from_params(request.args)))

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify, request
 
-from indexer import NodeSearchRequest
 from indexer.errors import InvalidQuery
 
 from ..args import body_field, json_body
 from ..current import get_engine
+from .door import send
 
 bp = Blueprint("mindmaps", __name__, url_prefix="/mindmaps")
 
@@ -50,16 +50,10 @@ def save():
                                               project=body_field(body, "project", str)))
 
 
-@bp.get("/search_nodes")
-def search_nodes():
-    """Search a map's nodes: ?q=...&limit=10, and &path= (with &project=) for a map other than the active one."""
-    return jsonify(get_engine().mindmaps.search_nodes(NodeSearchRequest.from_params(request.args)))
-
-
 @bp.get("/context")
 def context():
     """A node of a map with its neighbourhood: ?node_id=..., and &path= as search_nodes takes it."""
     node_id = request.args.get("node_id", "").strip()
     if not node_id:
         raise InvalidQuery("Give the node's id as ?node_id=..., from mindmap_search_nodes.")
-    return jsonify(get_engine().mindmaps.node_context(node_id, _arg("project"), _arg("path")))
+    return send(get_engine().mindmaps.node_context(node_id, _arg("project"), _arg("path")))

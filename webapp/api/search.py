@@ -1,39 +1,30 @@
-"""/api's searches, documents, tags, projects, status and health (errors are answered by the parent blueprint)."""
+"""/api's documents, notes, tags, properties, projects, status and health: the routes that read plain arguments
+(the searches are served by door.py; errors are answered by the parent blueprint)."""
 from __future__ import annotations
-
 
 from flask import Blueprint, current_app, jsonify, request
 
-from indexer import (ContextRequest, ListingRequest, MemoryRequest, RelatedRequest, RelatedTextRequest,
-                     SearchRequest)
-
 from ..args import arg, body_field, int_arg, json_body
 from ..current import get_engine
+from .door import send
 
 bp = Blueprint("search", __name__)
 
 
 @bp.get("/health")
 def health():
-    return jsonify(get_engine().health(current_app.config["SKMEMORY_PORT"]))
-
-
-@bp.get("/search")
-def search():
-    """Search one project (or scope=all); explain=true says why each result ranked, explain_document=ID where
-    that document ranked in each leg or what kept it out."""
-    return jsonify(get_engine().search(SearchRequest.from_params(request.args)))
+    return send(get_engine().health(current_app.config["SKMEMORY_PORT"]))
 
 
 @bp.get("/tags")
 def tags():
-    return jsonify(get_engine().tags(request.args.get("project") or None, request.args.get("prefix", ""),
-                                     int_arg("limit", 50, high=500)))
+    return send(get_engine().tags(request.args.get("project") or None, request.args.get("prefix", ""),
+                                  int_arg("limit", 50, high=500)))
 
 
 @bp.get("/projects")
 def projects():
-    return jsonify({"projects": get_engine().projects()})
+    return send(get_engine().project_list())
 
 
 @bp.post("/projects")
@@ -63,7 +54,7 @@ def reindex_project(name: str):
 
 @bp.get("/documents")
 def documents():
-    return jsonify(get_engine().documents(
+    return send(get_engine().documents(
         request.args.get("project") or None, request.args.get("folder", ""), request.args.get("tag") or None,
         limit=int_arg("limit", 200, high=1000), offset=int_arg("offset", 0, low=0, high=10**9),
         name=arg("name", max_chars=200),
@@ -80,22 +71,10 @@ def document(document_id: str):
                                                int_arg("end_line", 10**9, high=10**9), project))
 
 
-@bp.get("/documents/<document_id>/related")
-def related(document_id: str):
-    return jsonify(get_engine().related(RelatedRequest.from_params(document_id, request.args)))
-
-
-@bp.post("/related")
-def related_to_text():
-    """The notes related to a text: {"text", "title", "url", "project", "scope", "limit", "exclude"} (a web page's
-    main text, a note's, an agent's), by meaning and rarest words; notes that saved the page's address first."""
-    return jsonify(get_engine().related_text(RelatedTextRequest.from_body(json_body())))
-
-
 @bp.get("/notes/info")
 def note_info():
     """A note named by ?note= (id, path or title): metadata, frontmatter, outline and link counts; no text."""
-    return jsonify(get_engine().note_info(request.args.get("note", ""), request.args.get("project") or None))
+    return send(get_engine().note_info(request.args.get("note", ""), request.args.get("project") or None))
 
 
 @bp.get("/notes/read")
@@ -105,7 +84,7 @@ def read_note():
     def line(name: str) -> int | None:
         return int_arg(name, 0, high=10**9) if request.args.get(name) not in (None, "") else None
 
-    return jsonify(get_engine().read_note(
+    return send(get_engine().read_note(
         request.args.get("note", ""), request.args.get("project") or None,
         section=request.args.get("section") or None, start_line=line("start_line"), end_line=line("end_line"),
         offset=int_arg("offset", 0, low=0, high=10**10), max_chars=int_arg("max_chars", 8000, high=40_000)))
@@ -114,58 +93,23 @@ def read_note():
 @bp.get("/notes/links")
 def note_links():
     """A note's outgoing links and backlinks: ?note=&direction=both|outgoing|backlinks&limit=50."""
-    return jsonify(get_engine().note_links(request.args.get("note", ""), request.args.get("project") or None,
-                                           request.args.get("direction", "both"), int_arg("limit", 50, high=500)))
+    return send(get_engine().note_links(request.args.get("note", ""), request.args.get("project") or None,
+                                        request.args.get("direction", "both"), int_arg("limit", 50, high=500)))
 
 
 @bp.get("/notes/suggestions")
 def note_suggestions():
     """The links a note could have: ?note=&project=&limit=8: unlinked mentions (with their lines) and notes close in
     meaning that no link joins to it, each with the [[wikilink]] and [text](path) to copy."""
-    return jsonify(get_engine().link_suggestions(request.args.get("note", ""), request.args.get("project") or None,
-                                                 int_arg("limit", 8, high=20)))
+    return send(get_engine().link_suggestions(request.args.get("note", ""), request.args.get("project") or None,
+                                              int_arg("limit", 8, high=20)))
 
 
 @bp.get("/properties")
 def properties():
     """The frontmatter keys notes use, most used first, with sample values: ?prefix=&limit=50."""
-    return jsonify(get_engine().properties(request.args.get("project") or None, request.args.get("prefix", ""),
-                                           int_arg("limit", 50, high=500)))
-
-
-@bp.post("/vault_search")
-def vault_search():
-    return jsonify(get_engine().search(SearchRequest.from_body(json_body())))
-
-
-@bp.post("/vault_search/by_tag")
-def vault_by_tag():
-    return jsonify(get_engine().list_notes(ListingRequest.from_body("tag", json_body())))
-
-
-@bp.post("/vault_search/by_folder")
-def vault_by_folder():
-    return jsonify(get_engine().list_notes(ListingRequest.from_body("folder", json_body())))
-
-
-@bp.post("/vault_search/by_property")
-def vault_by_property():
-    return jsonify(get_engine().list_notes(ListingRequest.from_body("property", json_body())))
-
-
-@bp.post("/vault_search/recent")
-def vault_recent():
-    return jsonify(get_engine().list_notes(ListingRequest.from_body("recent", json_body())))
-
-
-@bp.post("/memory_search")
-def memory_search():
-    return jsonify(get_engine().memory_search(MemoryRequest.from_body(json_body())))
-
-
-@bp.get("/context")
-def context():
-    return jsonify(get_engine().context(ContextRequest.from_params(request.args)))
+    return send(get_engine().properties(request.args.get("project") or None, request.args.get("prefix", ""),
+                                        int_arg("limit", 50, high=500)))
 
 
 @bp.get("/status")

@@ -24,4 +24,4 @@ def page():
     graph_args = {"scope": "all"} if scope == "all" else {"project": project}
     return render("cluster/page.html", "cluster/_view.html", nav="cluster", scope=scope, project=project,
                   projects=get_engine().projects(), graph_url=url_for("api.graph.graph", **graph_args),
-                  search_url=url_for("api.graph.search", **graph_args))
+                  search_url=url_for("api.light", **graph_args))
