@@ -177,8 +177,8 @@ def _row_types(kind: Any) -> tuple[type[Row], ...]:
 
 def _as_row(row: Any, kinds: tuple[type[Row], ...]) -> Any:
     """A row of a list as the first of its types whose names hold all its keys (a NoteHit's passages tell it from a
-    ChunkHit); a row already typed, or of no such type, stays as it is."""
-    if not isinstance(row, dict) or isinstance(row, kinds):
+    ChunkHit); a row of none of them stays as it is."""
+    if not isinstance(row, dict):
         return row
     keys = row.keys()
     for kind in kinds:

@@ -57,8 +57,8 @@ def serve(route: Route):
         engine = get_engine()
         for module in ANSWERING:
             importlib.import_module(module)
-        method = route.engine
-        return send(method(OWNERS[method.__qualname__.split(".")[0]](engine), asked))
+        owner, name = route.engine.__qualname__.split(".")
+        return send(getattr(OWNERS[owner](engine), name)(asked))  # the owner's own method, as a caller reaches it
 
     view.__name__ = route.name
     view.__doc__ = f"{route.key}: {route.answer.__doc__}"
