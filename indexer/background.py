@@ -162,7 +162,7 @@ class BackgroundIndexer:
             lanes = list(self._lanes.values())
         used = [p.embedder for p in list(self.projects.values())] or [self.home.embedder]
         for t in self._threads + lanes:
-            if t.name == "skmemory-embedder" and any(e.loading for e in used):
+            if t.name == "skmemory-embedder" and any(e.now.loading for e in used):
                 continue  # inside the model's load, which cannot be cut short; after it, a stopped loop does nothing
             t.join(30)
         for project in self.projects.values():
@@ -326,7 +326,7 @@ class BackgroundIndexer:
         """Whether passages wait for an embedder that will take them (not while embedding is paused)."""
         if self.embedding_paused:
             return False
-        return any(p.store.counts()["pending"] and p.embedder.available for p in list(self.projects.values()))
+        return any(p.store.counts()["pending"] and p.embedder.load() for p in list(self.projects.values()))
 
     def report_damage(self, name: str, reason: str) -> None:
         """A search (or the embedder) found a project's index damaged: the index thread sets it aside and rebuilds
@@ -643,7 +643,7 @@ class BackgroundIndexer:
     def _write_engine_state(self) -> None:
         for project in list(self.projects.values()):
             embedder = project.embedder
-            state = {"embeddings": embedder.state, "embeddings_unavailable_reason": embedder.error,
+            state = {"embeddings": embedder.now.word, "embeddings_unavailable_reason": embedder.now.reason,
                      "model": embedder.name, "device": embedder.device, "at": time.time()}
             path = project.info.index_dir / ENGINE_STATE
             try:  # whole or not at all: a full disk keeps the last one, never an empty file
@@ -684,12 +684,12 @@ class BackgroundIndexer:
         for name, error in self.open_errors.items():
             projects.append({"project": name, "open_error": error})
         return {
-            "embeddings": embedder.state,
-            "embeddings_unavailable_reason": embedder.error,
+            "embeddings": embedder.now.word,
+            "embeddings_unavailable_reason": embedder.now.reason,
             "model": embedder.name,
             "device": embedder.device,
-            "bulk_backend": embedder.backend if embedder.state == "ready" else None,
-            "bulk_precision": embedder.precision if embedder.state == "ready" else None,
+            "bulk_backend": embedder.backend if embedder.now.ready else None,
+            "bulk_precision": embedder.precision if embedder.now.ready else None,
             "embed_threads": embedder.workers,
             "embedding_paused": self.embedding_paused,
             "disk_full": self.disk_full,

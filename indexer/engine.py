@@ -255,7 +255,7 @@ class Engine:
     def meaning_loading(self) -> bool:
         """Whether the model is still loading (a search now answers by keyword, and says so); never blocks."""
         used = [p.embedder for p in list(self.background.projects.values())] if self.background is not None else []
-        return any(e.loading for e in used or [self.home.embedder])
+        return any(e.now.loading for e in used or [self.home.embedder])
 
     def warm(self) -> None:
         """Load every project's vector cache and Cluster View graph now (server start) instead of on first use."""
@@ -264,7 +264,7 @@ class Engine:
                 return
             try:
                 index = self.index(info.name)
-                if index.embedder.available and not self._closed:
+                if index.embedder.load() and not self._closed:
                     index.cache.ensure_loaded()
                 if not self._closed and not self._embedding(info.name):
                     # Cluster View's graph too (seconds at thousands of notes), kept until its notes or vectors
@@ -465,14 +465,14 @@ class Engine:
     def health(self, port: int) -> HealthAnswer:
         """That the server answers, for which data folder and port, and the model's state (GET /api/health)."""
         return HealthAnswer(status="ok", app="sk-memory", home=str(self.home.settings.home), port=port,
-                            embeddings=self.home.embedder.state, pid=os.getpid())
+                            embeddings=self.home.embedder.now.word, pid=os.getpid())
 
     def status(self) -> dict:
         """Indexer status: per project counts, pending embeddings with rate and ETA, errors."""
         if self.background is not None:
             return self.background.status()
         return {"projects": [self.home.status(i.name) for i in self.home.projects()],
-                "embeddings": self.home.embedder.state, "vector_search": self.home.settings.vector_search,
+                "embeddings": self.home.embedder.now.word, "vector_search": self.home.settings.vector_search,
                 "embedding_paused": self.home.embedding_paused}
 
     def set_embedding_paused(self, paused: bool) -> dict:
@@ -597,7 +597,7 @@ class Engine:
         write_atomically(map_file(index.root, rel), data)
         if self.background is None:
             project.sync([rel])
-            if index.embedder.available:
+            if index.embedder.load():
                 project.embed_pending()
             return
         self.background.request_sync(index.name, {rel})
@@ -609,7 +609,7 @@ class Engine:
                 return
             state = chunk_reads.map_index_state(index, rel)
             if state is not None and state[0] == digest:
-                if not state[1] or index.embedder.state != "ready":
+                if not state[1] or not index.embedder.now.ready:
                     return
                 embed_deadline = embed_deadline or now + EMBED_WAIT
                 if now > embed_deadline:

@@ -161,7 +161,7 @@ def _no_real_model_unless_marked(request, monkeypatch):
 def real_embedder() -> Embedder:
     """The real bundled all-MiniLM-L6-v2, loaded once for the whole run."""
     embedder = Embedder()
-    assert embedder.available, embedder.error
+    assert embedder.load(), embedder.now.reason
     return embedder
 
 
@@ -219,7 +219,7 @@ def _engine_factory(request, base: Path):
         opened.append(engine)
         engine.reindex(project)
         for name in (project, USER_DOCS_NAME) if user_docs else (project,):
-            if home.embedder.available:
+            if home.embedder.load():
                 engine.embed_pending(name)
         return engine
 

@@ -22,6 +22,8 @@ from typing import Iterator
 import numpy as np
 import pytest
 
+from indexer.model.embeddings import READY
+
 SKMEMORY = [sys.executable, "-m", "webapp.cli"]
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"
@@ -329,16 +331,10 @@ class WordEmbedder:
 
     name = "word-hash-64"
     fingerprint = "word-hash-64 (tests)"
-    state = "ready"
-    error = None
-    unavailable_reason = None
+    now = READY
     device = "cpu"
     query_backend = "numpy"
-    available = True
     dimension = 64
-
-    loading = False
-    why_unavailable = None
 
     def load(self) -> bool:
         return True

@@ -41,14 +41,14 @@ def real_passages(limit: int = 120) -> list[str]:
 @pytest.fixture(scope="module")
 def torch_embedder() -> Embedder:
     embedder = Embedder(backend="torch", query_backend="torch")
-    assert embedder.load(), embedder.error
+    assert embedder.load(), embedder.now.reason
     return embedder
 
 
 @pytest.fixture(scope="module")
 def fp32_embedder() -> Embedder:
     embedder = Embedder(backend="onnx")
-    assert embedder.load(), embedder.error
+    assert embedder.load(), embedder.now.reason
     return embedder
 
 
@@ -77,7 +77,7 @@ def test_the_cpu_default_is_int8_and_stays_close_to_torch_on_real_text(real_embe
 @pytest.fixture(scope="module")
 def onnx_int8_embedder() -> Embedder:
     embedder = Embedder(backend="onnx-int8")
-    assert embedder.load(), embedder.error
+    assert embedder.load(), embedder.now.reason
     return embedder
 
 
@@ -147,9 +147,9 @@ def test_the_index_cpu_setting_caps_the_bulk_threads(monkeypatch):
 
 
 def test_the_onnx_backend_loads_and_embeds_without_importing_torch(real_embedder, model_cache):
-    assert real_embedder.available  # the session's cache holds the exported copy now
+    assert real_embedder.load()  # the session's cache holds the exported copy now
     script = ("import sys; from indexer.model.embeddings import Embedder; e = Embedder(); "
-              "assert e.load(), e.error; v = e.embed(['sourdough starter']); "
+              "assert e.load(), e.now.reason; v = e.embed(['sourdough starter']); "
               "print(v.shape[1], e.backend, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120,
                          env={**os.environ, "SKMEMORY_MODEL_CACHE": str(model_cache)})

@@ -37,7 +37,7 @@ def test_a_search_before_the_model_is_ready_answers_by_keyword_and_says_so(home,
         answered_in = time.monotonic() - started
         assert first["semantic_available"] is False and "still loading" in first["semantic_reason"]
         assert first["results"][0]["path"] == "Projects/Sourdough.md"  # the keyword side answered
-        assert fresh.loading, "the first search answered before the model had loaded"
+        assert fresh.now.loading, "the first search answered before the model had loaded"
         vault_first = engine.search(SearchRequest("sourdough bread", mode="vault"))
         assert vault_first["search_mode"] == "fts" and "still loading" in vault_first["semantic_reason"]
         # A question no note holds every word of is answered by the words it does hold (BM25), and says so.

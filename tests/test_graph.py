@@ -10,7 +10,7 @@ from flask import template_rendered
 
 from indexer.config import Settings
 from indexer.content.docs import USER_DOCS_NAME, ensure_user_docs
-from indexer.model.embeddings import Embedder
+from indexer.model.embeddings import NOT_LOADED, Embedder
 from indexer.engine import Engine
 from indexer.graph.build import SEMANTIC_THRESHOLD, semantic_edges
 from indexer.graph.clusters import kmeans
@@ -28,7 +28,7 @@ def engine_in(home, vault, name="notes") -> Engine:
     home.add_project(vault, name)
     engine = Engine(home)
     engine.reindex(name)
-    if home.embedder.available:
+    if home.embedder.load():
         engine.embed_pending(name)
     return engine
 
@@ -66,7 +66,7 @@ def by_path(graph) -> dict:
 def refresh(engine, name="notes"):
     project = engine.writer(name)
     project.sync()
-    if project.embedder.available:
+    if project.embedder.load():
         project.embed_pending()
 
 
@@ -218,8 +218,10 @@ def test_without_embeddings_the_graph_groups_by_folder_and_search_says_keyword(d
 class StillLoading(WordEmbedder):
     """The model of a server in its first seconds: not loaded yet, while every passage has its stored vector."""
 
-    state, loading, available = "not loaded", True, False
-    why_unavailable = "meaning search is still loading (the model loads once, when the server starts)"
+    now = NOT_LOADED
+
+    def load(self) -> bool:
+        return False
 
     def ready_for_queries(self) -> bool:
         return False

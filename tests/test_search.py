@@ -362,7 +362,6 @@ class LoadsDuringTheSearch(WordEmbedder):
     answer, asking after it, said meaning had searched too)."""
 
     loading_answers = 1
-    why_unavailable = "meaning search is still loading (the model loads once, when the server starts)"
 
     def ready_for_queries(self) -> bool:
         self.loading_answers -= 1

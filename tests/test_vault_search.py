@@ -120,7 +120,7 @@ def build(base: Path, embedder: Embedder, settings: Settings | None = None) -> E
     home.add_project(write_vault(base / "vault"), "notes")
     engine = Engine(home)
     engine.reindex("notes")
-    if embedder.available:
+    if embedder.load():
         engine.embed_pending("notes")
     return engine
 

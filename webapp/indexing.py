@@ -84,9 +84,9 @@ def _index_one(home: "Home", project_name: str, no_embed: bool, done: dict) -> N
         if project.decide_language():
             click.echo(f"{project_name}: {project.store_language_why()}; its passages are embedded by "
                        f"{project.embedder.name}.", err=True)
-        if not project.embedder.available:
-            click.echo(f"Warning: embeddings are unavailable ({project.embedder.error}); keyword search still works.",
-                       err=True)
+        if not project.embedder.load():
+            click.echo(f"Warning: embeddings are unavailable ({project.embedder.now.reason}); keyword search still "
+                       "works.", err=True)
             return
         _embed_with_progress(project, done)
         _embed_across_with_progress(project)

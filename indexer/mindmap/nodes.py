@@ -80,8 +80,8 @@ def search_nodes(index: ProjectIndex, ref: MapRef, live: MindMap, live_bytes: by
     ranking = hybrid(index, parsed, len(chunks), {ref.document_id}, list(chunks))
     scored, answer["semantic_available"], terms = ranking.ranked, ranking.semantic_available, parsed.terms
     if not ranking.semantic_available:
-        answer["semantic_reason"] = (f"{index.embedder.why_unavailable[:1].upper()}"
-                                     f"{index.embedder.why_unavailable[1:]}: these nodes hold your words "
+        answer["semantic_reason"] = (f"{index.embedder.now.why_not[:1].upper()}"
+                                     f"{index.embedder.now.why_not[1:]}: these nodes hold your words "
                                      "(all of them first, then some), ranked by BM25.")
     results, seen = [], set()
     for chunk_id, score, search_type in scored:

@@ -5,6 +5,7 @@ import json
 import logging
 import os
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -91,6 +92,34 @@ def pick_device(requested: str | None = None) -> str:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@dataclass(frozen=True)
+class ModelState:
+    """Whether a model can be used now: `word` as status and /api/health say it ('ready', 'not loaded' while it
+    has not loaded and has not failed, 'unavailable'), `reason` why it is unavailable (its load failed)."""
+
+    word: str
+    reason: str | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.word == "ready"
+
+    @property
+    def loading(self) -> bool:
+        """Not loaded yet and not failed: a search answers by keyword until it is."""
+        return self.word == "not loaded"
+
+    @property
+    def why_not(self) -> str:
+        """Why meaning search cannot answer now, as a sentence fragment."""
+        if self.reason is not None:
+            return f"the embedding model is unavailable ({self.reason})"
+        return "meaning search is still loading (the model loads once, when the server starts)"
+
+
+READY, NOT_LOADED = ModelState("ready"), ModelState("not loaded")
 
 
 class Embedder:
@@ -331,8 +360,12 @@ class Embedder:
             logger.warning("Queries will use torch: the ONNX query encoder is unavailable (%s)", self._query_error)
 
     @property
-    def available(self) -> bool:
-        return self.load()
+    def now(self) -> ModelState:
+        """Whether the model can be used now, and why not: the one answer, which never waits for a load (`load()`
+        loads and says whether it could; `known_problem` looks at the files without loading)."""
+        if self._model is not None:
+            return READY
+        return NOT_LOADED if self._error is None else ModelState("unavailable", self._error)
 
     def ready_for_queries(self) -> bool:
         """Whether a search can embed its query now. Waits for the model unless wait_for_load is off; then a model
@@ -350,30 +383,6 @@ class Embedder:
         """Start loading the model on a thread of its own (at most one at a time)."""
         if self._model is None and self._error is None and not self._lock.locked():
             threading.Thread(target=self.load, name="skmemory-model-load", daemon=True).start()
-
-    @property
-    def loading(self) -> bool:
-        """True while the model has not loaded yet and has not failed (never blocks)."""
-        return self._model is None and self._error is None
-
-    @property
-    def why_unavailable(self) -> str:
-        """Why meaning search cannot answer now, as a sentence fragment (never blocks)."""
-        if self._error is not None:
-            return f"the embedding model is unavailable ({self._error})"
-        return "meaning search is still loading (the model loads once, when the server starts)"
-
-    @property
-    def state(self) -> str:
-        """'ready', 'unavailable', or 'not loaded' (never blocks on a load in progress)."""
-        if self._model is not None:
-            return "ready"
-        return "unavailable" if self._error is not None else "not loaded"
-
-    @property
-    def error(self) -> str | None:
-        """Why the model could not load, if it was tried and failed (never blocks)."""
-        return self._error
 
     @property
     def known_problem(self) -> str | None:
@@ -399,11 +408,6 @@ class Embedder:
         if self._model is None and not path.is_dir():
             return _missing(path)
         return None
-
-    @property
-    def unavailable_reason(self) -> str | None:
-        self.load()
-        return self._error
 
     @property
     def device(self) -> str | None:

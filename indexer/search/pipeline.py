@@ -65,7 +65,7 @@ def search(indexes: list[ProjectIndex], request) -> dict:
             ranking = rank(index, query, request.mode, None if request.explain_document else pool,
                            ordered=request.explain, fallback=request.scope == "all")
         # Keyword and tag searches never load the model to say whether they could have searched by meaning.
-        available = index.embedder.state == "ready" if ranking is None or request.mode == "keyword" else ready
+        available = index.embedder.now.ready if ranking is None or request.mode == "keyword" else ready
         if ranking is not None:
             terms = _terms(query, request.mode) if available else query.terms
             results = chunk_hits(index, ranking.ranked[:pool], terms, ranking.cosines(), ranking.partial,
@@ -94,7 +94,7 @@ def search(indexes: list[ProjectIndex], request) -> dict:
             extra["across"] = across
         if not merged:  # never an empty answer without a reason
             extra["empty_reason"] = empty_reason(indexes, query, request, available,
-                                                 indexes[0].embedder.why_unavailable if not available else None)
+                                                 indexes[0].embedder.now.why_not if not available else None)
     if request.mode in ("keyword", "hybrid"):
         behind = [(index.name, *chunk_reads.substring_backlog(index)) for index in indexes]
         behind = [(name, left, total) for name, left, total in behind if left]
@@ -106,7 +106,7 @@ def search(indexes: list[ProjectIndex], request) -> dict:
                 "in full already, and this search found what the index holds.")
     if request.mode not in ("keyword", "tag") and (unavailable_in or not available):
         missing = [i for i in indexes if i.name in unavailable_in] or indexes  # each project has its model
-        extra["semantic_reason"] = missing[0].embedder.why_unavailable
+        extra["semantic_reason"] = missing[0].embedder.now.why_not
     if request.scope == "all":
         return envelope(merged, request.mode, query.text, not unavailable_in, request.limit, more, scope="all",
                         projects=[i.name for i in indexes], keyword_only_projects=unavailable_in, **extra)
@@ -128,12 +128,12 @@ def rank(index: ProjectIndex, query: Query, mode: str, limit: int | None, ordere
         return hybrid(index, query, limit, allowed, chunks, ordered)
     if mode == "keyword" or not index.semantic_available:
         if mode != "keyword" and not fallback:
-            if index.embedder.loading:
+            if index.embedder.now.loading:
                 raise EmbeddingsUnavailable("Meaning search is still loading (the model loads once, when the server "
                                             "starts); ask again in a few seconds, or use hybrid or keyword search, "
                                             "which answer now.")
             raise EmbeddingsUnavailable(
-                f"Semantic search needs the embedding model, which is unavailable: {index.embedder.error}. "
+                f"Semantic search needs the embedding model, which is unavailable: {index.embedder.now.reason}. "
                 "Use keyword or hybrid search, or fix the model (SKMEMORY_MODEL).")
         hits = keyword_search(index, query, KEYWORD_POOL if limit is None else limit, allowed)
         meaning = None if mode == "keyword" else MeaningLeg([], None, error=unavailable(index))

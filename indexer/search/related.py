@@ -288,7 +288,7 @@ def _embedded(index: ProjectIndex, passages: list[TextPassage]) -> tuple[dict[in
     if not passages:
         return {}, None
     if not index.semantic_available:
-        return {}, f"{index.embedder.why_unavailable}; these notes were found by the text's words and names"
+        return {}, f"{index.embedder.now.why_not}; these notes were found by the text's words and names"
     picked = chosen(passages)
     try:
         return dict(zip([p.number for p in picked], index.embedder.embed_queries([p.text for p in picked]))), None

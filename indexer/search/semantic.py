@@ -17,7 +17,7 @@ RECENCY_WEIGHT = 0.2
 
 def unavailable(index: ProjectIndex) -> str:
     """Why the semantic leg cannot run, as explain says it."""
-    return index.embedder.why_unavailable
+    return index.embedder.now.why_not
 
 
 def semantic_search(index: ProjectIndex, query, limit: int | None = 20, min_similarity: float = DIRECT_THRESHOLD,

@@ -359,7 +359,7 @@ def vault_search(index: ProjectIndex, request, reranker: Reranker | None = None,
               "search_mode": "hybrid" if ranking.legs.get("meaning") else "fts",  # spec 001: when vectors contributed
               "reranked": reranked, **extra}
     if not ranking.legs.get("meaning") and not index.semantic_available:
-        answer["semantic_reason"] = index.embedder.why_unavailable
+        answer["semantic_reason"] = index.embedder.now.why_not
     if across := across_rows([index], query):
         answer["across"] = across
     if not results and query.meaning.strip():
@@ -392,7 +392,7 @@ def rank_notes(index: ProjectIndex, query: Query, limit: int, fusion: str = DEFA
         except EmbeddingsUnavailable:
             pass
     if len(bm25) < limit and query.fts_for(index).any_match and (vector is not None
-                                                                 or (not bm25 and index.embedder.loading)):
+                                                                 or (not bm25 and index.embedder.now.loading)):
         # Notes holding some of the terms follow those holding all of them in the BM25 leg, so a long
         # natural-language question still gets a keyword signal (see tests/bench/bench_quality.py), even when
         # no chunk is close enough in meaning ("the 1982 Ridley Scott film I rated" must still find Blade Runner).

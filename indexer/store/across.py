@@ -134,8 +134,8 @@ class AcrossWriter:
         vectors = None
         if want != LANGUAGES_ONLY:
             model = self._multilingual()
-            if not model.available:
-                self.error = model.unavailable_reason
+            if not model.load():
+                self.error = model.now.reason
                 raise EmbeddingsUnavailable(f"Embeddings across languages are unavailable: {self.error}")
             self.error = None
             vectors = model.embed([r["embed_text"] for r in rows], max_tokens=ACROSS_TOKENS)

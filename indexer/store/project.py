@@ -576,8 +576,8 @@ class Project:
                     raise DiskFull(self.space_sentence()) from None
                 raise
         self._open_vectors_aside()
-        if not self.embedder.available:
-            raise EmbeddingsUnavailable(f"Embeddings are unavailable: {self.embedder.unavailable_reason}")
+        if not self.embedder.load():
+            raise EmbeddingsUnavailable(f"Embeddings are unavailable: {self.embedder.now.reason}")
         total = self.store.counts()["pending"] if progress else 0  # a scan of every chunk: only when shown
         counted = time.monotonic()
         done = batches = 0
@@ -607,7 +607,7 @@ class Project:
         """Open Chroma on a thread of its own while the model loads, when chunks wait for it: importing chromadb was
         0.6 s of the first group of a small vault's `skmemory index`, on one core while the model's load left the
         other free. A failure there is left to the first store, which opens Chroma again and says why."""
-        if self._vectors is not None or not self.embedder.loading or not self.store.has_pending():
+        if self._vectors is not None or not self.embedder.now.loading or not self.store.has_pending():
             return
 
         def open_quietly() -> None:
@@ -806,8 +806,8 @@ def project_status(info: ProjectInfo, store: Store, embedder: Embedder | None, a
     except sqlite3.OperationalError:  # an index of an older version, read before the server migrated it
         pass
     if embedder is not None:
-        status["embeddings"] = embedder.state
-        status["embeddings_unavailable_reason"] = embedder.error
+        status["embeddings"] = embedder.now.word
+        status["embeddings_unavailable_reason"] = embedder.now.reason
         status["model"] = embedder.name
         try:
             if across:  # the demo and the User Docs get no vectors across languages (makes_across)

@@ -152,7 +152,7 @@ def _other_embedder(backend: str, home: Home):
     embedder = Embedder(home.settings.model_path, cache_dir=home.settings.model_cache_dir, backend=backend,
                         query_backend="torch")
     if not embedder.load():
-        raise SystemExit(f"{backend}: {embedder.error}")
+        raise SystemExit(f"{backend}: {embedder.now.reason}")
     return embedder
 
 

@@ -531,7 +531,7 @@ def main() -> None:
             print(f"model: loaded in {load_seconds:.1f} s on {home.embedder.device}; one query embedding "
                   f"{1000 * statistics.median(each):.1f} ms (median of {len(each)})")
         else:
-            print(f"model unavailable ({home.embedder.error}): random centroids, semantic modes skipped")
+            print(f"model unavailable ({home.embedder.now.reason}): random centroids, semantic modes skipped")
         print(f"vocabulary {len(words):,} words, {args.topics} topics")
 
         for i, size in enumerate(sizes):
