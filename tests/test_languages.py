@@ -104,6 +104,22 @@ def test_every_expression_a_mixed_question_makes_is_one_fts5_accepts(tmp_path):
                         [parse_query("查看进程").match]).fetchone()[0] == 1
 
 
+def test_a_chinese_question_without_spaces_around_a_latin_word_finds_what_the_spaced_one_finds(tmp_path):
+    """Issue 61: `解压zip文件` found nothing where `解压 zip 文件` found the unzip page: a word that changes script was
+    one adjacent phrase, though a note rarely holds those pairs side by side (解压缩 zip 文件)."""
+    conn = connect(tmp_path / "index.sqlite")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61 remove_diacritics 2')")
+    conn.executemany("INSERT INTO t VALUES (skm_words(?))", [["使用 unzip 命令解压缩 zip 文件到指定目录"],
+                                                            ["列出 zip 压缩包里的内容"]])
+
+    def found(question: str) -> int:
+        return conn.execute("SELECT count(*) FROM t WHERE t MATCH ?", [parse_query(question).match]).fetchone()[0]
+
+    assert found("解压zip文件") == found("解压 zip 文件") == 1
+    assert found("zip文件*") == 1 and found('"解压zip文件"') == 0  # quoted: the phrase as typed, still
+    assert parse_query("解压zip文件").match == '("解压" AND "zip" AND "文件")'
+
+
 def test_typo_correction_never_rewrites_a_cjk_sentence_or_crosses_scripts():
     assert not correctable("统计文件里有多少行")
     assert not correctable("ファイルをコピー")

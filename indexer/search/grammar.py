@@ -114,6 +114,9 @@ def _term(words: list[str], prefix: bool) -> str:
     return '"' + " ".join(words) + '"' + ("*" if prefix and len(words) == 1 else "")
 
 
+_SCRIPT_PART = re.compile(rf"{CJK_RUN.pattern}|(?:(?!{CJK_RUN.pattern}).)+")
+
+
 def _tokens(word: str) -> list[str]:
     """A word as the BM25 table's tokens: its CJK runs as character pairs (text/segment.py), the rest whole."""
     if not CJK_RUN.search(word):
@@ -139,8 +142,11 @@ def _render(words: list[str], prefix: bool, phrase: bool, languages: tuple[str, 
         return _term(tokens, False)
     if len(tokens) > 1 and all(CJK_RUN.search(t) for t in tokens):
         return "(" + " OR ".join(_term([t], False) for t in dict.fromkeys(tokens)) + ")"
-    if len(tokens) > 1:  # letters and CJK in one word: the phrase of its tokens
-        return _term(tokens, False)
+    if len(tokens) > 1:  # letters and CJK in one word (解压zip文件): each script's part as if typed apart, as a
+        # Chinese writer rarely puts spaces around a Latin word
+        parts = [m.group(0) for m in _SCRIPT_PART.finditer(words[0])]
+        return "(" + " AND ".join(_render([part], prefix and i == len(parts) - 1, False, languages)
+                                  for i, part in enumerate(parts)) + ")"
     forms = word_forms(tokens[0], languages) if languages and not prefix else (tokens[0],)
     if len(forms) == 1:
         return _term(tokens, prefix)
