@@ -98,3 +98,30 @@ def test_a_snippet_window_cut_inside_a_badge_shows_no_markup(tmp_path):
                                                 snippet_tokens=tokens))["results"][0]["snippet"]
             assert "kanban" in shown
             assert not any(mark in shown for mark in ("](", "![", "http", "shields", "[", "]")), (tokens, shown)
+
+
+def test_code_spans_and_autolinks_are_shown_as_written(tmp_path):
+    """Issue 61, on pages written like tldr's and a plugin vault's: every tldr snippet read "More information: ."
+    (the autolink dropped), `wc {{[-l|--lines]}}` lost its option as if a template field, "Add a `<table>` at the
+    top" lost its tag; reading view shows all of them."""
+    from indexer.config import Settings
+    from indexer.home import Home
+    from indexer.text.readable import display_text
+    from support import WordEmbedder, indexed
+
+    shown = display_text("Add a `<table>` at the top, then `~~strike~~` it")
+    assert shown == "Add a <table> at the top, then ~~strike~~ it"
+    shown = display_text("Website: <https://liamca.in> and [docs](https://x.y/docs)")
+    assert shown == "Website: https://liamca.in and docs"  # an autolink's address, a link's text
+    vault = tmp_path / "vault"
+    (vault / "common").mkdir(parents=True)
+    (vault / "common" / "wc.md").write_text(
+        "# wc\n\n> Count lines, words, and bytes.\n> More information: <https://manned.org/wc>.\n\n"
+        "- Count all lines in a file:\n\n`wc {{[-l|--lines]}} {{path/to/file}}`\n", encoding="utf-8")
+    home = Home(Settings(home=tmp_path / "home"), embedder=WordEmbedder())
+    with indexed(home, vault, "v") as engine:
+        shown = [r["snippet"] for r in engine.search(SearchRequest("count lines", mode="keyword", project="v",
+                                                                   group=False))["results"]]
+        assert any("wc {{[-l|--lines]}} {{path/to/file}}" in s for s in shown), shown
+        information = engine.search(SearchRequest("information", mode="keyword", project="v"))["results"]
+        assert "More information: https://manned.org/wc." in information[0]["snippet"]

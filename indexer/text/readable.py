@@ -167,13 +167,35 @@ _ORG_MARKER = re.compile(r"(?mi)^[ \t]*(?:[-*][ \t]+)?#\+(?:BEGIN|END)_[A-Z]+\b[
 _HIDDEN_ELEMENT = re.compile(r"<(script|style|template|noscript|iframe)\b[^>]*>.*?(?:</\1\s*>|$)", re.I | re.S)
 
 
+# What reading view shows as written: a code span's text (`<table>`, `{{[-l|--lines]}}`, `~~x~~`) and an autolink's
+# address (<https://…>); they are set aside before the rules below and put back after them.
+_AS_WRITTEN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)|<([a-zA-Z][a-zA-Z0-9+.\-]*:[^>\s]*)>")
+_SET_ASIDE = re.compile("\ue000(\\d+)\ue001")
+
+
 @functools.lru_cache(maxsize=1024)  # typing a query shows the same passages keystroke after keystroke
 def display_text(text: str) -> str:
     """What a person reads of a markdown passage, as in Obsidian's reading view: the words of `reader_text` (link
     text, no URLs, HTML tags, placeholders or heading hashes) without emphasis marks, code ticks, fences, block
-    ids, footnote marks, callout and quote markers, table pipes, escapes or HTML entities."""
+    ids, footnote marks, callout and quote markers, table pipes, escapes or HTML entities; a code span's text and an
+    autolink's address as written."""
     if not text:
         return ""
+    kept: list[str] = []
+    if "`" in text or "<" in text:
+        text = _AS_WRITTEN.sub(lambda m: _set_aside(kept, m), text)
+    text = _readable(text)
+    if kept:
+        text = _SET_ASIDE.sub(lambda m: kept[int(m.group(1))] if int(m.group(1)) < len(kept) else "", text)
+    return text
+
+
+def _set_aside(kept: list[str], match: re.Match) -> str:
+    kept.append(match.group(2).strip() if match.group(2) is not None else match.group(3))
+    return f"\ue000{len(kept) - 1}\ue001"
+
+
+def _readable(text: str) -> str:
     if "[!" in text:
         text = _CALLOUT.sub(lambda m: m.group(2).split("|")[0].strip() + ": ", text)
     if "<" in text:  # a script or style element shows nothing, its text included
