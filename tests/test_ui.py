@@ -461,3 +461,14 @@ def test_the_window_offers_the_common_spelling_of_a_rare_one(tmp_path, make_engi
     page = client.get("/search?q=zettlekasten&project=cards", headers=HX, base_url=BASE).get_data(as_text=True)
     assert "Did you mean" in page and "<strong>zettelkasten</strong>" in page and "q=zettelkasten" in page
     assert "Draft" in page  # searched as typed
+
+
+def test_a_partial_match_names_the_words_it_holds_or_none_at_all():
+    """Issue 61: "partial match:" was shown with an empty list when the words it held were only in its properties."""
+    from webapp.ui import match_label
+
+    row = {"search_type": "keyword", "partial": True, "matched_words": ["sync"], "cosine": None, "score": 1.0}
+    assert match_label(row) == "partial match: sync"
+    assert match_label({**row, "matched_words": []}) == "partial match"
+    assert match_label({**row, "search_type": "hybrid", "matched_words": [], "cosine": 0.42}) == \
+        "partial match · 42% similar"

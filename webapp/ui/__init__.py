@@ -40,8 +40,9 @@ def match_label(result: dict) -> str:
     if result.get("across"):
         return f"by meaning, across languages · {similarity_percent(result)}% similar"
     words = "exact match"
-    if result.get("partial"):
-        words = "partial match: " + ", ".join(result.get("matched_words") or [])
+    if result.get("partial"):  # naming the words it holds, when they are in its text (not only in its properties)
+        held = result.get("matched_words") or []
+        words = "partial match: " + ", ".join(held) if held else "partial match"
     if kind == "keyword":
         return words
     if kind == "hybrid":
