@@ -130,3 +130,34 @@ def test_file_alone_lists_the_note_of_that_name_first_with_its_text(tmp_path, ma
     rows = engine.search(SearchRequest("file:kanban", project="files", limit=10))["results"]
     assert [r["path"] for r in rows][:2] == ["Kanban.md", "Kanban boards compared.md"]
     assert all(r["snippet"].startswith("What ") for r in rows)
+
+
+def test_minus_word_leaves_out_the_notes_that_say_the_word_not_those_whose_footer_holds_it_inside_another(tmp_path):
+    """Issue 61, on a vault built like a real one (every note ends with a 'This note in GitHub' footer): `sync -git`
+    returned one note, because exclusion matched 'git' inside 'GitHub' and in the footer every note carries; and
+    when a `-word` does leave out most notes, the answer says so."""
+    from indexer.config import Settings
+    from indexer.home import Home
+    from support import WordEmbedder
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    footer = "\n\nThis note in GitHub: [edit it there](https://github.com/example/vault/blob/main/{name}.md)\n"
+    notes = {
+        "Obsidian Git": "Obsidian Git lets you sync your vault with a git repository on a timer.",
+        "Obsidian Sync": "Obsidian Sync keeps the vault on every device in sync, encrypted end to end.",
+        "Syncthing": "Syncthing is one way to sync a vault between computers without a cloud.",
+        "Remotely Save": "Remotely Save can sync a vault to S3 or Dropbox.",
+        "Daily notes": "A daily note for each day, made from a template.",
+        "Kanban": "Kanban boards of cards, dragged between columns.",
+    }
+    for name, text in notes.items():
+        (vault / f"{name}.md").write_text(f"# {name}\n\n{text}{footer.format(name=name)}", encoding="utf-8")
+    home = Home(Settings(home=tmp_path / "home"), embedder=WordEmbedder())
+    with indexed(home, vault, "v") as engine:
+        found = paths(engine.search(SearchRequest("sync -git", mode="keyword", project="v", limit=20)))
+        assert set(found) == {"Obsidian Sync.md", "Syncthing.md", "Remotely Save.md"}, found
+        answer = engine.search(SearchRequest("sync -git", mode="keyword", project="v"))
+        assert "notice" not in answer  # one note of six left out: nothing to say
+        answer = engine.search(SearchRequest("sync -vault", mode="keyword", project="v"))
+        assert answer["notice"].startswith("-vault left out 4 of 6 notes in v"), answer.get("notice")

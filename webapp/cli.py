@@ -488,6 +488,8 @@ def _print_results(response: SearchAnswer) -> None:
                    err=True)
     if response.get("did_you_mean"):
         click.echo(f"Did you mean: {response.did_you_mean['query']}", err=True)
+    if response.get("notice"):
+        click.echo(response.notice, err=True)
     for across in response.get("across") or []:
         if not across.get("ready") and across.get("space") != "own":
             click.echo(f"({across['sentence']})", err=True)

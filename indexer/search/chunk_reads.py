@@ -11,10 +11,11 @@ import json
 import sqlite3
 from typing import Iterable
 
+from ..text.boilerplate import blank_shared
 from ..text.language import kept
 from ..text.segment import STEMMERS
 from ..store.migrations import SUBSTRINGS_LIVE
-from .grammar import BM25_RANK
+from .grammar import BM25_RANK, whole_words
 from .index import ProjectIndex
 
 IN = "IN (SELECT value FROM json_each(?))"
@@ -104,15 +105,27 @@ def any_chunk_holds(index: ProjectIndex, term: str) -> bool:
 
 
 def documents_holding(index: ProjectIndex, term: str) -> set[str]:
-    """The documents whose title or any chunk's text holds the term (Obsidian's `-word` leaves them out)."""
+    """The documents whose title or own text holds the term as a whole word (Obsidian's `-word` leaves them out):
+    `-git` keeps a note that says only "GitHub", and a paragraph many notes share (a footer: text/boilerplate.py)
+    speaks for none of them."""
     contains, params = _contains(term)
-    if len(term) >= 3:
-        rows = index.sql("SELECT DISTINCT c.document_id FROM chunks_trigram f JOIN chunks c ON c.rowid = f.rowid "
+    if len(term) >= 3:  # the substring index finds the candidates; the word and the note's own text decide
+        rows = index.sql("SELECT c.document_id, c.content FROM chunks_trigram f JOIN chunks c ON c.rowid = f.rowid "
                          "WHERE chunks_trigram MATCH ?", params)
-        rows += _scan_tail(index, term, substring_tail(index), "DISTINCT c.document_id")
+        rows += _scan_tail(index, term, substring_tail(index), "c.document_id, c.content")
+        titles = index.sql("SELECT d.document_id, d.title FROM documents_trigram f JOIN documents d "
+                           "ON d.rowid = f.rowid WHERE documents_trigram MATCH ?", ("title : " + phrase(term),))
     else:
-        rows = index.sql(f"SELECT DISTINCT c.document_id FROM chunks c WHERE {contains}", params)
-    return {r[0] for r in rows} | documents_titled(index, term)
+        rows = index.sql(f"SELECT c.document_id, c.content FROM chunks c WHERE {contains}", params)
+        titles = index.sql("SELECT document_id, title FROM documents WHERE instr(lower(title), ?) > 0", (term,))
+    word, shared = whole_words([term]), shared_paragraphs(index)
+    if word is None:
+        return set()
+    found = {doc for doc, title in titles if word.search(title or "")}
+    for doc, content in rows:
+        if doc not in found and word.search(blank_shared(content or "", shared)):
+            found.add(doc)
+    return found
 
 
 def chunk_keys_of_documents(index: ProjectIndex, document_ids: Iterable[str]) -> list[tuple]:

@@ -17,7 +17,7 @@ from .index import ProjectIndex
 from .keyword import keyword_search
 from .query import Query
 from .records import KeywordLeg, MeaningLeg, Ranking
-from .reasons import across_rows, empty_reason
+from .reasons import across_rows, empty_reason, excluded_notice
 from .semantic import DIRECT_THRESHOLD, HYBRID_THRESHOLD, recency_search, semantic_search, unavailable
 from .spelling import corrected
 from .tags import tag_reason, tag_search
@@ -95,6 +95,8 @@ def search(indexes: list[ProjectIndex], request) -> dict:
         if not merged:  # never an empty answer without a reason
             extra["empty_reason"] = empty_reason(indexes, query, request, available,
                                                  indexes[0].embedder.now.why_not if not available else None)
+    if request.scope != "all" and (left_out := excluded_notice(indexes[0], query)):
+        extra["notice"] = left_out
     if request.mode in ("keyword", "hybrid"):
         behind = [(index.name, *chunk_reads.substring_backlog(index)) for index in indexes]
         behind = [(name, left, total) for name, left, total in behind if left]

@@ -7,6 +7,7 @@ multilingual model, or not yet, because the vectors that compare the two are sti
 from __future__ import annotations
 
 from ..text.language import NAMES
+from . import chunk_reads, note_reads
 from .across import Asking, asking, notes_languages
 from .index import ProjectIndex
 
@@ -76,3 +77,18 @@ def empty_reason(indexes: list[ProjectIndex], query, request, available: bool, s
     elif available:
         sentences.append("Try other words; the weaker matches, if any, are the closest by meaning.")
     return " ".join(sentences)
+
+
+def excluded_notice(index: ProjectIndex, query) -> str | None:
+    """A sentence when Obsidian's `-word` leaves out most of a project's notes (`sync -git` in a vault whose every note
+    names git): the search found only what was left."""
+    words = query.filters.get("exclude") or []
+    if not words:
+        return None
+    total = len(note_reads.paths(index))
+    left_out = set().union(*(chunk_reads.documents_holding(index, word) for word in words))
+    if not total or len(left_out) * 2 <= total:
+        return None
+    said = " ".join(f"-{word}" for word in words)
+    return (f"{said} left out {len(left_out):,} of {total:,} notes in {index.name} (those whose own text or title "
+            f"holds {'the word' if len(words) == 1 else 'one of the words'}); search without it to see them.")
