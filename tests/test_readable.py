@@ -125,3 +125,32 @@ def test_code_spans_and_autolinks_are_shown_as_written(tmp_path):
         assert any("wc {{[-l|--lines]}} {{path/to/file}}" in s for s in shown), shown
         information = engine.search(SearchRequest("information", mode="keyword", project="v"))["results"]
         assert "More information: https://manned.org/wc." in information[0]["snippet"]
+
+
+def test_a_frontmatter_block_that_is_not_valid_yaml_gives_no_rare_words(tmp_path):
+    """Issue 61: link suggestions joined the 15 notes of a real vault whose frontmatter is not valid YAML by "rare
+    words: true, aliases, publish": the block stays in the text keyword search reads, but it is no one's own words."""
+    from indexer.config import Settings
+    from indexer.home import Home
+    from indexer.search.note_text import own_text
+    from indexer.search.notes import resolve_note
+    from support import WordEmbedder, indexed
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    broken = "---\naliases: [Garden\npublish: true\ncssclasses: wide\n---\n"
+    topics = ["tomatoes", "compost", "sourdough", "bicycles", "tax returns", "chess openings"]
+    for i, topic in enumerate(topics):
+        head = broken if i < 3 else ""
+        (vault / f"Note {i}.md").write_text(f"{head}# Note {i}\n\nA page about {topic} and nothing else.\n",
+                                            encoding="utf-8")
+    home = Home(Settings(home=tmp_path / "home"), embedder=WordEmbedder())
+    with indexed(home, vault, "v") as engine:
+        index = engine.index("v")
+        text = own_text(index, resolve_note(index, "Note 0.md"), 10**6)
+        assert "tomatoes" in text and "publish" not in text and "cssclasses" not in text
+        assert len(text.split("\n")) == len((vault / "Note 0.md").read_text().split("\n"))  # lines kept in place
+        found = engine.link_suggestions("Note 0.md", project="v")
+        for r in found["close_in_meaning"]:
+            assert not {"publish", "aliases", "cssclasses", "wide"} & set(r["reason"].lower().replace(",", " ").split())
+        assert engine.search(SearchRequest("cssclasses", mode="keyword", project="v"))["results"]  # still found

@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 
 from ..errors import DocumentNotFound, InvalidQuery
 from ..text.boilerplate import blank_shared, only_shared
-from ..text.frontmatter import read_frontmatter
+from ..text.frontmatter import block_end, read_frontmatter
 from ..text.inline import code_lines
 from ..text.files import TooLarge, UnsafeFile, file_is_readable, read_inside
 from ..text.readable import blank_comments
@@ -63,8 +63,9 @@ def own_text(index: ProjectIndex, row, max_bytes: int) -> str:
     nothing of its own but headings (a stub that is only a footer)."""
     shared = chunk_reads.shared_paragraphs(index)
     lines = readable_text(index, row, max_bytes).split("\n")
-    # As the markdown parser reads a note (blanked line for line: a mention's line is the file's).
-    start = read_frontmatter(lines).body_start
+    # As the markdown parser reads a note (blanked line for line: a mention's line is the file's); a block of
+    # properties that is not valid YAML is kept in the text keyword search reads, but it is no one's own words.
+    start = max(read_frontmatter(lines).body_start, block_end(lines))
     body = blank_comments(lines[start:], code_lines(lines[start:]))
     text = "\n".join([""] * start + body)
     return "" if only_shared(text, shared) else blank_shared(text, shared)

@@ -39,6 +39,16 @@ class Frontmatter:
     warnings: list[str] = field(default_factory=list)
 
 
+def block_end(lines: list[str]) -> int:
+    """The first line after a `---` block at the top of a note, read as YAML or not (0 without one): what is never
+    the note's own words, even where the block is kept in its text for keyword search."""
+    if lines and lines[0].rstrip() == "---":
+        for index in range(1, len(lines)):
+            if lines[index].rstrip() in FRONTMATTER_END:
+                return index + 1
+    return 0
+
+
 def read_frontmatter(lines: list[str]) -> Frontmatter:
     """Read the YAML frontmatter or Logseq page properties at the top of a note's lines."""
     if lines and lines[0].rstrip() == "---":
