@@ -161,3 +161,27 @@ def test_minus_word_leaves_out_the_notes_that_say_the_word_not_those_whose_foote
         assert "notice" not in answer  # one note of six left out: nothing to say
         answer = engine.search(SearchRequest("sync -vault", mode="keyword", project="v"))
         assert answer["notice"].startswith("-vault left out 4 of 6 notes in v"), answer.get("notice")
+
+
+def test_rows_listed_by_an_operator_say_what_listed_them_and_cut_their_snippet_at_a_word(tmp_path):
+    """Issue 61: `path:` and `file:` rows were badged TAG, with snippets cut mid-word at 160 characters."""
+    from indexer.config import Settings
+    from indexer.home import Home
+    from support import WordEmbedder
+
+    vault = tmp_path / "vault"
+    (vault / "Daily").mkdir(parents=True)
+    (vault / "Plugins").mkdir()
+    long = " ".join(["Meeting with the neighbours about the fence and the hedge along the lane"] * 4)
+    (vault / "Daily" / "2024-05-02.md").write_text(f"# 2024-05-02\n\n{long}\n", encoding="utf-8")
+    (vault / "Plugins" / "Kanban.md").write_text("---\ntags: [plugin]\n---\n# Kanban\n\nBoards of cards.\n",
+                                                 encoding="utf-8")
+    with indexed(Home(Settings(home=tmp_path / "home"), embedder=WordEmbedder()), vault, "v") as engine:
+        def rows(text):
+            return engine.search(SearchRequest(text, project="v"))["results"]
+
+        assert {r["search_type"] for r in rows("path:Daily")} == {"path"}
+        assert {r["search_type"] for r in rows("file:kanban")} == {"file"}
+        assert {r["search_type"] for r in rows("tag:#plugin")} == {"tag"}
+        shown = rows("path:Daily")[0]["snippet"]
+        assert len(shown) <= 161 and shown.endswith("…") and shown[:-1].split()[-1] in long.split(), shown

@@ -263,7 +263,7 @@ class ChunkHit(PassageRef):
     file_type: str
     score: float
     cosine: float | None
-    search_type: str  # hybrid, semantic, keyword, recency or tag
+    search_type: str  # hybrid, semantic, keyword, recency; a listing's tag, path, file or filter
     tags: list[str]
     created: str | None
     modified: str | None

@@ -20,7 +20,7 @@ from .records import KeywordLeg, MeaningLeg, Ranking
 from .reasons import across_rows, empty_reason, excluded_notice
 from .semantic import DIRECT_THRESHOLD, HYBRID_THRESHOLD, recency_search, semantic_search, unavailable
 from .spelling import corrected
-from .tags import tag_reason, tag_search
+from .tags import listed_by, tag_reason, tag_search
 
 # When nothing reaches semantic search's threshold, the best chunks above this floor are offered apart, as weaker
 # matches (a question worded unlike any note often peaks at 0.3-0.45 with this model; under 0.25 is noise).
@@ -56,7 +56,7 @@ def search(indexes: list[ProjectIndex], request) -> dict:
             if allowed is None:
                 raise InvalidQuery("Tag search needs at least one tag: give tags_all or tags_any."
                                    if request.mode == "tag" else EMPTY_QUERY)
-            results, ranking = tag_search(index, allowed, pool, query.filters.get("file", ())), None
+            results, ranking = tag_search(index, allowed, pool, query.filters.get("file", ()), listed_by(query)), None
             extra["matching_documents"] = extra.get("matching_documents", 0) + len(allowed)  # the true total
         elif allowed is not None and not allowed:
             results, ranking = [], Ranking(request.mode, [])

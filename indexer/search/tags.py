@@ -23,10 +23,11 @@ def documents_with_tags(index: ProjectIndex, tags_all, tags_any) -> set[str] | N
     return reads.documents_tagged(index, normalise(tags_all), normalise(tags_any))
 
 
-def tag_search(index: ProjectIndex, documents: set[str], limit: int | None = 20, names: Iterable[str] = ()
-               ) -> list[dict]:
+def tag_search(index: ProjectIndex, documents: set[str], limit: int | None = 20, names: Iterable[str] = (),
+               found_by: str = "tag") -> list[dict]:
     """These documents (the tag filter's), newest first, as hits of their first chunk (score 1.0); with `names` (what
-    file: asked for), the notes whose file name is that text first, then those it starts, then the rest."""
+    file: asked for), the notes whose file name is that text first, then those it starts, then the rest. Each row's
+    search_type says what found it (`listed_by`: tag, path, file or filter)."""
     if not documents:
         return []
     rows = chunk_reads.first_chunk_hit_rows(index, documents)
@@ -38,10 +39,26 @@ def tag_search(index: ProjectIndex, documents: set[str], limit: int | None = 20,
         row["content"] = row["content"] or ""
         row["heading_path"] = row["heading_path"] or "[]"
         row["start_line"], row["end_line"] = row["start_line"] or 1, row["end_line"] or 1
-        result = chunk_hit(index, row, 1.0, "tag", [], shared=shared)
-        result["snippet"] = result["snippet"][:160]
+        result = chunk_hit(index, row, 1.0, found_by, [], shared=shared)
+        result["snippet"] = cut_at_word(result["snippet"], 160)
         results.append(result)
     return results
+
+
+def listed_by(query) -> str:
+    """What a listing's rows were found by, as their badge says it: tags, else path: or file: (Obsidian's operators),
+    else another filter."""
+    if query.tags_all or query.tags_any:
+        return "tag"
+    return "file" if query.filters.get("file") else "path" if query.filters.get("path") else "filter"
+
+
+def cut_at_word(text: str, limit: int) -> str:
+    """The text cut at the end of a word before `limit` characters, with an ellipsis where it was cut."""
+    if len(text) <= limit:
+        return text
+    end = max(text.rfind(" ", 0, limit), text.rfind("\n", 0, limit))
+    return (text[:end] if end > limit // 2 else text[:limit]).rstrip(" ,;:\n") + "…"
 
 
 def _name_rank(rel_path: str, wanted: list[str]) -> int:

@@ -47,7 +47,7 @@ def match_label(result: dict) -> str:
         return words
     if kind == "hybrid":
         return f"{words} · {similarity_percent(result)}% similar"
-    return "" if kind == "tag" else f"{similarity_percent(result)}% similar"
+    return "" if kind in ("tag", "path", "file", "filter") else f"{similarity_percent(result)}% similar"  # listed
 
 
 def counted(n: int, noun: str) -> str:
