@@ -192,8 +192,9 @@ FIRST_SQL_LIMIT = 5
     {"q": "", "mode": "tag", "tags_all": "project"},
 ], ids=lambda p: p["mode"] + ("-window" if "group" in p else ""))
 def test_the_api_route_reaches_its_first_query_in_five_frames(engine, params):
-    """From the /api/search route to the function that asks the index its first question, by name (a function of
-    chunk_reads.py or note_reads.py): at most five frames, the route and that function included."""
+    """From the /api/search route (the door's one view of every route that reads a request) to the function that asks
+    the index its first question, by name (a function of chunk_reads.py or note_reads.py): at most five frames, the
+    route and that function included."""
     client = app_client_for(engine)
     client.get("/api/search", query_string=params)  # opened and warmed: what is measured is a search
     readers = list(engine.index("demo")._opened)  # the project's read connections, made by the warm-up
@@ -204,7 +205,7 @@ def test_the_api_route_reaches_its_first_query_in_five_frames(engine, params):
             return
         frames = inspect.stack()[1:]
         names = [f"{f.filename.rsplit('/', 1)[-1]}:{f.function}" for f in frames]
-        route = next(i for i, n in enumerate(names) if n == "search.py:search" and "webapp" in frames[i].filename)
+        route = next(i for i, n in enumerate(names) if n == "door.py:view" and "webapp" in frames[i].filename)
         asker = max(i for i, n in enumerate(names[:route]) if n.startswith(("chunk_reads.py:", "note_reads.py:")))
         depths.append(list(reversed(names[asker:route + 1])))
 
