@@ -137,3 +137,16 @@ def test_help_and_errors_speak_the_commands_words(vault, data_home):
     refused = skmemory("search", "--mode", "tag", env=keywords)
     assert refused.returncode == 2
     assert "give --tag or --any-tag" in refused.stderr and "tags_all" not in refused.stderr
+
+
+def test_status_says_a_model_that_is_still_loading_is_loading_never_unavailable_none():
+    """Issue 61: while the multilingual model was being prepared, `skmemory status zh` said "embeddings: unavailable:
+    None"."""
+    from webapp.cli import embeddings_state
+
+    loading = {"embeddings_available": False, "embeddings_unavailable_reason": None, "model": "multilingual-e5-small"}
+    said = embeddings_state(loading)
+    assert said.startswith("not ready yet: the multilingual-e5-small model is loading") and "None" not in said
+    failed = {**loading, "embeddings_unavailable_reason": "the model folder is missing"}
+    assert embeddings_state(failed) == "unavailable: the model folder is missing"
+    assert embeddings_state({"embeddings_available": True, "model": "all-MiniLM-L6-v2"}).startswith("available")

@@ -331,11 +331,7 @@ def status(ctx: click.Context, name: str | None, as_json: bool) -> None:
             click.echo("  embedding: paused (`skmemory resume` goes on)")
         elif s.get("eta_seconds"):
             click.echo(f"  embedding: about {s['eta_seconds']} s left")
-        if s.get("embeddings_available"):
-            how = _embedding_how(s)
-            click.echo(f"  embeddings: available ({s.get('model')}{'; ' + how if how else ''})")
-        else:
-            click.echo(f"  embeddings: unavailable: {s.get('embeddings_unavailable_reason')}")
+        click.echo(f"  embeddings: {embeddings_state(s)}")
         if s.get("model_why"):
             click.echo(f"  model: {s.get('model')}, because {s['model_why']} (SKMEMORY_EMBED_MODEL=english or "
                        "multilingual chooses for every project)")
@@ -351,6 +347,18 @@ def status(ctx: click.Context, name: str | None, as_json: bool) -> None:
             click.echo(f"  owned by: {s['owner'].get('role')} (pid {s['owner'].get('pid')}){where}")
         for err in s["errors"]:
             click.echo(f"  {'warning' if err['indexed'] else 'error'}: {err['path']}: {err['error']}")
+
+
+def embeddings_state(s: dict) -> str:
+    """A project status's model, in words: available (and how it embeds), unavailable with why, or loading."""
+    if s.get("embeddings_available"):
+        how = _embedding_how(s)
+        return f"available ({s.get('model')}{'; ' + how if how else ''})"
+    if s.get("embeddings_unavailable_reason"):
+        return f"unavailable: {s['embeddings_unavailable_reason']}"
+    # not failed: still loading (and on its first start on this computer, being prepared for this CPU)
+    return (f"not ready yet: the {s.get('model') or 'embedding'} model is loading (its first start on this computer "
+            "also makes its copies for this CPU: a few minutes on two cores)")
 
 
 def _embedding_how(s: dict) -> str:

@@ -132,8 +132,9 @@ def rank(index: ProjectIndex, query: Query, mode: str, limit: int | None, ordere
         if mode != "keyword" and not fallback:
             if index.embedder.now.loading:
                 raise EmbeddingsUnavailable("Meaning search is still loading (the model loads once, when the server "
-                                            "starts); ask again in a few seconds, or use hybrid or keyword search, "
-                                            "which answer now.")
+                                            "starts, and its first start on a computer also prepares it for this CPU: "
+                                            "a few minutes on two cores); ask again soon, or use hybrid or keyword "
+                                            "search, which answer now.")
             raise EmbeddingsUnavailable(
                 f"Semantic search needs the embedding model, which is unavailable: {index.embedder.now.reason}. "
                 "Use keyword or hybrid search, or fix the model (SKMEMORY_MODEL).")
