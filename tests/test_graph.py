@@ -327,3 +327,32 @@ def test_every_cluster_gets_a_name_of_its_own():
     names = describe(labels, documents)
     assert len(set(names)) == 4, names
     assert names[1].startswith("calendar") and names[2].startswith("dataview") and "bread" in names[3], names
+
+
+def test_clusters_are_named_by_what_their_notes_are_about_in_their_language():
+    """Issue 61: a plugin vault's clusters were named by its template's words ("notes · developed · compatible"), and
+    every cluster of a Chinese project in Latin ("tldr · impacket · decompress")."""
+    from indexer.graph.clusters import describe, terms_of
+
+    template = "This plugin is developed by the community and compatible with the latest release of the app."
+    topics = [("calendar", "daily", "week"), ("kanban", "board", "cards"), ("dataview", "query", "table"),
+              ("excalidraw", "drawing", "sketch"), ("reminders", "todo", "due"), ("templater", "template", "script")]
+    documents, labels = [], []
+    for c, words in enumerate(topics):
+        for i in range(4):
+            documents.append(terms_of(f"{words[0]} {words[i % 3]}", [], f"{' '.join(words)}. {template}"))
+            labels.append(c)
+    for name, words in zip(describe(labels, documents), topics):
+        shown = set(name.split(" · "))
+        assert shown <= set(words), name  # none of "developed", "compatible", "community", "release", "plugin"
+
+    pages = [("解压缩文件", "使用 unzip 命令解压缩 zip 文件到指定的目录"),
+             ("创建压缩包", "用 tar 把目录压缩成一个文件"), ("压缩图片", "用 convert 压缩图片的大小"),
+             ("查看进程", "列出正在运行的进程和它们占用的内存"), ("结束进程", "用 kill 按编号结束一个进程"),
+             ("进程树", "用 pstree 显示进程之间的关系"),
+             ("网络连接", "显示网络连接和监听的端口"), ("测试网络", "用 ping 测试到主机的网络是否通畅"),
+             ("网络接口", "用 ip 查看网络接口的地址")]
+    documents = [terms_of(title, [], f"tldr {text}") for title, text in pages]
+    assert {"解压", "压缩", "文件"} <= documents[0] and "的目" not in documents[0]  # a pair holding 的 says nothing
+    names = describe([0, 0, 0, 1, 1, 1, 2, 2, 2], documents)
+    assert [name.split(" · ")[0] for name in names] == ["压缩", "进程", "网络"], names

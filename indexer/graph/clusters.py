@@ -9,12 +9,17 @@ from collections import Counter
 
 import numpy as np
 
+from ..search.grammar import PARTICLES
 from ..text.readable import reader_text
+from ..text.segment import CJK_RUN, pairs
 
 MAX_CLUSTERS = 32
 KMEANS_ITERATIONS = 40
 LABEL_TERMS = 3
-WORD = re.compile(r"(?<![a-z0-9])[a-z]{3,}(?![a-z0-9])")  # letters only: no hex colour (e7a), hash or version
+# Words of letters only, in any script (no hex colour such as e7a, hash or version); Chinese and Japanese runs lend
+# their character pairs instead, as keyword search reads them (text/segment.py).
+WORD = re.compile(r"(?<![^\W_])[^\W\d_]{3,}(?![^\W_])")
+SPREAD = 3  # a word that fills half the notes of a third of the clusters (3 or more) is a template's, not a topic
 STOPWORDS = frozenset("""
     the and for with that this from are was were you your can will not but all any has have had its into
     our out use used using see also more most some such than then them there these they those what when
@@ -82,7 +87,10 @@ def terms_of(title: str, tags: list[str], head: str) -> set[str]:
     """The words a document can lend its cluster's label: title and first lines as a reader reads them (a badge's
     URL, an HTML tag or a link's address lends nothing: a plugin vault's clusters were named "manifest · total",
     "shields", "span" and "blob"), and its tags as #tag."""
-    words = {w for w in WORD.findall(f"{title} {reader_text(head)}".lower()) if w not in STOPWORDS}
+    text = f"{title} {reader_text(head)}".lower()
+    words = {w for w in WORD.findall(CJK_RUN.sub(" ", text)) if w not in STOPWORDS}
+    if CJK_RUN.search(text):  # 解压缩文件 lends 解压, 压缩, 文件 (a pair holding a particle such as 的 lends nothing)
+        words |= {p for run in CJK_RUN.findall(text) for p in pairs(run) if len(p) == 2 and not set(p) & PARTICLES}
     return words | {"#" + t for t in tags}
 
 
@@ -99,18 +107,26 @@ def describe(labels: list[int], documents: list[set[str]]) -> list[str]:
         overall.update(terms)
         per_cluster[c].update(terms)
     sizes = Counter(labels)
+    written_in_cjk = Counter(c for c, terms in zip(labels, documents) if any(CJK_RUN.match(t) for t in terms))
+    # A word most notes of many clusters hold is a template's ("developed", "compatible" in a plugin vault's notes):
+    # it tells no cluster apart from the others, whatever its share.
+    filled = Counter(term for c in range(k) for term, df in per_cluster[c].items() if df * 2 >= sizes[c] > 1)
+    template = {term for term, count in filled.items() if count >= max(SPREAD, k / 3)}
     names: dict[int, str] = {}
     used: set[str] = set()
     for c in sorted(range(k), key=lambda c: (-sizes[c], c)):
         floor = 2 if sizes[c] >= 4 else 1
         scored = []
         for term, df in per_cluster[c].items():
-            if df < floor:
+            if df < floor or term in template:
                 continue
             inside = df / sizes[c]
             scored.append((inside * math.log(inside * n / overall[term] + 1e-9), term))
         scored.sort(key=lambda s: (-s[0], s[1]))
         ranked = [term for _, term in scored]
+        if written_in_cjk[c] * 2 >= sizes[c]:  # named in the notes' language: its best CJK words before command names
+            ranked = [t for t in ranked[:8] if CJK_RUN.match(t)] + [t for t in ranked if not CJK_RUN.match(t)
+                                                                    or t not in ranked[:8]]
         lead = next((t for t in ranked if t not in used), None)
         terms = ranked[:LABEL_TERMS] if lead is None else [lead] + [t for t in ranked if t != lead][:LABEL_TERMS - 1]
         used.update(terms)
