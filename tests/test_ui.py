@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+import re
 
 import pytest
 
@@ -472,3 +473,27 @@ def test_a_partial_match_names_the_words_it_holds_or_none_at_all():
     assert match_label({**row, "matched_words": []}) == "partial match"
     assert match_label({**row, "search_type": "hybrid", "matched_words": [], "cosine": 0.42}) == \
         "partial match · 42% similar"
+
+
+def test_the_window_reopens_on_the_project_last_chosen(make_engine, tmp_path):
+    """Issue 61: a fresh `/` opened on the first project again, whichever one the person had chosen."""
+    engine = make_engine(embedder="words")  # "notes", the demo
+    other = tmp_path / "recipes"
+    other.mkdir()
+    (other / "Bread.md").write_text("# Bread\n\nA loaf of rye bread, baked in a pot.\n", encoding="utf-8")
+    engine.home.add_project(other, "recipes")
+    engine.reindex("recipes")
+    client = app_client(create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765}))
+
+    def chosen(page: str) -> str:
+        return re.search(r'<option value="([^"]+)" selected', page).group(1)
+
+    base = "http://127.0.0.1:8765"
+    assert chosen(client.get("/", base_url=base).get_data(as_text=True)) == "notes"  # the default, first
+    assert "Bread" in client.get("/search?q=rye+bread&project=recipes", base_url=base).get_data(as_text=True)
+    fresh = client.get("/", base_url=base).get_data(as_text=True)
+    assert chosen(fresh) == "recipes"
+    assert "Bread" in client.get("/search?q=rye+bread", base_url=base).get_data(as_text=True)  # searched there
+    assert chosen(client.get("/files", base_url=base).get_data(as_text=True)) == "recipes"
+    engine.remove_project("recipes")
+    assert chosen(client.get("/", base_url=base).get_data(as_text=True)) == "notes"  # gone: the default again

@@ -101,7 +101,7 @@ def obsidian_vaults() -> bool:
 
 def init_app(app: Flask) -> None:
     """Register the search window's blueprints, its static files and template helpers."""
-    from . import cluster, documents, files, help, mindmap, projects, search, status, strip
+    from . import cluster, documents, files, help, mindmap, projects, search, status, strip, window
 
     Htmx(app)
     app.register_blueprint(assets)
@@ -115,6 +115,7 @@ def init_app(app: Flask) -> None:
     app.add_template_filter(duration, "duration")
     app.add_template_filter(thousands, "thousands")
     app.after_request(add_security_headers)
+    app.after_request(window.remember_project)
 
     @app.context_processor
     def globals_():

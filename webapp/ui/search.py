@@ -13,7 +13,7 @@ from ..current import get_engine
 from ..args import arg, int_arg
 from .render import handle_errors, render
 from .keystrokes import keystrokes
-from .window import window_context
+from .window import remembered_project, window_context
 
 bp = Blueprint("search", __name__)
 handle_errors(bp)
@@ -48,7 +48,8 @@ class SearchForm:
             tags += [t.strip().lstrip("#") for t in raw.split(",") if t.strip().lstrip("#")]
         return cls(arg("q"), keyword, smart, tag, list(dict.fromkeys(tags)),
                    "any" if arg("op") == "any" else "all", "all" if arg("scope") == "all" else "project",
-                   arg("project", max_chars=64), chosen, arg("correct") not in ("0", "false"),
+                   arg("project", max_chars=64) or remembered_project() or "", chosen,
+                   arg("correct") not in ("0", "false"),
                    int_arg("limit", RESULT_LIMIT, high=MAX_LIMIT))
 
     def args(self, **changes) -> dict:

@@ -3,12 +3,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from flask import request
+
 from indexer.errors import ProjectNotFound
 
 from ..current import get_engine
 from .render import wants_partial
 
 TREE_LIMIT = 100_000
+REMEMBERED = "skmemory_project"  # the cookie that holds the project last chosen in the window
+REMEMBER_FOR = 365 * 24 * 3600
 
 
 @dataclass
@@ -25,14 +29,32 @@ class Folder:
         return sorted(self.children.values(), key=lambda f: f.name.lower())
 
 
+def remembered_project() -> str | None:
+    """The project last chosen in the window (its cookie), while it still exists."""
+    name = request.cookies.get(REMEMBERED, "")
+    return next((n for n in get_engine().project_names() if n == name), None) if name else None
+
+
+def remember_project(response):
+    """After a page of the window that names a project: remember it, so that a fresh `/` opens on it again."""
+    name = request.args.get("project", "").strip()
+    if name and response.status_code == 200 and name != request.cookies.get(REMEMBERED) and \
+            name in get_engine().project_names():
+        response.set_cookie(REMEMBERED, name, max_age=REMEMBER_FOR, samesite="Strict", httponly=True)
+    return response
+
+
 def current_project(requested: str = "") -> str | None:
-    """The project named in the request (checked), else the engine's default; None when there are none."""
+    """The project named in the request (checked), else the one last chosen in the window, else the engine's default;
+    None when there are none."""
     engine = get_engine()
     if requested:  # asked on every keystroke's search: names only, no counting
         for name in engine.project_names():
             if name.lower() == requested.lower():
                 return name
         raise ProjectNotFound(f"No project named '{requested}'; choose one from the list.")
+    if remembered := remembered_project():
+        return remembered
     try:
         return engine.default_project()
     except ProjectNotFound:
