@@ -1,11 +1,15 @@
-// The options page: the port of the app, and a button that tests it and reports success or the exact problem.
+// The options page: the port of the app, a button that tests it and reports success or the exact problem, and the
+// projects the extension searches (every project, or one of those the server lists).
 
-import { baseUrl, checkHealth, getPort, parsePort, setPort } from "./lib/server.js";
+import {
+  baseUrl, checkHealth, getPort, getSearchIn, parsePort, projectNames, searchedIn, setPort, setSearchIn,
+} from "./lib/server.js";
 
 const form = document.getElementById("options-form");
 const portInput = document.getElementById("port");
 const testButton = document.getElementById("test");
 const result = document.getElementById("result");
+const searchIn = document.getElementById("search-in");
 
 function report(message, ok) {
   result.textContent = message;
@@ -43,3 +47,28 @@ testButton.addEventListener("click", async () => {
 getPort().then((port) => {
   portInput.value = String(port);
 });
+
+/** Offer every project and the server's projects, the stored choice selected (kept, and said, when the server
+ * does not list it now). */
+async function offerProjects() {
+  const chosen = await getSearchIn();
+  let names = [];
+  try {
+    names = await projectNames();
+  } catch (problem) {
+    report(`${problem.message} The projects are listed once it answers.`, false);
+  }
+  if (chosen && !names.includes(chosen)) {
+    names.push(chosen);
+    if (names.length > 1) report(`The server has no project “${chosen}” now; choose another.`, false);
+  }
+  searchIn.replaceChildren(new Option("Every project", ""), ...names.map((name) => new Option(name, name)));
+  searchIn.value = chosen;
+}
+
+searchIn.addEventListener("change", async () => {
+  const chosen = await setSearchIn(searchIn.value);
+  report(`Saved: the extension searches ${searchedIn(chosen)}.`, true);
+});
+
+offerProjects();

@@ -3,7 +3,7 @@
 // textContent only: a snippet arrives as plain text with its highlights' offsets, split here into text and <mark>s.
 
 import { isReadable, neverSites, readPage, setNever, siteOf } from "./lib/page.js";
-import { checkHealth, relatedNotes, searchNotes } from "./lib/server.js";
+import { checkHealth, getSearchIn, relatedNotes, searchNotes, searchedIn } from "./lib/server.js";
 import { snippetParts } from "./lib/text.js";
 
 const RESULT_LIMIT = 5;
@@ -102,6 +102,19 @@ form.addEventListener("submit", (event) => {
   ask({ type: "search", query: input.value });
 });
 
+/** Name the projects every search of this popup goes to (the options choose them). */
+async function nameSearchedIn() {
+  const where = searchedIn(await getSearchIn());
+  const line = document.getElementById("searched-in");
+  line.replaceChildren(`Searching ${where} · `);
+  const change = element("a", "", "change");
+  change.href = "options.html";
+  change.target = "_blank";
+  line.append(change);
+  document.getElementById("related-in").textContent = `(${where})`;
+}
+
+nameSearchedIn();
 checkHealth().then((health) => {
   if (!health.ok) showStatus(problemText(health.message), true);
 });

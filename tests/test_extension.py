@@ -182,7 +182,7 @@ def test_the_command_opens_the_search_window_with_the_selection(chromium, web_pa
     assert outcome["opened"], outcome
     window = opened.value
     window.wait_for_load_state()
-    assert window.url == f"http://127.0.0.1:{chromium.port}/search?q=sourdough+starter"
+    assert window.url == f"http://127.0.0.1:{chromium.port}/search?q=sourdough+starter&scope=all"
     result_titles(window, "Sourdough")
     [popup] = chromium.popup_windows()
     assert popup["type"] == "popup" and popup["id"] == outcome["windowId"]
@@ -191,7 +191,7 @@ def test_the_command_opens_the_search_window_with_the_selection(chromium, web_pa
     select(page, "#other")
     again = chromium.run("tabId => skm.onCommand('search-sk-memory', {id: tabId})", tab_id)
     assert again["windowId"] == outcome["windowId"]
-    window.wait_for_url("**/search?q=compost+heap")
+    window.wait_for_url("**/search?q=compost+heap&scope=all")
     result_titles(window, "Compost log")
     assert len(chromium.popup_windows()) == 1
 
@@ -211,7 +211,7 @@ def test_the_context_menu_item_opens_the_search_window(chromium, web_page):
     assert outcome["opened"], outcome
     window = opened.value
     window.wait_for_load_state()
-    assert window.url == f"http://127.0.0.1:{chromium.port}/search?q=keep+a+program+alive+after+I+disconnect"
+    assert window.url == f"http://127.0.0.1:{chromium.port}/search?q=keep+a+program+alive+after+I+disconnect&scope=all"
     result_titles(window, "tmux cheatsheet")
     assert [w["type"] for w in chromium.popup_windows()] == ["popup"]
 
@@ -244,7 +244,7 @@ def test_the_popup_searches_and_enter_opens_the_search_window(chromium):
         popup.press("#query", "Enter")
     window = opened.value
     window.wait_for_load_state()
-    assert window.url == f"http://127.0.0.1:{chromium.port}/search?q=sourdough"
+    assert window.url == f"http://127.0.0.1:{chromium.port}/search?q=sourdough&scope=all"
     result_titles(window, "Sourdough")
 
 
@@ -392,7 +392,61 @@ def test_the_real_shortcut_opens_the_search_window(tmp_path, skmemory_port, web_
                 subprocess.run(["xdotool", "key", "--clearmodifiers", "ctrl+shift+k"], check=True, timeout=30)
             window = opened.value
             window.wait_for_load_state()
-            assert window.url == f"http://127.0.0.1:{skmemory_port}/search?q=sourdough+starter"
+            assert window.url == f"http://127.0.0.1:{skmemory_port}/search?q=sourdough+starter&scope=all"
             result_titles(window, "Sourdough")
         finally:
             context.close()
+
+
+@pytest.mark.slow
+def test_the_options_choose_the_project_every_surface_searches_and_names(chromium, tmp_path):
+    """Issue 61: the extension always searched the alphabetically first project and never said which. Options now
+    choose one project or every project (the default); the popup, related notes, the command and the `sk`
+    suggestions all search there and name it."""
+    from webapp.client import ServerClient
+
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    (recipes / "Rye loaf.md").write_text("# Rye loaf\n\nA dark rye loaf with caraway seeds, proofed overnight in a "
+                                         "banneton and baked in a covered pot.\n", encoding="utf-8")
+    server = ServerClient(chromium.port)
+    server.add_project(str(recipes), "recipes")
+    try:
+        deadline = time.monotonic() + 60
+        while not server.ask("search", {"q": "caraway", "mode": "keyword", "project": "recipes"}).results:
+            assert time.monotonic() < deadline, "the second project was not indexed within a minute"
+            time.sleep(0.5)
+
+        popup = chromium.extension_page("popup.html")  # the default: every project, and it says so
+        popup.locator("#searched-in", has_text="Searching every project").wait_for()
+        popup.fill("#query", "caraway rye")
+        result_titles(popup, "Rye loaf")  # a note of the second project
+        popup.fill("#query", "sourdough")
+        result_titles(popup, "Sourdough")  # and of the first
+
+        options = chromium.extension_page("options.html")
+        options.locator("#search-in option[value='recipes']").wait_for(state="attached")
+        options.select_option("#search-in", "recipes")
+        options.locator("#result", has_text="Saved: the extension searches project “recipes”.").wait_for()
+
+        popup = chromium.extension_page("popup.html")
+        popup.locator("#searched-in", has_text="Searching project “recipes”").wait_for()
+        assert popup.locator("#related-in").text_content() == "(project “recipes”)"
+        popup.fill("#query", "tmux detach session")
+        popup.locator("#status", has_text="No notes match").wait_for()  # the demo's notes are not searched now
+        popup.fill("#query", "caraway")
+        result_titles(popup, "Rye loaf")
+        if os.environ.get("SKMEMORY_SCREENSHOTS"):
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            popup.set_viewport_size({"width": 400, "height": 420})
+            popup.screenshot(path=str(SHOTS / "extension-popup-project.png"))
+            options.screenshot(path=str(SHOTS / "extension-options-project.png"))
+
+        suggestions = chromium.run("() => new Promise(resolve => skm.onOmniboxInput('caraway', resolve))")
+        assert [s["content"] for s in suggestions] == ["Rye loaf.md"]
+        with chromium.context.expect_page() as opened:
+            outcome = chromium.run("() => skm.onCommand('search-sk-memory', null, 'caraway seeds')")
+        assert outcome["url"] == f"http://127.0.0.1:{chromium.port}/search?q=caraway+seeds&project=recipes"
+        result_titles(opened.value, "Rye loaf")
+    finally:
+        server.remove_project("recipes")

@@ -12,7 +12,7 @@ SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 # All the extension uses: is the server there, search, and what relates to the page (a POST, since a page's text
 # does not fit an address; it reads and changes nothing). Anything else from its origin is refused, since its id
 # comes from a public key that anyone can copy into an unpacked extension of their own.
-EXTENSION_PATHS = {"/api/health", "/api/search"}
+EXTENSION_PATHS = {"/api/health", "/api/search", "/api/projects"}  # /api/projects: the options' choice of project
 EXTENSION_READS = {"/api/related"}  # POSTs that only read
 # The id of the extension in extension/, fixed by the public "key" in its manifest (tests/test_extension.py
 # recomputes it); app.config["EXTENSION_ID"] overrides it.

@@ -2,7 +2,7 @@
 // on typed text opens the search window for it. The suggestions of the last input are kept in
 // chrome.storage.session so Enter can find the document a suggestion stands for.
 
-import { searchNotes } from "./server.js";
+import { getSearchIn, searchNotes, searchedIn } from "./server.js";
 import { escapeXml, omniboxSnippet } from "./text.js";
 
 const KEY = "omniboxSuggestions";
@@ -36,7 +36,8 @@ export async function suggestionsFor(text) {
     suggestions.push(suggestionFor(result));
   }
   await chrome.storage.session.set({ [KEY]: documents });
-  return { suggestions, defaultSuggestion: `Search SK Memory for <match>${escapeXml(query)}</match>` };
+  const where = escapeXml(searchedIn(await getSearchIn()));
+  return { suggestions, defaultSuggestion: `Search SK Memory (${where}) for <match>${escapeXml(query)}</match>` };
 }
 
 /** The document a chosen suggestion stands for, or null when the text was typed. */

@@ -34,6 +34,30 @@ export async function setPort(value) {
   return port;
 }
 
+/** The projects the extension searches, from the options: "" for every project (the default, merged by score as the
+ * window merges them), else one project's name. */
+export async function getSearchIn() {
+  const { searchIn } = await chrome.storage.local.get({ searchIn: "" });
+  return typeof searchIn === "string" ? searchIn : "";
+}
+
+/** Store which projects every later search, related-notes list, command and suggestion uses. */
+export async function setSearchIn(value) {
+  const searchIn = String(value ?? "").trim();
+  await chrome.storage.local.set({ searchIn });
+  return searchIn;
+}
+
+/** Where a search goes, as the API reads it: {scope: "all"} for every project, or {project}. */
+export function scopeParams(searchIn) {
+  return searchIn ? { project: searchIn } : { scope: "all" };
+}
+
+/** What was searched, in words: "every project" or "project “notes”". */
+export function searchedIn(searchIn) {
+  return searchIn ? `project “${searchIn}”` : "every project";
+}
+
 /** The base address of the app: http://127.0.0.1:<port>. */
 export function baseUrl(port) {
   return `http://${HOST}:${port}`;
@@ -48,9 +72,10 @@ export async function appUrl(path, params = {}, port) {
   return url.href;
 }
 
-/** The search window's page for a query: /search?q=... (a bare /search when there is no query). */
-export function searchPageUrl(query) {
-  return appUrl("/search", { q: query });
+/** The search window's page for a query, in the projects the options choose: /search?q=...&scope=all (or
+ * &project=...), a bare /search when there is no query. */
+export async function searchPageUrl(query) {
+  return appUrl("/search", query ? { q: query, ...scopeParams(await getSearchIn()) } : {});
 }
 
 /** The search window's page of one document, at its passage when lines ([first, last]) are given. */
@@ -135,7 +160,7 @@ export async function relatedNotes({ text, title, url, limit = 6 }) {
     response = await fetch(await appUrl("/api/related", {}, port), {
       method: "POST", signal: AbortSignal.timeout(RELATED_TIMEOUT_MS),
       headers: { Accept: "application/json", "Content-Type": "application/json" },
-      body: JSON.stringify({ text, title, url, limit }),
+      body: JSON.stringify({ text, title, url, limit, ...scopeParams(await getSearchIn()) }),
     });
   } catch (error) {
     if (error?.name === "TimeoutError") {
@@ -158,7 +183,9 @@ export async function searchNotes(query, { limit = 5, mode = "hybrid", group = "
   const port = await getPort();
   let response;
   try {
-    response = await fetchJson(await appUrl("/api/search", { q: query, mode, limit, group }, port), SEARCH_TIMEOUT_MS);
+    const where = scopeParams(await getSearchIn());
+    response = await fetchJson(await appUrl("/api/search", { q: query, mode, limit, group, ...where }, port),
+      SEARCH_TIMEOUT_MS);
   } catch {
     const down = notRunning(port);
     throw new ServerProblem(down.message, down.problem);
@@ -169,4 +196,22 @@ export async function searchNotes(query, { limit = 5, mode = "hybrid", group = "
     throw new ServerProblem(`The search failed: ${detail}`, body?.error ?? "bad_response");
   }
   return body;
+}
+
+/** The names of the server's projects (GET /api/projects), for the options' choice; rejects with a ServerProblem. */
+export async function projectNames(port) {
+  port = port ?? (await getPort());
+  let response;
+  try {
+    response = await fetchJson(await appUrl("/api/projects", {}, port), HEALTH_TIMEOUT_MS);
+  } catch {
+    const down = notRunning(port);
+    throw new ServerProblem(down.message, down.problem);
+  }
+  const body = await readJson(response);
+  if (!response.ok || !Array.isArray(body?.projects)) {
+    throw new ServerProblem(`Listing the projects failed: ${body?.detail ?? `HTTP ${response.status}`}`,
+      body?.error ?? "bad_response");
+  }
+  return body.projects.map((project) => project.name);
 }

@@ -35,7 +35,7 @@ test("the command reads the selection and opens a popup window at /search", asyn
   assert.equal(outcome.opened, true);
   const [[, props]] = created();
   assert.equal(props.type, "popup");
-  assert.equal(props.url, "http://127.0.0.1:8765/search?q=sourdough+starter");
+  assert.equal(props.url, "http://127.0.0.1:8765/search?q=sourdough+starter&scope=all");
   const [, injection] = chrome.calls.find(([name]) => name === "scripting.executeScript");
   assert.equal(injection.target.tabId, 7);
   assert.deepEqual(await chrome.storage.session.get("searchWindow"),
@@ -48,9 +48,9 @@ test("an open search window is focused and updated, not opened twice", async () 
   assert.equal(created().length, 1);
   assert.equal(second.windowId, first.windowId);
   assert.deepEqual(chrome.calls.find(([name]) => name === "tabs.update"),
-    ["tabs.update", first.tabId, { url: "http://127.0.0.1:8765/search?q=compost", active: true }]);
+    ["tabs.update", first.tabId, { url: "http://127.0.0.1:8765/search?q=compost&scope=all", active: true }]);
   assert.deepEqual(chrome.calls.find(([name]) => name === "windows.update"), ["windows.update", first.windowId, { focused: true }]);
-  assert.equal(chrome.openWindows.get(first.windowId).tabs[0].url, "http://127.0.0.1:8765/search?q=compost");
+  assert.equal(chrome.openWindows.get(first.windowId).tabs[0].url, "http://127.0.0.1:8765/search?q=compost&scope=all");
 });
 
 test("a closed search window is forgotten and a new one opens", async () => {
@@ -83,7 +83,7 @@ test("other commands are ignored", async () => {
 
 test("the context menu searches for the selection", async () => {
   const outcome = await skm.onContextMenu({ menuItemId: "search-sk-memory-selection", selectionText: "tmux detach" }, TAB);
-  assert.equal(outcome.url, "http://127.0.0.1:8765/search?q=tmux+detach");
+  assert.equal(outcome.url, "http://127.0.0.1:8765/search?q=tmux+detach&scope=all");
   assert.equal(created()[0][1].type, "popup");
 });
 
@@ -108,7 +108,7 @@ test("when the app is down: no window, a badge and a notification that say how t
 test("the stored port is used for the check and the window", async () => {
   await chrome.storage.local.set({ port: 9123 });
   const outcome = await skm.onCommand("search-sk-memory", TAB, "x");
-  assert.equal(outcome.url, "http://127.0.0.1:9123/search?q=x");
+  assert.equal(outcome.url, "http://127.0.0.1:9123/search?q=x&scope=all");
 });
 
 test("omnibox suggestions come from the API, escaped, one per document", async () => {
@@ -121,7 +121,7 @@ test("omnibox suggestions come from the API, escaped, one per document", async (
   });
   assert.equal(suggested[1].description, "Garden plan <dim>Projects/Garden plan.md</dim> Beds &amp; <match>bread</match>");
   const [, def] = chrome.calls.findLast(([name]) => name === "omnibox.setDefaultSuggestion");
-  assert.equal(def.description, "Search SK Memory for <match>bread</match>");
+  assert.equal(def.description, "Search SK Memory (every project) for <match>bread</match>");
 });
 
 test("choosing a suggestion opens its document; typed text opens a search", async () => {
@@ -129,7 +129,7 @@ test("choosing a suggestion opens its document; typed text opens a search", asyn
   let outcome = await skm.onOmniboxEnter("Projects/Sourdough.md");
   assert.equal(outcome.url, "http://127.0.0.1:8765/documents/doc-sourdough?project=notes");
   outcome = await skm.onOmniboxEnter("rye <bread>");
-  assert.equal(outcome.url, "http://127.0.0.1:8765/search?q=rye+%3Cbread%3E");
+  assert.equal(outcome.url, "http://127.0.0.1:8765/search?q=rye+%3Cbread%3E&scope=all");
 });
 
 test("the omnibox explains when the app is down", async () => {
@@ -146,7 +146,7 @@ test("the popup's requests open the search window; strangers are ignored", async
   const answer = await new Promise((resolve) => {
     assert.equal(listener({ type: "search", query: "garden" }, { id: chrome.runtime.id }, resolve), true);
   });
-  assert.equal(answer.url, "http://127.0.0.1:8765/search?q=garden");
+  assert.equal(answer.url, "http://127.0.0.1:8765/search?q=garden&scope=all");
   const doc = await skm.onPopupRequest({ type: "open-document", documentId: "doc-garden", project: "notes" });
   assert.equal(doc.url, "http://127.0.0.1:8765/documents/doc-garden?project=notes");
   assert.equal(listener({ type: "search" }, { id: "someone-else" }, () => assert.fail("answered a stranger")), false);

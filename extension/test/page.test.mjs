@@ -48,7 +48,8 @@ test("relatedNotes posts the page to the server's /api/related and passes its se
   assert.equal(found.results[0].title, "Sourdough bread");
   assert.equal(sent.url, "http://127.0.0.1:8765/api/related");
   assert.equal(sent.init.method, "POST");
-  assert.deepEqual(JSON.parse(sent.init.body), { text: "starter", title: "Bread", url: "https://e.x/", limit: 6 });
+  assert.deepEqual(JSON.parse(sent.init.body), { text: "starter", title: "Bread", url: "https://e.x/", limit: 6,
+    scope: "all" });
 
   installFetch({ "/api/related": { status: 400, body: { error: "invalid_request", detail: "Give the text" } } });
   await assert.rejects(server.relatedNotes({ text: "" }), /Finding related notes failed: Give the text/);
