@@ -125,8 +125,7 @@ def describe(labels: list[int], documents: list[set[str]]) -> list[str]:
         scored.sort(key=lambda s: (-s[0], s[1]))
         ranked = [term for _, term in scored]
         if written_in_cjk[c] * 2 >= sizes[c]:  # named in the notes' language: its best CJK words before command names
-            ranked = [t for t in ranked[:8] if CJK_RUN.match(t)] + [t for t in ranked if not CJK_RUN.match(t)
-                                                                    or t not in ranked[:8]]
+            ranked = _words_first(ranked)
         lead = next((t for t in ranked if t not in used), None)
         terms = ranked[:LABEL_TERMS] if lead is None else [lead] + [t for t in ranked if t != lead][:LABEL_TERMS - 1]
         used.update(terms)
@@ -135,6 +134,18 @@ def describe(labels: list[int], documents: list[set[str]]) -> list[str]:
             name = f"{name} ({c + 1})"
         names[c] = name
     return [names[c] for c in range(k)]
+
+
+def _words_first(ranked: list[str], top: int = 12) -> list[str]:
+    """A CJK cluster's ranked terms with its best character pairs first, leaving out a pair that only joins two others
+    (环境 + 变量 make 境变, which is no word)."""
+    near = [t for t in ranked[:top] if len(t) == 2 and CJK_RUN.fullmatch(t)]
+
+    def joins(t: str) -> bool:
+        return any(k != t and k[1] == t[0] for k in near) and any(k != t and k[0] == t[1] for k in near)
+
+    words = [t for t in near if not joins(t)]
+    return words[:8] + [t for t in ranked if t not in words[:8] and t not in near]
 
 
 def colour(c: int) -> str:
