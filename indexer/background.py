@@ -686,6 +686,7 @@ class BackgroundIndexer:
         return {
             "embeddings": embedder.now.word,
             "embeddings_unavailable_reason": embedder.now.reason,
+            "embeddings_preparing": embedder.now.preparing,  # its copies for this computer being made, how far
             "model": embedder.name,
             "device": embedder.device,
             "bulk_backend": embedder.backend if embedder.now.ready else None,

@@ -497,3 +497,43 @@ def test_the_window_reopens_on_the_project_last_chosen(make_engine, tmp_path):
     assert chosen(client.get("/files", base_url=base).get_data(as_text=True)) == "recipes"
     engine.remove_project("recipes")
     assert chosen(client.get("/", base_url=base).get_data(as_text=True)) == "notes"  # gone: the default again
+
+
+def test_a_model_being_prepared_for_this_computer_says_what_is_made_and_for_how_long(make_engine, tmp_path):
+    """Issue 61: on a fresh computer the window said "still loading (a few seconds after the start)" for minutes and
+    `skmemory status` "embeddings: unavailable: None", while the model's copies for its CPU were being made."""
+    from indexer.model import derived
+    from indexer.model.embeddings import Embedder
+    from support import WordEmbedder
+    from webapp.cli import embeddings_state
+
+    embedder, seen = Embedder(model_path=tmp_path / "model"), {}
+
+    def build():  # as load() makes a copy: holding the model's lock
+        with embedder._lock:
+            seen["now"] = embedder.now
+        (tmp_path / "copy.bin").write_bytes(b"made")
+
+    derived.ensure([tmp_path / "copy.bin"], build, "the int8 copy of model (about a minute)", tmp_path)
+    now = seen["now"]
+    assert now.word == "not loaded" and now.preparing.startswith("the int8 copy of model (about a minute): 0 s so far")
+    assert derived.making() is None and embedder.now.preparing is None  # made: nothing is being prepared now
+    said = embeddings_state({"embeddings_available": False, "embeddings_preparing": now.preparing, "model": "m"})
+    assert said.startswith("not ready yet: the m model is being prepared for this computer, once: making the int8")
+
+    class Preparing(WordEmbedder):
+        def __init__(self):
+            self.now = now
+
+        def ready_for_queries(self) -> bool:
+            return False
+
+        def load(self) -> bool:
+            return False
+
+    engine = make_engine(embedder="words")
+    engine.index("notes").embedder = Preparing()
+    page = app_client(create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765})).get(
+        "/search?q=garden", base_url="http://127.0.0.1:8765").get_data(as_text=True)
+    assert ("Meaning search is being prepared for this computer, once: making the int8 copy of model (about a "
+            "minute): 0 s so far (a few minutes in all), so keyword search answered alone") in " ".join(page.split())

@@ -356,7 +356,9 @@ def embeddings_state(s: dict) -> str:
         return f"available ({s.get('model')}{'; ' + how if how else ''})"
     if s.get("embeddings_unavailable_reason"):
         return f"unavailable: {s['embeddings_unavailable_reason']}"
-    # not failed: still loading (and on its first start on this computer, being prepared for this CPU)
+    if s.get("embeddings_preparing"):  # its first start on this computer: its copies for this CPU are being made
+        return (f"not ready yet: the {s.get('model') or 'embedding'} model is being prepared for this computer, once: "
+                f"making {s['embeddings_preparing']} (all of it takes a few minutes on two cores)")
     return (f"not ready yet: the {s.get('model') or 'embedding'} model is loading (its first start on this computer "
             "also makes its copies for this CPU: a few minutes on two cores)")
 
@@ -386,6 +388,7 @@ def _server_status(server, state: dict, name: str) -> dict:
         "embeddings_available": result.get("embeddings", state.get("embeddings")) == "ready",
         "embeddings_unavailable_reason": result.get("embeddings_unavailable_reason",
                                                     state.get("embeddings_unavailable_reason")),
+        "embeddings_preparing": state.get("embeddings_preparing"),
         "model": result.get("model") or state.get("model"),
         "bulk_backend": state.get("bulk_backend"),
         "bulk_precision": state.get("bulk_precision"),

@@ -27,6 +27,16 @@ FAILURES = "failed.json"  # in the cache root: the copies that could not be made
 ROOM_NEEDED = 1 << 30  # a copy is not tried with less free space than this in the cache (the biggest is ~0.5 GB)
 _checked: dict[tuple, str] = {}  # (path, size, mtime_ns) -> its SHA-256, hashed once per process
 _lock = threading.RLock()
+_making: dict = {}  # the copy being made now in this process: what, since when (one at a time, under _lock)
+
+
+def making() -> str | None:
+    """The copy this process is making now, in words, with how long so far ("the static int8 copy of model for
+    OpenVINO (about a minute): 40 s so far"); None when none is being made."""
+    made = dict(_making)
+    if not made:
+        return None
+    return f"{made['what']}: {time.monotonic() - made['started']:.0f} s so far"
 
 
 class CopyNotMade(Exception):
@@ -117,8 +127,12 @@ def ensure(paths: list[Path], build: Callable[[], None], what: str, source: Path
             if problem:
                 raise CopyNotMade(problem)
             started = time.monotonic()
-            logger.info("Making %s (once): %s", what, paths[0])
-            build()
+            logger.info("Preparing the model for this computer: making %s (once): %s", what, paths[0])
+            _making.update(what=what, started=started)
+            try:
+                build()
+            finally:
+                _making.clear()
             record([p for p in paths if p.is_file()])
             logger.info("Made %s in %.0f s", what, time.monotonic() - started)
         except Exception as exc:

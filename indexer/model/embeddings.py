@@ -101,6 +101,7 @@ class ModelState:
 
     word: str
     reason: str | None = None
+    preparing: str | None = None  # not loaded yet because its copies for this computer are being made (derived.py)
 
     @property
     def ready(self) -> bool:
@@ -116,6 +117,9 @@ class ModelState:
         """Why meaning search cannot answer now, as a sentence fragment."""
         if self.reason is not None:
             return f"the embedding model is unavailable ({self.reason})"
+        if self.preparing:
+            return f"meaning search is still loading: the model is being prepared for this computer, once: making " \
+                   f"{self.preparing}"
         return "meaning search is still loading (the model loads once, when the server starts)"
 
 
@@ -365,7 +369,12 @@ class Embedder:
         loads and says whether it could; `known_problem` looks at the files without loading)."""
         if self._model is not None:
             return READY
-        return NOT_LOADED if self._error is None else ModelState("unavailable", self._error)
+        if self._error is not None:
+            return ModelState("unavailable", self._error)
+        from .derived import making
+
+        preparing = making() if self._lock.locked() else None  # this model is loading, and making a copy
+        return NOT_LOADED if preparing is None else ModelState("not loaded", preparing=preparing)
 
     def ready_for_queries(self) -> bool:
         """Whether a search can embed its query now. Waits for the model unless wait_for_load is off; then a model

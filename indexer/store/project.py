@@ -808,6 +808,7 @@ def project_status(info: ProjectInfo, store: Store, embedder: Embedder | None, a
     if embedder is not None:
         status["embeddings"] = embedder.now.word
         status["embeddings_unavailable_reason"] = embedder.now.reason
+        status["embeddings_preparing"] = embedder.now.preparing
         status["model"] = embedder.name
         try:
             if across:  # the demo and the User Docs get no vectors across languages (makes_across)
