@@ -12,7 +12,7 @@ from indexer.text.language import Languages, languages, model_for, passage_langu
 from indexer.model.multilingual import SCALE
 from indexer.model.scale import IDENTITY
 from indexer.text.segment import index_words, pairs, word_forms
-from indexer.search.grammar import parse_query
+from indexer.search.grammar import parse_query, parse_terms
 from indexer.search.spelling import correctable
 from indexer.store.database import connect
 
@@ -118,6 +118,25 @@ def test_a_chinese_question_without_spaces_around_a_latin_word_finds_what_the_sp
     assert found("解压zip文件") == found("解压 zip 文件") == 1
     assert found("zip文件*") == 1 and found('"解压zip文件"') == 0  # quoted: the phrase as typed, still
     assert parse_query("解压zip文件").match == '("解压" AND "zip" AND "文件")'
+    assert parse_terms("解压zip文件 v2版本") == ["解压", "zip", "文件", "v2", "版本"]  # the keyword leg's terms too
+
+
+def test_the_keyword_mode_finds_the_unspaced_chinese_question_in_a_project(tmp_path):
+    from indexer import SearchRequest
+    from indexer.config import Settings
+    from indexer.home import Home
+    from support import WordEmbedder, indexed
+
+    vault = tmp_path / "zh"
+    (vault / "common").mkdir(parents=True)
+    (vault / "common" / "unzip.md").write_text(
+        "# unzip\n\n> 从 Zip 压缩包中提取文件或目录。\n\n- 将压缩包中的所有文件解压到当前目录下：\n\n"
+        "`unzip {{路径/到/压缩文件.zip}}`\n", encoding="utf-8")
+    (vault / "common" / "ls.md").write_text("# ls\n\n> 列出目录的内容。\n", encoding="utf-8")
+    with indexed(Home(Settings(home=tmp_path / "home"), embedder=WordEmbedder()), vault, "zh") as engine:
+        for question in ("解压zip文件", "解压 zip 文件"):
+            found = engine.search(SearchRequest(question, mode="keyword", project="zh"))["results"]
+            assert [r["path"] for r in found] == ["common/unzip.md"], question
 
 
 def test_typo_correction_never_rewrites_a_cjk_sentence_or_crosses_scripts():

@@ -216,12 +216,16 @@ def parse_query(text: str | None) -> FtsQuery:
 
 def parse_terms(text: str) -> list[str]:
     """Split a query into the keyword leg's lowercase terms: "quoted phrases" stay whole, other words split on
-    spaces."""
+    spaces, and where they change between Chinese or Japanese and other letters."""
     terms: list[str] = []
     for quoted, word in re.findall(r'"([^"]*)"|(\S+)', text or ""):
         term = (quoted if quoted else word).strip().lower()
-        if term and term not in terms:
-            terms.append(term)
+        # a word that changes script (解压zip文件) is its parts, as if spaced: a Chinese writer rarely spaces them
+        parts = [term] if quoted or not CJK_RUN.search(term) or CJK_RUN.fullmatch(term) else \
+            [p for p in _SCRIPT_PART.findall(term) if WORD.search(p)]
+        for part in parts:
+            if part and part not in terms:
+                terms.append(part)
     return terms[:MAX_KEYWORD_TERMS]
 
 
