@@ -130,7 +130,7 @@ def test_a_damaged_model_copy_is_made_again_and_meaning_search_comes_back(own_ca
     bulk = copies[-1]  # the int8 copy the backend embeds with (OpenVINO's .bin, or ONNX Runtime's)
     bulk.write_bytes(bulk.read_bytes()[: bulk.stat().st_size // 2])  # cut in half, as a full disk leaves it
     assert fresh.known_problem is None  # nothing is wrong that loading does not mend
-    assert fresh.load(), fresh.error
+    assert fresh.load(), fresh.now.reason
     assert derived.damage(copies) is None
     question = "how do I keep a process running after logout"
     assert float(np.dot(fresh.embed_query(question), real_embedder.embed_query(question))) > 0.999
@@ -146,7 +146,7 @@ def test_a_copy_made_before_records_were_kept_and_then_damaged_is_made_again(own
     (copies[0].parent / derived.RECORD).unlink()  # as an older SK Memory left its cache
     first = copies[1]  # OpenVINO's .xml (or ONNX Runtime's int8 file): scribbled over
     first.write_bytes(b"<?xml version='1.0'?><net name='scribbled'>" + b"\0" * 64)
-    assert fresh.load(), fresh.error
+    assert fresh.load(), fresh.now.reason
     question = "how do I keep a process running after logout"
     assert float(np.dot(fresh.embed_query(question), real_embedder.embed_query(question))) > 0.999
     assert derived.damage(copies) is None  # made again, and recorded
@@ -162,7 +162,7 @@ def test_a_copy_that_cannot_be_made_is_said_by_status_and_not_tried_by_every_com
     first = Embedder(cache_dir=empty, backend="onnx-int8")
     started = time.monotonic()
     assert not first.load()
-    assert "free some space" in first.error and time.monotonic() - started < 5  # no export tried
+    assert "free some space" in first.now.reason and time.monotonic() - started < 5  # no export tried
     later = Embedder(cache_dir=empty, backend="onnx-int8")  # the next command
     assert "free some space" in later.known_problem  # what `skmemory status` says, without loading anything
-    assert not later.load() and "free some space" in later.error
+    assert not later.load() and "free some space" in later.now.reason
