@@ -86,6 +86,16 @@ def status(port: int) -> dict:
         return json.load(response)
 
 
+def wait_across(port: int, timeout: float = 300) -> None:
+    """Wait until every project's vectors across languages are made (store/across.py): the server makes them in the
+    background after the notes' own, with the multilingual model, and a test that times what a person does after
+    the start (a mind map's save, which waits for its new passages' own vectors) must not time that work too."""
+    deadline = time.monotonic() + timeout
+    while not all((p.get("across") or {}).get("ready", True) for p in status(port)["projects"]):
+        assert time.monotonic() < deadline, f"the vectors across languages were not made within {timeout:.0f} s"
+        time.sleep(0.5)
+
+
 @dataclass
 class Server:
     port: int

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from support import (DEMO_NOTES, GARDEN, REPO, browser_page, needs_chromium, running_server,
+from support import (DEMO_NOTES, GARDEN, REPO, browser_page, needs_chromium, running_server, wait_across,
                      sync_playwright_api)
 from test_mcp import api
 
@@ -28,6 +28,7 @@ def server(tmp_path_factory):
     (vault / "Maps").mkdir()
     shutil.copy(GARDEN, vault / MAP)
     with running_server(root, vault) as live:
+        wait_across(live.port)  # a save waits for its new passages' vectors, not behind the background's first work
         yield live.port, vault
 
 
