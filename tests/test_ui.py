@@ -537,3 +537,14 @@ def test_a_model_being_prepared_for_this_computer_says_what_is_made_and_for_how_
         "/search?q=garden", base_url="http://127.0.0.1:8765").get_data(as_text=True)
     assert ("Meaning search is being prepared for this computer, once: making the int8 copy of model (about a "
             "minute): 0 s so far (a few minutes in all), so keyword search answered alone") in " ".join(page.split())
+
+    from flask import render_template
+    from webapp.ui.status import summary
+
+    app = create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765})
+    told = summary({"projects": [{"project": "notes", "documents": 11, "chunks": 30, "pending": 30}],
+                    "embeddings": "not loaded", "embeddings_preparing": now.preparing})
+    assert told["busy"] and told["preparing"] == now.preparing  # the top bar asks again every 2 s meanwhile
+    with app.test_request_context("/status/widget"):
+        bar = " ".join(render_template("status/_widget.html", summary=told).split())
+    assert "preparing the model · the int8 copy of model (about a minute): 0 s so far" in bar

@@ -38,8 +38,10 @@ def summary(status: dict) -> dict:
         "embeddings": status.get("embeddings"), "reading": reading,
         "progress": round(100 * totals["embedded"] / totals["chunks"]) if totals["chunks"] else 100,
         # Poll only while there is work the indexer will finish; a missing model never drains the queue.
-        "busy": ((bool(status.get("indexing")) or (bool(pending) and not status.get("embedding_paused")))
-                 and not status.get("disk_full")),
+        "busy": ((bool(status.get("indexing")) or (bool(pending) and not status.get("embedding_paused"))
+                  or bool(status.get("embeddings_preparing"))) and not status.get("disk_full")),
+        # the model's copies for this computer being made (its first start here): which, and how long so far
+        "preparing": status.get("embeddings_preparing"),
         "paused": bool(status.get("embedding_paused")),
         "disk_full": status.get("disk_full"),
     }
