@@ -547,4 +547,5 @@ def test_a_model_being_prepared_for_this_computer_says_what_is_made_and_for_how_
     assert told["busy"] and told["preparing"] == now.preparing  # the top bar asks again every 2 s meanwhile
     with app.test_request_context("/status/widget"):
         bar = " ".join(render_template("status/_widget.html", summary=told).split())
-    assert "preparing the model · the int8 copy of model (about a minute): 0 s so far" in bar
+    assert "preparing the model · 0 s so far</span>" in bar  # one short line; which copy in its title
+    assert 'making the int8 copy of model (about a minute): 0 s so far">' in bar
