@@ -254,8 +254,15 @@ class Engine:
     @property
     def meaning_loading(self) -> bool:
         """Whether the model is still loading (a search now answers by keyword, and says so); never blocks."""
+        return self.meaning_state.loading
+
+    @property
+    def meaning_state(self):
+        """The state of the first model still loading (with what is being prepared for this computer, if anything),
+        else the data home's; never blocks."""
         used = [p.embedder for p in list(self.background.projects.values())] if self.background is not None else []
-        return any(e.now.loading for e in used or [self.home.embedder])
+        states = [e.now for e in used or [self.home.embedder]]
+        return next((s for s in states if s.preparing), next((s for s in states if s.loading), states[0]))
 
     def warm(self) -> None:
         """Load every project's vector cache and Cluster View graph now (server start) instead of on first use."""

@@ -538,6 +538,14 @@ def test_a_model_being_prepared_for_this_computer_says_what_is_made_and_for_how_
     assert ("Meaning search is being prepared for this computer, once: making the int8 copy of model (about a "
             "minute): 0 s so far (a few minutes in all), so keyword search answered alone") in " ".join(page.split())
 
+    # Asked again every second meanwhile: the notice itself comes back, with how long so far, in its own place
+    engine.home._embedder = engine.index("notes").embedder  # the data home's model, as a server without projects
+    client = app_client(create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765}))
+    again = client.get("/search?q=garden&when_ready=1", headers={"HX-Request": "true"},
+                       base_url="http://127.0.0.1:8765")
+    assert again.status_code == 200 and again.headers["HX-Retarget"] == "#loading-notice"
+    assert "once: making the int8 copy of model (about a minute): 0 s so far" in " ".join(again.get_data(True).split())
+
     from flask import render_template
     from webapp.ui.status import summary
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from flask import Blueprint, render_template, request
+from flask import Blueprint, make_response, render_template, request
 
 from indexer import SearchRequest
 from indexer.errors import SKMemoryError
@@ -105,8 +105,14 @@ def run_search(form: SearchForm) -> dict | None:
 @bp.get("/search")
 def search():
     form = SearchForm.from_args()
-    if arg("when_ready") == "1" and get_engine().meaning_loading:
-        return "", 204  # the window asks again in a second; answered by meaning as soon as the model is there
+    if arg("when_ready") == "1" and (state := get_engine().meaning_state).loading:
+        if not state.preparing:
+            return "", 204  # the window asks again in a second; answered by meaning as soon as the model is there
+        # being prepared for this computer (minutes): the notice again, saying how long so far, in its own place
+        response = make_response(render_template("search/_loading_notice.html", form=form,
+                                                 results={"semantic_reason": state.why_not}))
+        response.headers.update({"HX-Retarget": "#loading-notice", "HX-Reswap": "outerHTML"})
+        return response
     ticket = keystrokes.arrived()
     if keystrokes.overtaken(ticket):
         return "", 204
