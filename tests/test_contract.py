@@ -234,11 +234,11 @@ def test_a_registry_changed_by_another_process_is_read_again(engine, tmp_path):
 
 def test_a_row_read_as_its_type_reads_by_name_and_refuses_another_shape(app):
     found = AppClient(app).ask("search", {"q": "sourdough starter", "group": "document"})
-    hit = NoteHit.read(found["results"][0])
+    hit = NoteHit.decode(found["results"][0])
     assert hit.title == found["results"][0]["title"] and hit.path.endswith(".md")
     assert all(type(p).__name__ == "Passage" for p in hit.more_passages)
     with pytest.raises(ValueError, match="ChunkHit has an unknown field 'passages'"):
-        ChunkHit.read(found["results"][0])
+        ChunkHit.decode(found["results"][0])
 
 
 def test_every_counted_answer_says_total_and_more_in_one_meaning():

@@ -14,7 +14,7 @@ spec 002's memory rows `file_path` (MemoryHit; its `relevance` is spec 002's rea
 - MemoryHit: one memory file (spec 002's memory_search).
 - CompactRow: one note as an MCP search tool answers it (an agent's row).
 
-Each type builds its row with `to_json()` (aliases added there, and nowhere else) and checks a row it did not build
+Each type builds its row by its fields (aliases added there, and nowhere else) and checks a row it did not build
 with `problems(row)`: every answer's envelope (answers.py) checks its rows so, at every door (routes.py).
 """
 from __future__ import annotations
@@ -66,8 +66,11 @@ class Row(dict):
             raise TypeError(f"{cls.__name__} has no field {', '.join(sorted(unknown))} (declare it in "
                             "indexer/contract/rows.py or answers.py)")
         for name in cls.FIELDS:
-            value = values[name] if name in values else cls.DEFAULTS[name]
-            dict.__setitem__(self, name, list(value) if isinstance(value, list) else value)
+            if name in values:
+                dict.__setitem__(self, name, values[name])
+            else:  # a default list is each row's own
+                default = cls.DEFAULTS[name]
+                dict.__setitem__(self, name, list(default) if isinstance(default, list) else default)
         for alias, name in cls.ALIASES.items():
             dict.__setitem__(self, alias, self[name])
         for name, value in values.items():
@@ -91,10 +94,6 @@ class Row(dict):
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"set a field of a {type(self).__name__} as row[{name!r}] = ...")
 
-    def to_json(self) -> dict:
-        """The row as a plain dict (it already is one: what the API sends)."""
-        return dict(self)
-
     @classmethod
     def cast(cls, row: dict) -> "Row":
         """A row built elsewhere (a plain dict of this type's fields) as this type, unchecked and as it stands."""
@@ -116,8 +115,6 @@ class Row(dict):
         dict.update(typed, {name: _read(value, hints.get(name) or cls.EXTRA.get(name, Any))
                             for name, value in row.items()})
         return typed
-
-    read = decode
 
     @classmethod
     def names(cls) -> set[str]:

@@ -104,10 +104,22 @@ def any_chunk_holds(index: ProjectIndex, term: str) -> bool:
     return bool(index.sql(f"SELECT 1 FROM chunks c WHERE {contains} LIMIT 1", params))
 
 
+HELD_KEPT = 64  # the words whose documents are kept until the index changes (a search and its notice ask twice)
+
+
 def documents_holding(index: ProjectIndex, term: str) -> set[str]:
     """The documents whose title or own text holds the term as a whole word (Obsidian's `-word` leaves them out):
     `-git` keeps a note that says only "GitHub", and a paragraph many notes share (a footer: text/boilerplate.py)
-    speaks for none of them."""
+    speaks for none of them. Kept until the index changes: the filter and the answer's notice ask the same."""
+    held = index.kept("documents holding a word", dict)
+    if term not in held:
+        if len(held) >= HELD_KEPT:
+            held.clear()
+        held[term] = _documents_holding_word(index, term)
+    return held[term]
+
+
+def _documents_holding_word(index: ProjectIndex, term: str) -> set[str]:
     contains, params = _contains(term)
     if len(term) >= 3:  # the substring index finds the candidates; the word and the note's own text decide
         rows = index.sql("SELECT c.document_id, c.content FROM chunks_trigram f JOIN chunks c ON c.rowid = f.rowid "

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from ..errors import EmbeddingsUnavailable
 from . import chunk_reads, note_reads
 from ..contract.rows import RelatedNote
+from ..text.readable import cut_at_word
 from ..text.segment import CJK_RUN
 from .grammar import COMMON_WORDS, STOPWORDS, held_words, highlight_words
 from .hits import chunk_hits
@@ -439,5 +440,4 @@ def _reason(e: Evidence, shared: list[str]) -> str:
 
 
 def _clip(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[:flat.rfind(" ", 0, limit)].rstrip(" ,;:") + "…"
+    return cut_at_word(" ".join(text.split()), limit)

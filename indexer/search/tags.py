@@ -8,6 +8,7 @@ from . import note_reads as reads
 from .hits import chunk_hit, shared_in
 from .index import ProjectIndex
 from .links import file_stem
+from ..text.readable import cut_at_word
 
 
 def normalise(tags: list[str] | None) -> list[str]:
@@ -51,14 +52,6 @@ def listed_by(query) -> str:
     if query.tags_all or query.tags_any:
         return "tag"
     return "file" if query.filters.get("file") else "path" if query.filters.get("path") else "filter"
-
-
-def cut_at_word(text: str, limit: int) -> str:
-    """The text cut at the end of a word before `limit` characters, with an ellipsis where it was cut."""
-    if len(text) <= limit:
-        return text
-    end = max(text.rfind(" ", 0, limit), text.rfind("\n", 0, limit))
-    return (text[:end] if end > limit // 2 else text[:limit]).rstrip(" ,;:\n") + "…"
 
 
 def _name_rank(rel_path: str, wanted: list[str]) -> int:

@@ -245,3 +245,12 @@ def display_title(title: str) -> str:
 
 def _entity(match: re.Match) -> str:
     return html.unescape(match.group(0))
+
+
+def cut_at_word(text: str, limit: int) -> str:
+    """The text cut at the end of a word before `limit` characters, with an ellipsis where it was cut (at `limit`
+    itself where no word ends in its second half: a Chinese sentence has no spaces)."""
+    if len(text) <= limit:
+        return text
+    end = max(text.rfind(" ", 0, limit), text.rfind("\n", 0, limit))
+    return (text[:end] if end > limit // 2 else text[:limit]).rstrip(" ,;:\n") + "…"

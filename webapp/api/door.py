@@ -7,6 +7,7 @@ and, for every route, by tests/test_contract.py.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 
@@ -48,6 +49,13 @@ OWNERS = {"Engine": lambda engine: engine, "MindMaps": lambda engine: engine.min
 ANSWERING = ("indexer.engine", "indexer.mindmap.mindmaps", "indexer.graph.graphs")
 
 
+@functools.cache
+def _mark_answering() -> None:
+    """Import the modules whose methods mark the routes they answer (once: the engine imports two of them lazily)."""
+    for module in ANSWERING:
+        importlib.import_module(module)
+
+
 def serve(route: Route):
     """The view of a route that reads a request value: read it (the query string of a GET, the JSON body of a POST,
     and the path's values), ask the method that answers, send what it answers through the door."""
@@ -55,8 +63,7 @@ def serve(route: Route):
         source = request.args if route.method == "GET" else json_body()
         asked = route.request(source, **path_values)
         engine = get_engine()
-        for module in ANSWERING:
-            importlib.import_module(module)
+        _mark_answering()
         owner, name = route.engine.__qualname__.split(".")
         return send(getattr(OWNERS[owner](engine), name)(asked))  # the owner's own method, as a caller reaches it
 

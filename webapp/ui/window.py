@@ -38,6 +38,8 @@ def remembered_project() -> str | None:
 def remember_project(response):
     """After a page of the window that names a project: remember it, so that a fresh `/` opens on it again."""
     name = request.args.get("project", "").strip()
+    if request.path.startswith(("/api/", "/static/")):  # the window's own pages only, never a program's asking
+        return response
     if name and response.status_code == 200 and name != request.cookies.get(REMEMBERED) and \
             name in get_engine().project_names():
         response.set_cookie(REMEMBERED, name, max_age=REMEMBER_FOR, samesite="Strict", httponly=True)
