@@ -358,9 +358,9 @@ def embeddings_state(s: dict) -> str:
         return f"unavailable: {s['embeddings_unavailable_reason']}"
     if s.get("embeddings_preparing"):  # its first start on this computer: its copies for this CPU are being made
         return (f"not ready yet: the {s.get('model') or 'embedding'} model is being prepared for this computer, once: "
-                f"making {s['embeddings_preparing']} (all of it takes a few minutes on two cores)")
+                f"making {s['embeddings_preparing']} (about a minute in all on two cores)")
     return (f"not ready yet: the {s.get('model') or 'embedding'} model is loading (its first start on this computer "
-            "also makes its copies for this CPU: a few minutes on two cores)")
+            "also makes its copies for this CPU: about a minute on two cores)")
 
 
 def _embedding_how(s: dict) -> str:

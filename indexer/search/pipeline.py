@@ -133,7 +133,7 @@ def rank(index: ProjectIndex, query: Query, mode: str, limit: int | None, ordere
             if index.embedder.now.loading:
                 raise EmbeddingsUnavailable("Meaning search is still loading (the model loads once, when the server "
                                             "starts, and its first start on a computer also prepares it for this CPU: "
-                                            "a few minutes on two cores); ask again soon, or use hybrid or keyword "
+                                            "about a minute on two cores); ask again soon, or use hybrid or keyword "
                                             "search, which answer now.")
             raise EmbeddingsUnavailable(
                 f"Semantic search needs the embedding model, which is unavailable: {index.embedder.now.reason}. "
