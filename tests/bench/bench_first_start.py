@@ -58,8 +58,8 @@ def main() -> None:
            "PYTHONPATH": str(ROOT)}  # this tree's code, whatever the environment's editable install points to
     port = free_port()
     started = time.monotonic()
-    server = subprocess.Popen([sys.executable, "-m", "webapp.cli", "--home", str(base / "home"), "serve", "--demo", "--port", str(port)],
-                              cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    command = [sys.executable, "-m", "webapp.cli", "--home", str(base / "home"), "serve", "--demo", "--port", str(port)]
+    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
         for line in server.stdout:
