@@ -536,7 +536,8 @@ def test_a_model_being_prepared_for_this_computer_says_what_is_made_and_for_how_
     page = app_client(create_app({"TESTING": True, "ENGINE": engine, "SKMEMORY_PORT": 8765})).get(
         "/search?q=garden", base_url="http://127.0.0.1:8765").get_data(as_text=True)
     assert ("Meaning search is being prepared for this computer, once: making the int8 copy of model (about a "
-            "minute): 0 s so far (about a minute in all on two cores), so keyword search answered alone") in " ".join(page.split())
+            "minute): 0 s so far (about a minute in all on two cores), so keyword search answered alone"
+            ) in " ".join(page.split())
 
     # Asked again every second meanwhile: the notice itself comes back, with how long so far, in its own place
     engine.home._embedder = engine.index("notes").embedder  # the data home's model, as a server without projects
