@@ -433,3 +433,20 @@ def test_results_follow_the_typing_when_searches_are_slow(browser, slow_server):
         swaps = page.evaluate("window.swaps")
         assert len(swaps) >= 4, swaps  # results came while typing, not once at the end
         assert swaps[-1] == question
+
+
+def test_the_window_reopens_on_the_project_last_chosen(page):
+    """Issue 61: a fresh `/` opened on the alphabetically first project again, whatever was chosen."""
+    page.goto("/search?q=semantic+search")
+    page.select_option("#project-select", "User Docs")
+    expect(page).to_have_url(re.compile(r"project=User"))
+    expect(page.locator("#results .result-count")).to_be_visible()
+    page.goto("/")  # a new visit, as from a bookmark or the extension's "open the window"
+    expect(page.locator("#project-select")).to_have_value("User Docs")
+    search(page, "semantic search")
+    expect(page).to_have_url(re.compile(r"project=User"))
+    page.goto("/files")
+    expect(page.locator("#project-select")).to_have_value("User Docs")
+    page.select_option("#project-select", "notes")  # and back: the choice is the last one made
+    page.goto("/")
+    expect(page.locator("#project-select")).to_have_value("notes")
