@@ -73,6 +73,24 @@ def max_seq_length(model_dir: Path) -> int:
         return 256
 
 
+def model_words(model_dir: Path) -> str:
+    """The model's name as a person knows it, for what is said while its copies are made ("all-MiniLM-L6-v2", not
+    the packaged folder's name "model"; "multilingual-e5-small", not its folder's key)."""
+    from ..config import default_model_path
+    from .multilingual import MODEL_NAME as MULTILINGUAL, made_here
+
+    if made_here(model_dir):
+        return MULTILINGUAL
+    try:
+        if Path(model_dir).resolve() == default_model_path().resolve():
+            from .embeddings import MODEL_NAME
+
+            return MODEL_NAME
+    except Exception:  # the packaged model missing: its folder's name will do
+        pass
+    return Path(model_dir).name
+
+
 def words_apart(model_dir: Path) -> bool:
     """Whether this model is exported with its vocabulary table apart (WORDS_NAME), by the table's size."""
     try:
@@ -176,7 +194,7 @@ def exported_onnx(model_dir: Path | None = None, cache_dir: Path | None = None) 
 
     model_dir = Path(model_dir) if model_dir else default_model_path()
     paths = exported_paths(model_dir, cache_dir or Settings.from_env().model_cache_dir)
-    derived.ensure(paths, lambda: export_onnx(model_dir, paths[0]), f"the ONNX copy of {model_dir.name} (about 15 s)",
+    derived.ensure(paths, lambda: export_onnx(model_dir, paths[0]), f"the ONNX copy of {model_words(model_dir)} (about 15 s)",
                    model_dir)
     clear_leftovers(model_dir, paths[0].parent)
     return model_dir, paths[0]
@@ -365,7 +383,7 @@ def quantized_copy(path: Path, model_dir: Path) -> Path:
     error of a similarity falls from 0.0056 to 0.0036 on average and from 0.061 to 0.027 at worst, at 94 % of the
     all-int8 speed (the demo's tmux passage: fp32 0.318, all-int8 0.290, this 0.303, against hybrid's 0.3 floor)."""
     target = int8_path(path)
-    derived.ensure([target], lambda: _quantize(path, target, model_dir), f"the int8 copy of {model_dir.name}", path)
+    derived.ensure([target], lambda: _quantize(path, target, model_dir), f"the int8 copy of {model_words(model_dir)}", path)
     return target
 
 

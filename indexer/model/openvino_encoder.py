@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from . import derived
-from .onnx_encoder import _MIN_INT8_COSINE, OnnxEncoder, exported_onnx
+from .onnx_encoder import _MIN_INT8_COSINE, OnnxEncoder, exported_onnx, model_words
 
 logger = logging.getLogger(__name__)
 
@@ -168,7 +168,7 @@ def openvino_int8_copy(onnx_path: Path, model_dir: Path) -> Path:
     atomically (the .xml is renamed into place last), and checked against the fp32 file on the probe sentences."""
     target = openvino_paths(onnx_path)[0]
     derived.ensure(openvino_paths(onnx_path), lambda: _quantize(onnx_path, model_dir, target),
-                   f"the static int8 copy of {model_dir.name} for OpenVINO ({_estimate(model_dir)})", onnx_path)
+                   f"the static int8 copy of {model_words(model_dir)} for OpenVINO ({_estimate(model_dir)})", onnx_path)
     return target
 
 
