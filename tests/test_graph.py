@@ -356,3 +356,25 @@ def test_clusters_are_named_by_what_their_notes_are_about_in_their_language():
     assert {"解压", "压缩", "文件"} <= documents[0] and "的目" not in documents[0]  # a pair holding 的 says nothing
     names = describe([0, 0, 0, 1, 1, 1, 2, 2, 2], documents)
     assert [name.split(" · ")[0] for name in names] == ["压缩", "进程", "网络"], names
+
+
+def test_a_chinese_template_sentence_lends_its_words_not_the_pairs_that_straddle_them():
+    """tldr's Chinese alias pages all say "此命令为 X 的别名。查看原命令的文档": without spaces its character pairs
+    include 此命, 令为 and 原命, which named the biggest cluster "令为 · 此命 · 查看" (and 15 of 28 names held such
+    a piece: 务器 of 服务器, 示所 of 显示所有)."""
+    from indexer.graph.clusters import describe, fragments, readable_head, terms_of
+
+    aliases = [(f"{name}", f"此命令为 {name} 的别名。\n\n- 查看原命令的文档：\n\n`tldr {name}`")
+               for name in ("egrep", "fgrep", "gawk", "vi", "view", "pico", "nawk", "rgrep")]
+    servers = [(f"{name}", f"启动一个 {name} 服务器，并显示所有连接的服务器状态。{more}")
+               for name, more in (("httpd", "查看服务的日志。"), ("nginx", "显示服务的配置。"), ("sshd", "停止服务。"),
+                                  ("redis", "查看数据库。"), ("caddy", "显示版本。"))]
+    pages = aliases + servers
+    pieces = fragments(readable_head(title, text) for title, text in pages)
+    assert {"此命", "令为", "原命", "看原", "务器", "示所"} <= pieces
+    assert not {"命令", "别名", "查看", "文档", "服务", "显示"} & pieces
+    names = describe([0] * len(aliases) + [1] * len(servers),
+                     [terms_of(title, [], text, pieces) for title, text in pages])
+    for name in names:
+        assert not set(name.split(" · ")) & pieces, names
+    assert "别名" in names[0] and "服务" in names[1], names

@@ -67,7 +67,8 @@ def assign_clusters(src: GraphSource) -> tuple[list[int], list[str]]:
             near = by_folder.get(src.folders[i])
             labels[i] = min(near.items(), key=lambda kv: (-kv[1], kv[0]))[0] if near else fallback
     labels = cl.by_size(labels)
-    names = cl.describe(labels, [cl.terms_of(t, g, h) for t, g, h in zip(src.titles, src.tags, src.heads)])
+    pieces = cl.fragments(cl.readable_head(t, h) for t, h in zip(src.titles, src.heads))
+    names = cl.describe(labels, [cl.terms_of(t, g, h, pieces) for t, g, h in zip(src.titles, src.tags, src.heads)])
     return labels, names
 
 

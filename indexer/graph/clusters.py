@@ -6,6 +6,7 @@ import colorsys
 import math
 import re
 from collections import Counter
+from typing import Iterable
 
 import numpy as np
 
@@ -83,15 +84,47 @@ def folder_clusters(folders: list[str]) -> tuple[list[int], list[str]]:
     return labels, [label_names[c] for c in range(len(label_names))]
 
 
-def terms_of(title: str, tags: list[str], head: str) -> set[str]:
+def terms_of(title: str, tags: list[str], head: str, fragments: set[str] = frozenset()) -> set[str]:
     """The words a document can lend its cluster's label: title and first lines as a reader reads them (a badge's
     URL, an HTML tag or a link's address lends nothing: a plugin vault's clusters were named "manifest · total",
-    "shields", "span" and "blob"), and its tags as #tag."""
-    text = f"{title} {reader_text(head)}".lower()
+    "shields", "span" and "blob"), and its tags as #tag. A CJK character pair of `fragments` lends nothing."""
+    text = readable_head(title, head)
     words = {w for w in WORD.findall(CJK_RUN.sub(" ", text)) if w not in STOPWORDS}
     if CJK_RUN.search(text):  # 解压缩文件 lends 解压, 压缩, 文件 (a pair holding a particle such as 的 lends nothing)
-        words |= {p for run in CJK_RUN.findall(text) for p in pairs(run) if len(p) == 2 and not set(p) & PARTICLES}
+        words |= {p for run in CJK_RUN.findall(text) for p in pairs(run)
+                  if len(p) == 2 and not set(p) & PARTICLES and p not in fragments}
     return words | {"#" + t for t in tags}
+
+
+def readable_head(title: str, head: str) -> str:
+    return f"{title} {reader_text(head)}".lower()
+
+
+def fragments(texts: Iterable[str], least: int = 3, share: float = 0.85) -> set[str]:
+    """The CJK character pairs of these texts that are pieces of a longer string, not words: a pair seen `least` times
+    or more whose neighbour on one side is the same character in `share` of them (not a particle, nor the run's
+    end). Without spaces between words, the pairs of 此命令为 include 此命 and 令为, which are in every alias page of
+    tldr's Chinese pages and named its biggest cluster "令为 · 此命 · 查看"; 命令 has many neighbours on each side."""
+    total: Counter = Counter()
+    left: dict[str, Counter] = {}
+    right: dict[str, Counter] = {}
+    for text in texts:
+        for run in CJK_RUN.findall(text):
+            for i in range(len(run) - 1):
+                pair = run[i:i + 2]
+                total[pair] += 1
+                left.setdefault(pair, Counter())[run[i - 1] if i else ""] += 1
+                right.setdefault(pair, Counter())[run[i + 2] if i + 2 < len(run) else ""] += 1
+    found = set()
+    for pair, n in total.items():
+        if n < least:
+            continue
+        for side in (left[pair], right[pair]):
+            char, count = side.most_common(1)[0]
+            if char and char not in PARTICLES and count >= share * n:
+                found.add(pair)
+                break
+    return found
 
 
 def describe(labels: list[int], documents: list[set[str]]) -> list[str]:
