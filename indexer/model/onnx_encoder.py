@@ -194,8 +194,8 @@ def exported_onnx(model_dir: Path | None = None, cache_dir: Path | None = None) 
 
     model_dir = Path(model_dir) if model_dir else default_model_path()
     paths = exported_paths(model_dir, cache_dir or Settings.from_env().model_cache_dir)
-    derived.ensure(paths, lambda: export_onnx(model_dir, paths[0]), f"the ONNX copy of {model_words(model_dir)} (about 15 s)",
-                   model_dir)
+    derived.ensure(paths, lambda: export_onnx(model_dir, paths[0]),
+                   f"the ONNX copy of {model_words(model_dir)} (about 15 s)", model_dir)
     clear_leftovers(model_dir, paths[0].parent)
     return model_dir, paths[0]
 
@@ -383,7 +383,8 @@ def quantized_copy(path: Path, model_dir: Path) -> Path:
     error of a similarity falls from 0.0056 to 0.0036 on average and from 0.061 to 0.027 at worst, at 94 % of the
     all-int8 speed (the demo's tmux passage: fp32 0.318, all-int8 0.290, this 0.303, against hybrid's 0.3 floor)."""
     target = int8_path(path)
-    derived.ensure([target], lambda: _quantize(path, target, model_dir), f"the int8 copy of {model_words(model_dir)}", path)
+    derived.ensure([target], lambda: _quantize(path, target, model_dir), f"the int8 copy of {model_words(model_dir)}",
+                   path)
     return target
 
 
