@@ -7,6 +7,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+
+import pytest
 from pathlib import Path
 
 from indexer.config import Settings
@@ -84,3 +86,79 @@ def test_kill_during_embedding_then_restart_is_consistent(data_home, tmp_path):
         assert vectors.count() == len(chunk_ids)
     finally:
         vectors.close()
+
+
+KILLED_AT = """
+import os, signal, sys
+from indexer.store import database, vectors
+moment = sys.argv[1]
+if moment == "recorded":  # the switch written to SQLite, Chroma not yet touched
+    def emptying(self, ids):
+        os.kill(os.getpid(), signal.SIGKILL)
+    vectors.VectorStore.delete = emptying
+else:  # half of the old vectors deleted from Chroma
+    deleting = vectors.VectorStore.delete
+    def emptying(self, ids):
+        deleting(self, ids[: len(ids) // 2])
+        os.kill(os.getpid(), signal.SIGKILL)
+    vectors.VectorStore.delete = emptying
+from webapp.cli import cli
+cli(["index", "notes"])
+"""
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("moment", ["emptying"])  # "recorded" (before Chroma is touched) too, by hand: 70 s each
+def test_a_kill_during_a_model_switch_leaves_no_vector_of_the_old_model(data_home, tmp_path, moment):
+    """Issue 62: kill -9 a switch from the English model to the multilingual one, and start again: every vector is
+    the new model's, and meaning search finds the note. Before, the next start took the English vectors left in
+    Chroma for upserts SQLite had missed and kept them ("embedded 1013, pending 0", every semantic search empty)."""
+    import shutil
+
+    import numpy as np
+
+    from indexer import SearchRequest
+    from indexer.engine import Engine
+    from indexer.model.embeddings import Embedder
+    from support import DEMO_NOTES
+
+    shutil.copytree(DEMO_NOTES, tmp_path / "notes")
+    env = {**os.environ, "SKMEMORY_HOME": str(data_home), "SKMEMORY_EMBED_MODEL": "english"}
+    subprocess.run(SKMEMORY + ["add", str(tmp_path / "notes"), "--name", "notes"], check=True, env=env,
+                   capture_output=True)
+    subprocess.run(SKMEMORY + ["index", "notes"], check=True, env=env, capture_output=True)  # by the English model
+    switched = {**env, "SKMEMORY_EMBED_MODEL": "multilingual", "PYTHONPATH": str(Path(__file__).parents[1])}
+    killed = subprocess.run([sys.executable, "-c", KILLED_AT, moment], env=switched, capture_output=True, text=True)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+
+    done = subprocess.run(SKMEMORY + ["index", "notes"], env=switched, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    info = Home(Settings.from_env(data_home)).project("notes")
+    conn = sqlite3.connect(info.index_dir / "index.sqlite")
+    rows = conn.execute("SELECT chunk_id, content FROM chunks WHERE NOT keyword_only").fetchall()
+    states = dict(conn.execute("SELECT embed_state, count(*) FROM chunks WHERE NOT keyword_only GROUP BY 1"))
+    conn.close()
+    assert states == {"embedded": len(rows)}, states
+    store = VectorStore.open(info.index_dir / "chroma", f"skm_{info.id}")
+    try:
+        assert store.ids() == {cid for cid, _ in rows}
+        ids, stored = store.get(sorted(store.ids()))
+    finally:
+        store.close()
+    by_id = dict(rows)
+    multilingual = Embedder(model="multilingual")
+    made = multilingual.embed([by_id[cid] for cid in ids])
+    agreement = np.sum(np.asarray(stored) * made, axis=1)
+    assert agreement.min() > 0.9, f"{int((agreement < 0.9).sum())} of {len(ids)} vectors are another model's"
+
+    os.environ["SKMEMORY_EMBED_MODEL"] = "multilingual"  # as the switched processes ran
+    try:
+        engine = Engine(Home(Settings.from_env(data_home)))
+        try:
+            answer = engine.search(SearchRequest("detach a terminal session and reattach to it later",
+                                                 project="notes", mode="semantic", limit=3))
+        finally:
+            engine.close()
+    finally:
+        os.environ.pop("SKMEMORY_EMBED_MODEL", None)
+    assert [r["title"] for r in answer["results"]][:1] == ["tmux cheatsheet"]

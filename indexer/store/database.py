@@ -236,11 +236,19 @@ class Store:
             self.conn.execute("INSERT INTO index_meta (key, value) VALUES (?, ?) "
                               "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
 
-    def forget_vectors(self, keep_meanwhile: bool = False) -> list[str]:
+    def drop_meta(self, key: str) -> None:
+        with self.lock, self.conn:
+            self.conn.execute("DELETE FROM index_meta WHERE key = ?", (key,))
+
+    def forget_vectors(self, keep_meanwhile: bool = False, meta: dict[str, str] | None = None) -> list[str]:
         """Queue every chunk for embedding again and drop the stored vectors (the model or its backend changed);
         return the ids. keep_meanwhile (the same model, another backend): each old vector answers meaning search
-        until its chunk's new one is stored (stale_vectors, migration m019)."""
+        until its chunk's new one is stored (stale_vectors, migration m019). `meta` is written in the same
+        transaction (the model switched to, and whose vectors Chroma still holds)."""
         with self.lock, self.conn:
+            for key, value in (meta or {}).items():
+                self.conn.execute("INSERT INTO index_meta (key, value) VALUES (?, ?) "
+                                  "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
             ids = [r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE NOT keyword_only AND "
                                                    "(embed_state != 'pending' OR vector IS NOT NULL)")]
             self.conn.execute("DELETE FROM stale_vectors")

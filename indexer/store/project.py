@@ -38,6 +38,7 @@ SUBSTRING_BATCH = 2000  # chunks added to the substring index per commit while i
 PROGRESS_RECOUNT_SECONDS = 10.0
 
 logger = logging.getLogger(__name__)
+CHROMA_HOLDS = "switching_from"  # index_meta, during a model switch: the model whose vectors Chroma may still hold
 SETTLE_PASSES = 2  # walks after a whole sync, for what changed while it read (sync)
 
 Progress = Callable[[int, int], None]
@@ -157,14 +158,26 @@ class Project:
         if stored_model is not None and stored_model != model and not self.store.query(
                 "SELECT 1 FROM chunks WHERE embed_state = 'embedded' AND NOT keyword_only LIMIT 1"):
             stored_model = None  # nothing was embedded by the other model: nothing to throw away, nothing to say
+        # A switch is one transaction in SQLite (every chunk pending, the new model recorded, and which model's
+        # vectors Chroma still holds), then Chroma is emptied, then the mark goes: a process killed anywhere in
+        # between leaves the mark, and the next open empties Chroma before anything else reads it. Without it,
+        # reconcile took the old model's vectors left in Chroma for upserts SQLite had not heard of, and kept them.
+        unfinished = self.store.meta(CHROMA_HOLDS)
         if stored_model is not None and stored_model != model:
             self.embedded_before_by = stored_model
             same_model = _model_name(stored_model) == _model_name(model)  # only the backend changed
             logger.warning("Project %s was embedded with %s, not %s: embedding it again%s", self.name, stored_model,
                            model, "; its vectors answer meaning search meanwhile" if same_model else "")
-            self.store.forget_vectors(keep_meanwhile=same_model)
+            self.store.forget_vectors(keep_meanwhile=same_model,
+                                      meta={"embedding_model": model, CHROMA_HOLDS: unfinished or stored_model})
+            unfinished = unfinished or stored_model
+        elif unfinished is not None:
+            logger.warning("Project %s was being switched from %s to %s when it stopped; finishing the switch",
+                           self.name, unfinished, model)
+        if unfinished is not None:
             with self._vector_lock:
                 self.vectors.delete(sorted(self.vectors.ids()))
+            self.store.drop_meta(CHROMA_HOLDS)
         if stored_model != model:
             self.store.set_meta("embedding_model", model)
         stored_chunker = self.store.meta("chunker_version")
