@@ -81,6 +81,10 @@ def hybrid(index: ProjectIndex, query, limit: int | None, allowed: set[str] | No
     owners = notes.scan.get("owners", {})
     if missing := [cid for cid in sims if cid not in owners]:
         owners = owners | reads.owners(index, missing)
+        if gone := {cid for cid in missing if cid not in owners}:  # deleted since the scan: answered without them
+            sims = {cid: sim for cid, sim in sims.items() if cid not in gone}
+            top = [(cid, sim) for cid, sim in top if cid not in gone]
+            meaning.similarity = {cid: sim for cid, sim in meaning.similarity.items() if cid not in gone}
     # Which chunks hold the words: those the note ranking's BM25 legs read (every word, then some of them; the best
     # LEG_CHUNKS of each), so a question's OR is not read a second time.
     rowid = notes.scan.get("rowids", {})

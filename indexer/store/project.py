@@ -536,10 +536,10 @@ class Project:
     def _drop_vectors(self, chunk_ids: list[str]) -> None:
         if not chunk_ids:
             return
-        with self._vector_lock:
+        with self._vector_lock:  # the listeners (the vector cache) hear of it in the same order as Chroma
             self.vectors.delete(chunk_ids)
-        for listener in self.vector_listeners:
-            listener([], None, chunk_ids)
+            for listener in self.vector_listeners:
+                listener([], None, chunk_ids)
         self.across.removed(chunk_ids)
 
     # --- embeddings ---------------------------------------------------------------------------------------
@@ -681,9 +681,10 @@ class Project:
                 kept_vectors = vectors[keep]
                 self.vectors.upsert(kept_ids, kept_vectors, [metas[i] for i in keep])
                 self.store.set_embedded(kept_ids, kept_vectors)
-        if keep:
-            for listener in self.vector_listeners:
-                listener(kept_ids, kept_vectors, [])
+                # Under the lock: told after the lock, the cache could hear of this add after a delete of the same
+                # chunks that came between, and bring them back (hybrid then met a passage with no note: a 500).
+                for listener in self.vector_listeners:
+                    listener(kept_ids, kept_vectors, [])
         return len(keep)
 
     def embed_across(self, stop: threading.Event | None = None, progress: Progress | None = None,
