@@ -8,6 +8,7 @@ from pathlib import Path
 import platformdirs
 
 DEFAULT_PORT = 8765
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"  # the bundled English model, as people know it
 
 
 def default_model_path() -> Path:

