@@ -320,7 +320,15 @@ class Engine:
             raise InvalidQuery("search_hits answers spec 000's modes; vault_search answers mode 'vault'.")
         with FOREGROUND, self._slots:  # bulk embedding steps aside while a search runs; a few run at once
             indexes = self._scope_indexes(request.project, request.scope)
-            result = SearchAnswer(**pipeline.search(indexes, request))
+            try:
+                result = SearchAnswer(**pipeline.search(indexes, request))
+            except IndexDamaged:
+                # Found damaged by this very search: with scope 'all' the others answer, and the answer names the
+                # one being rebuilt (it answered 503 for every project once, at the moment the damage was found).
+                if request.scope != "all" or not any(self._rebuilding(i.name) for i in indexes):
+                    raise
+                indexes = self._scope_indexes(request.project, request.scope)
+                result = SearchAnswer(**pipeline.search(indexes, request))
         return self._named(request, indexes, result)
 
     @answers("vault_search")
