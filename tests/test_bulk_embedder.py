@@ -217,12 +217,21 @@ def test_bulk_embedding_steps_aside_while_a_search_runs(real_embedder, make_engi
     assert seen == [True] and not FOREGROUND.busy
 
 
+
+def english_copy(model_cache, name: str):
+    """The English model's copy of this name in the run's model cache (the multilingual model's copies sit beside
+    it, under names of their own)."""
+    from indexer.config import default_model_path
+    from indexer.model.onnx_encoder import exported_path
+
+    return exported_path(default_model_path(), model_cache).with_name(name)
+
 @pytest.mark.skipif(not openvino_encoder.available(), reason="OpenVINO and NNCF are not installed here")
 def test_the_openvino_copy_is_made_without_the_network_or_files_outside_the_model_cache(real_embedder, model_cache,
                                                                                          tmp_path):
     # A fresh cache holding only the exported fp32 file, and a home folder of its own: NNCF's usage statistics, if
     # they were imported, would write a client id under ~/intel and post an event.
-    exported = next(model_cache.rglob("model.onnx"))
+    exported = english_copy(model_cache, "model.onnx")
     cache = tmp_path / "cache" / exported.parent.name
     cache.mkdir(parents=True)
     (cache / "model.onnx").write_bytes(exported.read_bytes())
@@ -255,7 +264,7 @@ def test_openvino_compiles_the_copy_once_and_later_starts_read_it_back(real_embe
     # Fresh processes on a copy of the int8 files: the first compiles and keeps the compiled form beside the copy,
     # the next reads it back (the same file, untouched) and makes the same vectors; a cache that cannot be made (a
     # file where its folder goes) costs the start-up time, never the vectors.
-    xml = next(model_cache.rglob(f"model{openvino_encoder.OV_SUFFIX}.xml"))
+    xml = english_copy(model_cache, f"model{openvino_encoder.OV_SUFFIX}.xml")
     for part in (xml, xml.with_suffix(".bin")):
         (tmp_path / part.name).write_bytes(part.read_bytes())
     script = ("import sys; from pathlib import Path; from indexer.config import default_model_path\n"
@@ -284,7 +293,7 @@ def test_openvino_compiles_the_copy_once_and_later_starts_read_it_back(real_embe
 def test_openvino_workers_starting_together_never_deadlock(real_embedder, model_cache):
     # Each worker's first run sets up the bindings' numpy bridge; two at once deadlocked about one fresh process in
     # twelve (`skmemory index` stuck in its first texts for good). Fresh processes, four workers starting together.
-    xml = next(model_cache.rglob(f"model{openvino_encoder.OV_SUFFIX}.xml"))
+    xml = english_copy(model_cache, f"model{openvino_encoder.OV_SUFFIX}.xml")
     script = ("import sys; from pathlib import Path; from indexer.config import default_model_path\n"
               "from indexer.model.openvino_encoder import OpenVinoEncoder\n"
               f"e = OpenVinoEncoder(Path({str(xml)!r}), default_model_path(), quantized=True, workers=4)\n"
