@@ -233,8 +233,12 @@ class Store:
 
     def set_meta(self, key: str, value: str) -> None:
         with self.lock, self.conn:
-            self.conn.execute("INSERT INTO index_meta (key, value) VALUES (?, ?) "
-                              "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+            self._put_meta(key, value)
+
+    def _put_meta(self, key: str, value: str) -> None:
+        """Write one index_meta value inside the caller's transaction."""
+        self.conn.execute("INSERT INTO index_meta (key, value) VALUES (?, ?) "
+                          "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
 
     def drop_meta(self, key: str) -> None:
         with self.lock, self.conn:
@@ -247,8 +251,7 @@ class Store:
         transaction (the model switched to, and whose vectors Chroma still holds)."""
         with self.lock, self.conn:
             for key, value in (meta or {}).items():
-                self.conn.execute("INSERT INTO index_meta (key, value) VALUES (?, ?) "
-                                  "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+                self._put_meta(key, value)
             ids = [r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE NOT keyword_only AND "
                                                    "(embed_state != 'pending' OR vector IS NOT NULL)")]
             self.conn.execute("DELETE FROM stale_vectors")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 import shutil
 import sqlite3
 import threading
@@ -255,8 +256,14 @@ class Project:
         """What Chroma says when a sample of passages asks for their nearest neighbour (None when most find
         themselves): a damaged HNSW file fails every search of the project ("Error loading hnsw index") until the
         index is made again, and a truncated or zeroed one answers the wrong passages."""
-        rows = self.store.query("SELECT chunk_id, vector FROM chunks WHERE embed_state = 'embedded' AND vector IS NOT "
-                                "NULL AND NOT keyword_only ORDER BY random() LIMIT ?", (HNSW_SAMPLE,))
+        # From a random point of the chunk ids (hashes, so any run of them is a random draw), along their index:
+        # ORDER BY random() read every vector of the project at every open.
+        start = secrets.token_hex(12)
+        wanted = "+embed_state = 'embedded' AND vector IS NOT NULL AND NOT keyword_only"  # along the ids' index
+        rows = self.store.query(f"SELECT chunk_id, vector FROM chunks WHERE chunk_id >= ? AND {wanted} "
+                                "ORDER BY chunk_id LIMIT ?", (start, HNSW_SAMPLE))
+        rows += self.store.query(f"SELECT chunk_id, vector FROM chunks WHERE chunk_id < ? AND {wanted} "
+                                 "ORDER BY chunk_id LIMIT ?", (start, HNSW_SAMPLE - len(rows)))
         if not rows:
             return None
         sample = [(r[0], np.frombuffer(r[1], dtype=np.float32)) for r in rows]
