@@ -152,18 +152,21 @@ def test_a_copy_made_before_records_were_kept_and_then_damaged_is_made_again(own
     assert derived.damage(copies) is None  # made again, and recorded
 
 
-def test_a_copy_that_cannot_be_made_is_said_by_status_and_not_tried_by_every_command(tmp_path, monkeypatch):
+@pytest.mark.parametrize("model", ["english", "multilingual"])
+def test_a_copy_that_cannot_be_made_is_said_by_status_and_not_tried_by_every_command(tmp_path, monkeypatch, model):
+    """The multilingual model's folder is made in the cache before its copies: a Chinese project's status said
+    "available" while every meaning search failed, because only the English model's copies were looked at."""
     from indexer.model.embeddings import Embedder
 
     full = shutil.disk_usage(tmp_path)._replace(free=5 << 20)
     monkeypatch.setattr(derived.shutil, "disk_usage", lambda path: full)
     monkeypatch.setattr(derived.tempfile, "gettempdir", lambda: str(tmp_path))
     empty = tmp_path / "models"
-    first = Embedder(cache_dir=empty, backend="onnx-int8")
+    first = Embedder(cache_dir=empty, backend="onnx-int8", model=model)
     started = time.monotonic()
     assert not first.load()
     assert "free some space" in first.now.reason and time.monotonic() - started < 5  # no export tried
-    later = Embedder(cache_dir=empty, backend="onnx-int8")  # the next command
+    later = Embedder(cache_dir=empty, backend="onnx-int8", model=model)  # the next command
     assert "free some space" in later.known_problem  # what `skmemory status` says, without loading anything
     assert not later.load() and "free some space" in later.now.reason
 

@@ -401,19 +401,24 @@ class Embedder:
         is not there (`skmemory status` says this in a fraction of a second instead of loading the model)."""
         if self._error is not None:
             return self._error
-        if self._model is None and self.backend != "torch" and (self.model == "english" or self._folder is not None):
-            from .derived import failure
+        from .derived import failure
 
+        if self.model == "multilingual" and self._folder is None:  # its folder, known without making it
+            from .multilingual import KEPT, ModelUnavailable, folder_for
+
+            try:
+                folder = folder_for(self._cache())
+            except ModelUnavailable as exc:
+                return f"the {self.name} model is unavailable ({exc})"
+            if (reason := failure(folder / KEPT[0])) is not None:
+                return f"the {self.name} model could not be made ({reason})"
+            if self._model is None and (folder / KEPT[0]).is_file():
+                self._folder = folder  # made: its copies' paths are known
+        if self._model is None and self.backend != "torch" and (self.model == "english" or self._folder is not None):
             for copy in self.copies():
                 if (reason := failure(copy)) is not None:
                     return f"the model's copy for {self.backend} could not be made: {reason}"
         if self.model == "multilingual":
-            from .multilingual import ModelUnavailable, source_file
-
-            try:
-                source_file()
-            except ModelUnavailable as exc:
-                return f"the {self.name} model is unavailable ({exc})"
             return None
         path = self.model_path or default_model_path()
         if self._model is None and not path.is_dir():

@@ -97,12 +97,16 @@ KEPT = ("config.json", "tokenizer.json", "tokenizer_config.json", "modules.json"
 WEIGHTS = "model.safetensors"
 
 
+def folder_for(cache_dir: Path) -> Path:
+    """Where the sentence-transformers folder of multilingual-e5-small lives in the model cache (made or not)."""
+    stat = source_file().stat()
+    key = hashlib.sha1(f"{stat.st_size}:{stat.st_mtime_ns}:{CONVERTER_VERSION}".encode()).hexdigest()[:12]
+    return Path(cache_dir) / f"{MODEL_NAME}-{key}"
+
+
 def model_dir(cache_dir: Path) -> Path:
     """The sentence-transformers folder of multilingual-e5-small in the model cache, made first if missing."""
-    source = source_file()
-    stat = source.stat()
-    key = hashlib.sha1(f"{stat.st_size}:{stat.st_mtime_ns}:{CONVERTER_VERSION}".encode()).hexdigest()[:12]
-    target = Path(cache_dir) / f"{MODEL_NAME}-{key}"
+    source, target = source_file(), folder_for(cache_dir)
     with _LOCK:
         derived.ensure([target / name for name in KEPT], lambda: _make_folder(source, target),
                        "the multilingual model's folder (about 2 s)", source)
