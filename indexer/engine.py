@@ -29,6 +29,7 @@ from .search.cache import VectorCache
 from .store.across import GENERATION as ACROSS_GENERATION
 from .search.context import build_context
 from .search.hnsw import HnswVectors
+from .search.switching import PreviousVectors
 from .search.index import ProjectIndex
 from .search.memory import memory_search
 from .contract.request import SearchRequest
@@ -167,10 +168,13 @@ class Engine:
         if isinstance(project, Project):
             project.across.listeners.append(across.apply)
             project.vector_listeners.append(lambda _ids, _vectors, removed: across.apply([], None, [], removed))
+        # The vectors meaning search reads while the project moves to another model (search/switching.py).
+        previous = PreviousVectors(self.home.embedder_for)
+        project.vector_listeners.append(lambda _ids, _vectors, removed: previous.removed(removed))
         return ProjectIndex(project.name, project.root, project.store.path, lambda: project.embedder, project.counter,
                             scaled, on_damage=self._damaged, across=across,
                             multilingual=lambda: self.home.embedder_for("multilingual"),
-                            across_progress=project.across_progress)
+                            across_progress=project.across_progress, previous=previous)
 
     def _damaged(self, name: str, reason: str) -> str:
         """A search found a project's index damaged: have it rebuilt, and say so in the sentence the search raises."""

@@ -13,7 +13,8 @@ from .config import Settings
 from .model.embeddings import Embedder
 from .errors import HomeInUse, IndexDamaged, ProjectLocked, SKMemoryError, is_damage
 from .store.lock import LOCK_NAME, WriterLock, read_holder
-from .store.project import Project, project_status
+from .store.project import (Project, chosen_model, kept_setting as _kept_setting, language_status, project_status,
+                            switch_status)
 from .registry import ProjectInfo, Registry
 from .store.database import SQLITE_NAME, Store
 
@@ -217,6 +218,18 @@ class Home:
         (kept / DAMAGED_MARK).unlink(missing_ok=True)
         return kept
 
+    def _model_now(self, result: dict, store: Store) -> None:
+        """The model a project is embedded by from now on, as this process's setting has it (SKMEMORY_EMBED_MODEL
+        may have changed since its notes' language was last told), and the switch to it if one is under way."""
+        kept = language_status(store)
+        if kept and _kept_setting(store) != self.settings.embed_model and self.settings.embed_model != "auto":
+            result["model_why"] = f"SKMEMORY_EMBED_MODEL={self.settings.embed_model} chooses it"
+        result["model_key"] = chosen_model(store, self.settings)
+        embedder = self.embedder_for(result["model_key"])
+        result["model"] = embedder.name
+        if switch := switch_status(store, embedder, result):
+            result["model_switch"] = switch
+
     def describe(self, name: str) -> dict:
         """A project's status with whether its chunks can be embedded: the running indexer's word when one owns
         the project, else whether this process could load the model (without loading it)."""
@@ -252,6 +265,7 @@ class Home:
             store = Store(info.index_dir, readonly=True)
             try:
                 result = project_status(info, store, None)
+                self._model_now(result, store)
             finally:
                 store.close()
         except Exception as exc:

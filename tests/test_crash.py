@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 import pytest
 from pathlib import Path
@@ -131,6 +132,27 @@ def test_a_kill_during_a_model_switch_leaves_no_vector_of_the_old_model(data_hom
     killed = subprocess.run([sys.executable, "-c", KILLED_AT, moment], env=switched, capture_output=True, text=True)
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
 
+    # Meanwhile, meaning search answers by the English model's vectors with its own query encoder, and says so: in
+    # the exact cache of a read-only search, and in HNSW mode, whose Chroma the switch emptied.
+    question = "detach a terminal session and reattach to it later"
+    status = subprocess.run(SKMEMORY + ["status", "notes"], env=switched, capture_output=True, text=True).stdout
+    assert "moving from all-MiniLM-L6-v2 to multilingual-e5-small" in status, status
+    for vector_search in ("exact", "hnsw"):
+        settings = replace(Settings.from_env(data_home), embed_model="multilingual", vector_search=vector_search)
+        engine = Engine(Home(settings))
+        try:
+            if vector_search == "hnsw":  # the writer's own read side: Chroma's approximate search
+                from indexer.search.pipeline import search
+
+                meanwhile = search([engine._read_side(engine.writer("notes"))],
+                                   SearchRequest(question, project="notes", mode="semantic", limit=3))
+            else:
+                meanwhile = engine.search(SearchRequest(question, project="notes", mode="semantic", limit=3))
+        finally:
+            engine.close()
+        assert [r["title"] for r in meanwhile["results"]][:1] == ["tmux cheatsheet"], (vector_search, meanwhile)
+        assert "searched by meaning with all-MiniLM-L6-v2" in meanwhile["notice"]
+
     done = subprocess.run(SKMEMORY + ["index", "notes"], env=switched, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     info = Home(Settings.from_env(data_home)).project("notes")
@@ -162,3 +184,7 @@ def test_a_kill_during_a_model_switch_leaves_no_vector_of_the_old_model(data_hom
     finally:
         os.environ.pop("SKMEMORY_EMBED_MODEL", None)
     assert [r["title"] for r in answer["results"]][:1] == ["tmux cheatsheet"]
+    assert "notice" not in answer  # the switch is done: the new vectors answer, and the old ones are gone
+    conn = sqlite3.connect(info.index_dir / "index.sqlite")
+    assert conn.execute("SELECT count(*) FROM previous_vectors").fetchone()[0] == 0
+    conn.close()

@@ -332,6 +332,8 @@ def status(ctx: click.Context, name: str | None, as_json: bool) -> None:
         elif s.get("eta_seconds"):
             click.echo(f"  embedding: about {s['eta_seconds']} s left")
         click.echo(f"  embeddings: {embeddings_state(s)}")
+        if s.get("model_switch"):
+            click.echo(f"  {s['model_switch']['sentence']}")
         if s.get("model_why"):
             click.echo(f"  model: {s.get('model')}, because {s['model_why']} (SKMEMORY_EMBED_MODEL=english or "
                        "multilingual chooses for every project)")

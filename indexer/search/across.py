@@ -36,6 +36,7 @@ from ..model.scale import Baseline, QuestionScaledVectors, ScaledVectors
 from . import chunk_reads as reads
 from .cache import VectorCache
 from .index import ProjectIndex
+from .switching import previous_index
 
 MIXED_SHARE = 0.1  # a project with a second language of at least this share of its passages is mixed
 MIN_LANGUAGE = 20  # passages of a language before its own mean is taken out (else the mean of them all)
@@ -281,7 +282,10 @@ def whole_words(folder: Path | None) -> frozenset[str]:
 
 def meaning_index(index: ProjectIndex, query) -> ProjectIndex:
     """The project as this question's meaning legs search it: itself, or a view of it across languages (when the
-    vectors that space needs are all there), whose similarities are each the question's own (QuestionScale)."""
+    vectors that space needs are all there), whose similarities are each the question's own (QuestionScale); during
+    a switch to another model, the previous model's vectors and query encoder (search/switching.py)."""
+    if (previous := previous_index(index)) is not None:
+        return previous
     asked = asking(index, query)
     if not asked.across or not asked.ready:
         return index

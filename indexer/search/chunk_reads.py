@@ -546,6 +546,18 @@ def stored_vectors(db, chunk_ids: Iterable[str], ids_only: bool = False) -> list
                   [ids(chunk_ids)])
 
 
+def previous_vectors(index: ProjectIndex) -> list[sqlite3.Row]:
+    """(chunk_id, vector) of every passage's previous model's vector, during a switch (search/switching.py)."""
+    return [r for r in index.sql("SELECT chunk_id, vector FROM previous_vectors") if r[1] is not None]
+
+
+def embedded_of(index: ProjectIndex) -> tuple[int, int]:
+    """(passages with their vector, passages the model embeds, less those that failed)."""
+    row = index.sql("SELECT sum(embed_state = 'embedded'), count(*) FROM chunks WHERE NOT keyword_only "
+                    "AND embed_state != 'failed'")[0]
+    return int(row[0] or 0), int(row[1] or 0)
+
+
 def index_meta(db, key: str) -> str | None:
     """A value the index keeps about itself (index_meta), None when it has none."""
     rows = db.sql("SELECT value FROM index_meta WHERE key = ?", (key,))

@@ -43,6 +43,8 @@ class ProjectIndex:
     across: object | None = field(default=None, repr=False, compare=False)  # search/across.py's AcrossVectors
     multilingual: Callable[[], Embedder] | None = field(default=None, repr=False, compare=False)
     across_progress: Callable[[], tuple[int, int] | None] = field(default=lambda: None, repr=False, compare=False)
+    # During a switch to another model, the previous model's vectors (search/switching.py's PreviousVectors).
+    previous: object | None = field(default=None, repr=False, compare=False)
     # Told when SQLite finds the file damaged (project name, SQLite's words); returns the sentence to raise, which
     # says who rebuilds it: the Engine has the server's indexer rebuild it, or marks it for the next writer.
     on_damage: Callable[[str, str], str] | None = field(default=None, repr=False, compare=False)

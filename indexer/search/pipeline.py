@@ -18,6 +18,7 @@ from .keyword import keyword_search
 from .query import Query
 from .records import KeywordLeg, MeaningLeg, Ranking
 from .reasons import across_rows, empty_reason, excluded_notice
+from .switching import switch_notice
 from .semantic import DIRECT_THRESHOLD, HYBRID_THRESHOLD, recency_search, semantic_search, unavailable
 from .spelling import corrected
 from .tags import listed_by, tag_reason, tag_search
@@ -95,8 +96,9 @@ def search(indexes: list[ProjectIndex], request) -> dict:
         if not merged:  # never an empty answer without a reason
             extra["empty_reason"] = empty_reason(indexes, query, request, available,
                                                  indexes[0].embedder.now.why_not if not available else None)
-    if request.scope != "all" and (left_out := excluded_notice(indexes[0], query)):
-        extra["notice"] = left_out
+    notices = [excluded_notice(indexes[0], query) if request.scope != "all" else None, switch_notice(indexes)]
+    if notices := [n for n in notices if n]:
+        extra["notice"] = " ".join(notices)
     if request.mode in ("keyword", "hybrid"):
         behind = [(index.name, *chunk_reads.substring_backlog(index)) for index in indexes]
         behind = [(name, left, total) for name, left, total in behind if left]

@@ -28,6 +28,7 @@ import numpy as np
 from ..errors import EmbeddingsUnavailable
 from . import chunk_reads, note_reads
 from .across import asking, meaning_index, names_across
+from .switching import switch_notice
 from .explain import fusion_rule, vault_explain, vault_explain_document
 from .filters import created_day
 from .grammar import TITLE_BONUS, held_words
@@ -362,6 +363,8 @@ def vault_search(index: ProjectIndex, request, reranker: Reranker | None = None,
         answer["semantic_reason"] = index.embedder.now.why_not
     if across := across_rows([index], query):
         answer["across"] = across
+    if notice := switch_notice([index]):
+        answer["notice"] = notice
     if not results and query.meaning.strip():
         answer["empty_reason"] = empty_reason([index], query, request, bool(ranking.legs.get("meaning")),
                                               answer.get("semantic_reason"))

@@ -244,11 +244,13 @@ class Store:
         with self.lock, self.conn:
             self.conn.execute("DELETE FROM index_meta WHERE key = ?", (key,))
 
-    def forget_vectors(self, keep_meanwhile: bool = False, meta: dict[str, str] | None = None) -> list[str]:
+    def forget_vectors(self, keep_meanwhile: bool = False, keep_previous: bool = False,
+                       meta: dict[str, str] | None = None) -> list[str]:
         """Queue every chunk for embedding again and drop the stored vectors (the model or its backend changed);
         return the ids. keep_meanwhile (the same model, another backend): each old vector answers meaning search
-        until its chunk's new one is stored (stale_vectors, migration m019). `meta` is written in the same
-        transaction (the model switched to, and whose vectors Chroma still holds)."""
+        until its chunk's new one is stored (stale_vectors, migration m019). keep_previous (another model): the old
+        vectors are kept whole until the switch is done (previous_vectors, migration m021; end_switch). `meta` is
+        written in the same transaction (the model switched to, and whose vectors Chroma still holds)."""
         with self.lock, self.conn:
             for key, value in (meta or {}).items():
                 self._put_meta(key, value)
@@ -258,9 +260,20 @@ class Store:
             if keep_meanwhile:
                 self.conn.execute("INSERT INTO stale_vectors (chunk_id, vector) SELECT chunk_id, vector FROM chunks "
                                   "WHERE embed_state = 'embedded' AND vector IS NOT NULL AND NOT keyword_only")
+            if keep_previous:
+                self.conn.execute("DELETE FROM previous_vectors")
+                self.conn.execute("INSERT INTO previous_vectors (chunk_id, vector) SELECT chunk_id, vector FROM "
+                                  "chunks WHERE embed_state = 'embedded' AND vector IS NOT NULL AND NOT keyword_only")
             self.conn.execute("UPDATE chunks SET embed_state = 'pending', embed_error = NULL, vector = NULL "
                               "WHERE NOT keyword_only")
         return ids
+
+    def end_switch(self, key: str) -> None:
+        """A model switch is done (every passage has its new vector): the previous model's vectors and the meta that
+        names it go together."""
+        with self.lock, self.conn:
+            self.conn.execute("DELETE FROM previous_vectors")
+            self.conn.execute("DELETE FROM index_meta WHERE key = ?", (key,))
 
     def stale_vectors(self) -> int:
         """How many old vectors still answer for chunks being embedded again (forget_vectors' keep_meanwhile)."""

@@ -552,3 +552,20 @@ def m020_vectors_across_languages(conn: sqlite3.Connection) -> None:
         END;
         """
     )
+
+
+@migration
+def m021_previous_model_answers_meanwhile(conn: sqlite3.Connection) -> None:
+    # A project moving to another model (its notes' language changed, or SKMEMORY_EMBED_MODEL did) embeds every
+    # passage again, for minutes. Until the last one is done, meaning search reads the previous model's vectors, kept
+    # here, with that model's own query encoder (search/switching.py): it answered nothing for those minutes. A row
+    # goes with its passage; every row goes when the switch is done.
+    conn.executescript(
+        """
+        CREATE TABLE previous_vectors (chunk_id TEXT PRIMARY KEY, vector BLOB NOT NULL);
+        CREATE TRIGGER chunks_previous_ad AFTER DELETE ON chunks
+        BEGIN
+            DELETE FROM previous_vectors WHERE chunk_id = old.chunk_id;
+        END;
+        """
+    )

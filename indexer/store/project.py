@@ -42,6 +42,9 @@ logger = logging.getLogger(__name__)
 HNSW_SAMPLE = 16  # passages asked for their own nearest neighbour at each open in HNSW mode (a damaged file answers
 # wrong ones without an error)
 CHROMA_HOLDS = "switching_from"  # index_meta, during a model switch: the model whose vectors Chroma may still hold
+# index_meta, from a switch to another model until every passage has its new vector: the model whose vectors answer
+# meaning search meanwhile (JSON: its name, its fingerprint; search/switching.py)
+PREVIOUS_META = "previous_model"
 SETTLE_PASSES = 2  # walks after a whole sync, for what changed while it read (sync)
 
 Progress = Callable[[int, int], None]
@@ -169,10 +172,18 @@ class Project:
         if stored_model is not None and stored_model != model:
             self.embedded_before_by = stored_model
             same_model = _model_name(stored_model) == _model_name(model)  # only the backend changed
+            # Another model: its vectors are kept whole, and answer meaning search with its own query encoder until
+            # every passage has its new vector (search/switching.py). A switch begun before keeps the vectors it
+            # kept: they are the whole set, where the model switched away from has only some passages done.
+            keep_previous = not same_model and self.store.meta(PREVIOUS_META) is None
             logger.warning("Project %s was embedded with %s, not %s: embedding it again%s", self.name, stored_model,
-                           model, "; its vectors answer meaning search meanwhile" if same_model else "")
-            self.store.forget_vectors(keep_meanwhile=same_model,
-                                      meta={"embedding_model": model, CHROMA_HOLDS: unfinished or stored_model})
+                           model, "; its vectors answer meaning search meanwhile" if same_model or keep_previous
+                           else "")
+            meta = {"embedding_model": model, CHROMA_HOLDS: unfinished or stored_model}
+            if keep_previous:
+                meta[PREVIOUS_META] = json.dumps({"name": _model_name(stored_model), "fingerprint": stored_model,
+                                                  "at": round(time.time(), 3)})
+            self.store.forget_vectors(keep_meanwhile=same_model, keep_previous=keep_previous, meta=meta)
             unfinished = unfinished or stored_model
         elif unfinished is not None:
             logger.warning("Project %s was being switched from %s to %s when it stopped; finishing the switch",
@@ -183,6 +194,7 @@ class Project:
             self.store.drop_meta(CHROMA_HOLDS)
         if stored_model != model:
             self.store.set_meta("embedding_model", model)
+        self._end_switch_if_done()  # a process stopped between the last passage and the end of its switch
         stored_chunker = self.store.meta("chunker_version")
         if stored_chunker == str(CHUNKER_VERSION):
             return False
@@ -192,6 +204,13 @@ class Project:
         logger.info("Project %s was chunked by chunker version %s; re-chunking it with version %s",
                     self.name, stored_chunker or 1, CHUNKER_VERSION)
         return True
+
+    def _end_switch_if_done(self) -> None:
+        """Once every passage has its new model's vector, the previous model's vectors go (search/switching.py)."""
+        if self.store.meta(PREVIOUS_META) is not None and not self.store.has_pending():
+            self.store.end_switch(PREVIOUS_META)
+            logger.info("Project %s: every passage is embedded by %s; meaning search reads its vectors now",
+                        self.name, self.embedder.name)
 
     def reconcile(self) -> ReconcileReport:
         """Repair the two stores after a crash: drop orphan vectors, put back vectors Chroma lost from SQLite's
@@ -625,6 +644,7 @@ class Project:
                 if time.monotonic() - counted >= PROGRESS_RECOUNT_SECONDS:  # notes saved meanwhile add chunks
                     total, counted = max(total, done + self.store.counts()["pending"]), time.monotonic()
                 progress(done, max(total, done))
+        self._end_switch_if_done()
         return done
 
     def _open_vectors_aside(self) -> None:
@@ -795,6 +815,11 @@ def _kept_languages(store: Store) -> dict:
     return kept_languages(store.meta(LANGUAGES_META))
 
 
+def kept_setting(store: Store) -> str | None:
+    """The SKMEMORY_EMBED_MODEL under which the notes' language was last told."""
+    return _kept_languages(store).get("setting")
+
+
 def language_status(store: Store) -> dict:
     """What status says of a project's language: {'language': 'Chinese (99 % of 400 passages), ...', ...}."""
     kept = _kept_languages(store)
@@ -830,6 +855,8 @@ def project_status(info: ProjectInfo, store: Store, embedder: Embedder | None, a
         status.update(language_status(store))
     except sqlite3.OperationalError:  # an index of an older version, read before the server migrated it
         pass
+    if embedder is not None and (switch := switch_status(store, embedder, counts)):
+        status["model_switch"] = switch
     if embedder is not None:
         status["embeddings"] = embedder.now.word
         status["embeddings_unavailable_reason"] = embedder.now.reason
@@ -841,6 +868,26 @@ def project_status(info: ProjectInfo, store: Store, embedder: Embedder | None, a
         except sqlite3.OperationalError:  # an index of an older version, read before the server migrated it
             pass
     return status
+
+
+def switch_status(store: Store, embedder: Embedder, counts: dict) -> dict | None:
+    """A project moving to another model: from which, how far, and what meaning search reads meanwhile."""
+    previous = previous_model(store)
+    if previous is None:
+        return None
+    total = counts["embedded"] + counts["pending"]
+    return {"from": previous["name"], "to": embedder.name, "done": counts["embedded"], "total": total,
+            "sentence": f"moving from {previous['name']} to {embedder.name}: {counts['embedded']:,} of {total:,} "
+                        f"passages embedded again; meanwhile meaning search reads {previous['name']}'s vectors"}
+
+
+def previous_model(store: Store) -> dict | None:
+    """The model whose vectors answer meaning search during a switch ({'name', 'fingerprint'}); None otherwise."""
+    try:
+        kept = json.loads(store.meta(PREVIOUS_META) or "null")
+    except ValueError:
+        return None
+    return kept if isinstance(kept, dict) and kept.get("name") else None
 
 
 def across_status(store: Store, embedder: Embedder) -> dict:

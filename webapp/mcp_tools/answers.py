@@ -55,7 +55,7 @@ def search_answer(api: dict) -> dict:
     """A spec-000 search's note hits as compact rows."""
     everywhere = api.get("scope") == "all"
     out = {"query": api["query"], "mode": api["mode"], "semantic_available": api["semantic_available"]}
-    for key in ("semantic_reason", "keyword_only_projects"):
+    for key in ("semantic_reason", "keyword_only_projects", "notice"):
         if api.get(key):
             out[key] = api[key]
     if api.get("corrected"):
