@@ -249,3 +249,49 @@ def test_the_window_says_how_a_question_across_languages_was_searched_and_why_no
         page.goto("/status")
         expect(page.locator(".project-across").first).to_contain_text("Questions in other languages: ready")
         shot(page, "status-across", readme="status-across")
+
+
+def test_a_project_that_turns_forty_percent_chinese_moves_to_the_multilingual_model_while_serve_runs(two_languages):
+    """Issue 62: Chinese notes copied into an English project while `serve` runs (7 of 17, 41 %). Before, the server
+    kept the English model, embedded them with it and went on saying "English (100 %)" until a restart. Now the
+    watcher's sync tells the language again, the project moves to the multilingual model by itself, and an English
+    question asked all along is answered by meaning at every moment (by the English model's vectors until the new
+    ones are all there)."""
+    import threading
+
+    live = two_languages
+    folder = Path(next(p["root"] for p in status(live.port)["projects"] if p["project"] == "en"))
+    question = "log in to a remote machine over an encrypted connection"
+    answers: list = []
+    done = threading.Event()
+
+    def ask_all_along() -> None:
+        while not done.is_set():
+            try:
+                answer = _ask(live.port, "en", question, mode="semantic")
+                answers.append([r["path"] for r in answer["results"]][:1])
+            except Exception as exc:  # a 5xx or a refused connection, kept to be shown
+                answers.append(repr(exc))
+            time.sleep(0.05)
+
+    def en() -> dict:
+        return next(p for p in status(live.port)["projects"] if p["project"] == "en")
+
+    asking_thread = threading.Thread(target=ask_all_along)
+    asking_thread.start()
+    try:
+        for name, text in list(CHINESE.items())[:7]:
+            (folder / f"zh-{name}").write_text(f"# {name.removesuffix('.md')}\n\n> {text}\n\n- {text}\n",
+                                               encoding="utf-8")
+        deadline = time.monotonic() + 120
+        while not ((now := en())["model"] == "multilingual-e5-small" and now["documents"] == 17
+                   and not now["pending"] and "model_switch" not in now):
+            assert time.monotonic() < deadline, f"never moved to the multilingual model: {now}"
+            time.sleep(0.3)
+    finally:
+        done.set()
+        asking_thread.join()
+    assert now["language"].startswith("English") and "Chinese (41 %)" in now["language"], now["language"]
+    assert answers and all(a == ["ssh.md"] for a in answers), [a for a in answers if a != ["ssh.md"]][:5]
+    chinese = _ask(live.port, "en", "把压缩包里的文件解压出来", mode="semantic")
+    assert chinese["results"][0]["path"] == "zh-unzip.md", chinese["results"][:3]

@@ -150,3 +150,28 @@ def test_status_says_a_model_that_is_still_loading_is_loading_never_unavailable_
     failed = {**loading, "embeddings_unavailable_reason": "the model folder is missing"}
     assert embeddings_state(failed) == "unavailable: the model folder is missing"
     assert embeddings_state({"embeddings_available": True, "model": "all-MiniLM-L6-v2"}).startswith("available")
+
+
+def test_index_through_a_server_waits_for_the_model_switch_its_re_read_starts(monkeypatch, capsys):
+    """Issue 62: `skmemory index` asked the server to re-read a project whose notes had turned Chinese; nothing was
+    pending at that moment, the language was told a second later, and the command returned in 1 s, rc 0, without
+    following the 3.7-minute re-embedding it had started. It now waits for the language to be told first."""
+    from webapp import indexing
+
+    switch = {"from": "all-MiniLM-L6-v2", "to": "multilingual-e5-small", "done": 0, "total": 40,
+              "sentence": "moving from all-MiniLM-L6-v2 to multilingual-e5-small: 0 of 40 passages embedded again"}
+    answers = iter([{"language_due": True, "pending": 0}, {"language_due": True, "pending": 0},
+                    {"pending": 40, "model_switch": switch}, {"pending": 25, "model_switch": switch},
+                    {"pending": 0, "documents_embedded": 12, "documents_with_text": 12}])
+    asked = []
+
+    class Server:
+        def status(self):
+            entry = next(answers)
+            asked.append(entry)
+            return {"embeddings": "ready", "projects": [{"project": "notes", **entry}]}
+
+    monkeypatch.setattr(indexing, "POLL_SECONDS", 0)
+    indexing._follow_embeddings(Server(), "notes")
+    assert len(asked) == 5 and asked[-1]["pending"] == 0  # followed to the end, not left at the first answer
+    assert "moving from all-MiniLM-L6-v2 to multilingual-e5-small" in capsys.readouterr().err

@@ -133,6 +133,9 @@ def _embed_with_progress(project: "Project", counts: dict) -> None:
 
 # --- a server runs: it owns the index; ask it to re-read and follow its progress ----------------------------------
 
+LANGUAGE_WAIT_SECONDS = 30  # how long `index` waits for the server to tell the notes' language after its re-read
+
+
 def index_on_server(server: "ServerClient", names: list[str], no_embed: bool) -> None:
     """Ask the server to re-read each project, and show its progress until the files (and embeddings) are done."""
     click.echo(f"The SK Memory server at {server.url} owns the index; it re-reads the folders and this command "
@@ -180,6 +183,13 @@ def _follow_sync(server: "ServerClient", name: str, number: int) -> None:
 def _follow_embeddings(server: "ServerClient", name: str) -> None:
     status = server.status()
     entry = project_state(status, name)
+    waited = time.monotonic() + LANGUAGE_WAIT_SECONDS
+    while entry.get("language_due") and time.monotonic() < waited:  # the re-read may call for another model
+        time.sleep(POLL_SECONDS)
+        status = server.status()
+        entry = project_state(status, name)
+    if entry.get("model_switch"):
+        click.echo(f"{name}: {entry['model_switch']['sentence']}.", err=True)
     if status.get("embeddings") == "unavailable":
         click.echo(f"Warning: embeddings are unavailable ({status.get('embeddings_unavailable_reason')}); "
                    "keyword search still works.", err=True)

@@ -411,7 +411,9 @@ class Project:
         if rechunk:
             self.store.set_meta("chunker_version", str(CHUNKER_VERSION))
             self.rechunk_needed = False
-        if rel_paths is None:
+        # Told again after a whole sync, and after the watcher's syncs that add or remove passages: a project into
+        # which Chinese notes are copied while `serve` runs moves to the multilingual model then, not at a restart.
+        if rel_paths is None or report.chunks_added or report.removed_chunk_ids:
             self._language_due = self._language_due or language_moved(self.store, self.settings)
         if not defer_substrings:
             self.catch_up_substrings(stop=stop)
@@ -784,6 +786,9 @@ class Project:
                                             f"multilingual model is unavailable ({self.across.error})")
         if self.repair:
             status["repair"] = self.repair
+        # The notes' language is to be told again before the next embedding (`skmemory index` waits for it: the
+        # model it calls for may be another, and then every passage is embedded again)
+        status["language_due"] = self._language_due
         return status
 
 

@@ -44,6 +44,9 @@ def summary(status: dict) -> dict:
         "preparing": status.get("embeddings_preparing"),
         "paused": bool(status.get("embedding_paused")),
         "disk_full": status.get("disk_full"),
+        # a project moving to another model (its notes' language changed): meaning search reads the previous one's
+        # vectors meanwhile, so "0 of 400 by meaning" would be untrue
+        "switch": next((p["model_switch"] for p in projects if p.get("model_switch")), None),
     }
 
 
