@@ -168,6 +168,40 @@ def _write_words(table: np.ndarray, target: Path) -> None:
             os.unlink(tmp)
 
 
+class WordTable:
+    """The vocabulary table kept apart (WORDS_NAME, fp16), read row by row from the file: only the rows a batch uses
+    are read, and none stays mapped into the process. Memory-mapped, the rows a Chinese vault had touched (most pages
+    of its 192 MB, five rows a page) stayed in the server's resident memory after the embedding, once per encoder."""
+
+    def __init__(self, path: Path):
+        with open(path, "rb") as f:
+            version = np.lib.format.read_magic(f)
+            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            shape, fortran, dtype = read(f)
+            self._offset = f.tell()
+        if fortran or len(shape) != 2:
+            raise ValueError(f"{path.name} is not a table of rows")
+        self.shape, self.dtype = shape, np.dtype(dtype)
+        self._row = shape[1] * self.dtype.itemsize
+        self._fd = os.open(path, os.O_RDONLY)
+
+    def __getitem__(self, ids: np.ndarray) -> np.ndarray:
+        """The rows of these ids, in their shape (ids (b, n) -> (b, n, width)), as the table's dtype."""
+        wanted, where = np.unique(ids, return_inverse=True)
+        rows = np.empty((len(wanted), self.shape[1]), dtype=self.dtype)
+        for k, i in enumerate(wanted.tolist()):
+            if not 0 <= i < self.shape[0]:
+                raise IndexError(f"token {i} is outside the vocabulary of {self.shape[0]:,}")
+            rows[k] = np.frombuffer(os.pread(self._fd, self._row, self._offset + i * self._row), dtype=self.dtype)
+        return rows[where.reshape(ids.shape)]
+
+    def __del__(self):
+        try:
+            os.close(self._fd)
+        except (OSError, AttributeError):
+            pass
+
+
 def exported_path(model_dir: Path, cache_dir: Path) -> Path:
     """Where the model's exported fp32 ONNX file lives in the cache (its folder keyed by the model's files)."""
     return cache_dir / cache_key(model_dir) / ONNX_NAME
@@ -217,10 +251,8 @@ _tokenizers_lock = threading.Lock()
 
 def shared_tokenizer(model_dir: Path):
     """The model's tokenizer as its encoders use it (truncated to its window, unpadded), one per process: the bulk and
-    the query encoder share it (the multilingual model's 250,037-piece unigram takes 255 MB in `tokenizers`, and
-    encoding only reads it)."""
-    from tokenizers import Tokenizer
-
+    the query encoder share it (encoding only reads it). The multilingual model's 250,002-piece unigram is read by
+    model/unigram.py, in about 40 MB where `tokenizers` took 255 MB."""
     path = Path(model_dir) / "tokenizer.json"
     stat = path.stat()
     key = (str(path), stat.st_size, stat.st_mtime_ns, max_seq_length(model_dir))
@@ -228,11 +260,25 @@ def shared_tokenizer(model_dir: Path):
         if key not in _tokenizers:
             for old in [k for k in _tokenizers if k[0] == key[0]]:
                 del _tokenizers[old]  # the file was made again: its old form is not kept
-            tokenizer = Tokenizer.from_file(str(path))
-            tokenizer.enable_truncation(key[3])
-            tokenizer.no_padding()  # tokenizer.json pads to 128; embed pads each batch to its longest text
-            _tokenizers[key] = tokenizer
+            _tokenizers[key] = _tokenizer(path, key[3])
         return _tokenizers[key]
+
+
+def _tokenizer(path: Path, window: int):
+    """A unigram tokenizer (the multilingual model's) in Python (model/unigram.py: the same ids, 255 MB less), any
+    other in `tokenizers`."""
+    from tokenizers import Tokenizer
+
+    from .unigram import UnigramTokenizer, readable
+
+    text = path.read_text(encoding="utf-8")
+    spec = json.loads(text)
+    if readable(spec):
+        return UnigramTokenizer(spec, window)
+    tokenizer = Tokenizer.from_str(text)
+    tokenizer.enable_truncation(window)
+    tokenizer.no_padding()  # tokenizer.json pads to 128; embed pads each batch to its longest text
+    return tokenizer
 
 
 class OnnxEncoder:
@@ -246,7 +292,7 @@ class OnnxEncoder:
         self._open(onnx_path, threads)
         # A model exported with its vocabulary apart reads each token's vector from the table beside its copies,
         # memory-mapped: one table for every copy and session, and only the rows in use in memory.
-        self._words = np.load(onnx_path.with_name(WORDS_NAME), mmap_mode="r") if self._reads_vectors() else None
+        self._words = WordTable(onnx_path.with_name(WORDS_NAME)) if self._reads_vectors() else None
         self.tokenizer = shared_tokenizer(model_dir)
         self.path = onnx_path
         self.model_dir = model_dir
