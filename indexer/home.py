@@ -64,6 +64,11 @@ class Home:
                 self._embedders[model] = embedder
             return self._embedders[model]
 
+    def loaded_embedders(self) -> list[Embedder]:
+        """Every model this data home has made an embedder of (the English one first)."""
+        with self._embedders_lock:
+            return [self.embedder, *(e for e in self._embedders.values() if e is not self.embedder)]
+
     @property
     def embedding_paused(self) -> bool:
         """Whether embedding was paused (the status page, POST /api/embedding, `skmemory pause`) and not resumed."""

@@ -378,6 +378,20 @@ class Embedder:
         preparing = making() if self._lock.locked() else None  # this model is loading, and making a copy
         return NOT_LOADED if preparing is None else ModelState("not loaded", preparing=preparing)
 
+    def release_bulk(self) -> bool:
+        """Free what the bulk embedder holds for its runs while nothing is to be embedded (the query encoder stays):
+        the next batch makes it again in a tenth of a second. Returns whether anything was freed."""
+        release = getattr(self._model, "release", None)
+        if release is None or not release():
+            return False
+        try:
+            import ctypes
+
+            ctypes.CDLL("libc.so.6").malloc_trim(0)  # hand the freed pages back to the system
+        except (OSError, AttributeError):
+            pass
+        return True
+
     def ready_for_queries(self) -> bool:
         """Whether a search can embed its query now. Waits for the model unless wait_for_load is off; then a model
         still loading answers False at once, and the load goes on in the background."""
