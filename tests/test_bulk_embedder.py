@@ -131,6 +131,18 @@ def test_bulk_work_shared_among_threads_makes_the_vectors_of_one(real_embedder):
     assert three.workers == 3 and three._model.workers == 3
 
 
+@pytest.mark.skipif(not openvino_encoder.available(), reason="OpenVINO and NNCF are not installed here")
+def test_an_idle_bulk_embedder_frees_its_run_buffers_and_embeds_the_same_after(real_embedder):
+    """The server frees them after 30 s with nothing to embed (about 270 MB each once a vault was embedded): the
+    next texts, on every worker thread, get the same vectors as before."""
+    texts = real_passages(60)
+    three = Embedder(backend="openvino-int8", workers=3)
+    before = three.embed(texts)
+    assert three.release_bulk() and not three.release_bulk()  # freed once; nothing left to free
+    assert np.array_equal(three.embed(texts), before)
+    assert three.release_bulk()
+
+
 def test_the_index_cpu_setting_caps_the_bulk_threads(monkeypatch):
     from indexer.config import available_cores
     from indexer.errors import SKMemoryError
