@@ -175,6 +175,8 @@ class BackgroundIndexer:
     def _open(self, name: str) -> None:
         try:
             self.projects[name] = self.home.open_project(name, role=self.role)
+            if (previous := self.projects[name].previous_embedder()) is not None:
+                previous.load_in_background()  # a switch goes on: its meaning search reads that model meanwhile
             if self.projects[name].store.substring_backlog():  # a big sync stopped before it caught up
                 self._substrings_behind.add(name)
             self.open_errors.pop(name, None)

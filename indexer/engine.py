@@ -29,7 +29,7 @@ from .search.cache import VectorCache
 from .store.across import GENERATION as ACROSS_GENERATION
 from .search.context import build_context
 from .search.hnsw import HnswVectors
-from .search.switching import PreviousVectors
+from .search.switching import PreviousVectors, previous_index
 from .search.index import ProjectIndex
 from .search.memory import memory_search
 from .contract.request import SearchRequest
@@ -251,6 +251,12 @@ class Engine:
         status page say it."""
         index = self.index(name)
         embedder = index.embedder
+        if (previous := previous_index(index)) is not None:  # moving to another model: the old one reads meanwhile
+            switch = previous.switch
+            return {"project": index.name, "model": previous.embedder.name, "multilingual": True,
+                    "why": f"the notes are being embedded again by {embedder.name} ({switch['done']:,} of "
+                           f"{switch['total']:,} passages so far), and until then the model that embedded them reads "
+                           "the questions"}
         kept = chunk_reads.kept_languages(index)
         return {"project": index.name, "model": embedder.name, "why": kept.get("why"),
                 "multilingual": getattr(embedder, "model", "english") != "english"}

@@ -103,7 +103,7 @@ class PreviousView:
 
     def notice(self) -> str:
         done, total = self.switch.get("done", 0), self.switch.get("total", 0)
-        return (f"{self.name} is moving to {self._index.embedder.name} ({done:,} of {total:,} passages embedded "
+        return (f"'{self.name}' is moving to {self._index.embedder.name} ({done:,} of {total:,} passages embedded "
                 f"again): meanwhile its notes are searched by meaning with {self._embedder.name}, the model they "
                 "were embedded by, and notes saved since are found by their words until it is done.")
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..ingest.chunking import CHUNKER_VERSION, TokenCounter
 from ..config import Settings
-from ..model.embeddings import Embedder
+from ..model.embeddings import MODELS, Embedder
 from ..text.language import SAMPLE as LANGUAGE_SAMPLE, Languages, kept as kept_languages, languages, model_for
 from ..text.segment import interrupted
 from ..errors import DiskFull, EmbeddingsUnavailable, IndexDamaged, SKMemoryError, is_damage, is_full
@@ -204,6 +204,14 @@ class Project:
         logger.info("Project %s was chunked by chunker version %s; re-chunking it with version %s",
                     self.name, stored_chunker or 1, CHUNKER_VERSION)
         return True
+
+    def previous_embedder(self) -> Embedder | None:
+        """During a switch, the model whose vectors answer meaning search meanwhile (search/switching.py), when this
+        SK Memory still has it."""
+        previous = previous_model(self.store)
+        if previous is None:
+            return None
+        return next((e for e in map(self._embedders, MODELS) if e.name == previous["name"]), None)
 
     def _end_switch_if_done(self) -> None:
         """Once every passage has its new model's vector, the previous model's vectors go (search/switching.py)."""
