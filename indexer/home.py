@@ -226,9 +226,11 @@ class Home:
     def _model_now(self, result: dict, store: Store) -> None:
         """The model a project is embedded by from now on, as this process's setting has it (SKMEMORY_EMBED_MODEL
         may have changed since its notes' language was last told), and the switch to it if one is under way."""
-        kept = language_status(store)
-        if kept and _kept_setting(store) != self.settings.embed_model and self.settings.embed_model != "auto":
-            result["model_why"] = f"SKMEMORY_EMBED_MODEL={self.settings.embed_model} chooses it"
+        setting = self.settings.embed_model
+        if language_status(store) and _kept_setting(store) != setting:
+            result["model_why"] = (f"SKMEMORY_EMBED_MODEL={setting} chooses it" if setting != "auto" else
+                                   "SKMEMORY_EMBED_MODEL is no longer set: the notes' language is told again before "
+                                   "their next embedding")
         result["model_key"] = chosen_model(store, self.settings)
         embedder = self.embedder_for(result["model_key"])
         result["model"] = embedder.name
