@@ -35,7 +35,7 @@ from ..model.multilingual import ACROSS_SCALE, ACROSS_SPREAD, MIXED_SCALE, MIXED
 from ..model.scale import Baseline, QuestionScaledVectors, ScaledVectors
 from . import chunk_reads as reads
 from .cache import VectorCache
-from .index import ProjectIndex
+from .index import MeaningView, ProjectIndex
 from .switching import previous_index
 
 MIXED_SHARE = 0.1  # a project with a second language of at least this share of its passages is mixed
@@ -164,32 +164,16 @@ def _unit(matrix: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(matrix / np.clip(norms, 1e-12, None), dtype=np.float32)
 
 
-class AcrossView:
-    """A project as the meaning legs see it for a question across languages: its own index in every respect but the
-    vectors searched, the model that reads the question and the scale its similarities are judged on."""
+class AcrossView(MeaningView):
+    """A project as the meaning legs see it for a question across languages: the vectors across languages (or its own,
+    centred), the model that reads the question, and the scale its similarities are judged on (in `cache`)."""
 
     def __init__(self, index: ProjectIndex, cache, embedder: Embedder, asking: Asking,
                  centre: Callable[[np.ndarray], np.ndarray] | None = None):
-        self._index = index
-        self.cache = cache
-        self._embedder = embedder
+        super().__init__(index, cache, embedder)
         self.asking = asking
+        self.space = (asking.space, asking.language)
         self._centre = centre
-
-    def __getattr__(self, name: str):
-        return getattr(self._index, name)
-
-    @property
-    def embedder(self) -> Embedder:
-        return self._embedder
-
-    @property
-    def semantic_available(self) -> bool:
-        return self._embedder.ready_for_queries()
-
-    @property
-    def vector_key(self) -> tuple:
-        return ("vector", id(self._embedder), self.asking.space, self.asking.language)
 
     def embed_query(self, text: str) -> np.ndarray:
         vector = self._embedder.embed_query(text)

@@ -120,3 +120,34 @@ class ProjectIndex:
     def embed_query(self, text: str):
         """Embed a query with the same model as the chunks (raises EmbeddingsUnavailable)."""
         return self.embedder.embed_query(text)
+
+
+class MeaningView:
+    """A project as a question's meaning legs see it: its own index in every respect but the vectors searched and the
+    model that reads the question (search/across.py: across languages; search/switching.py: during a model switch).
+    `space` tells its questions' vectors apart from the project's own (Query.vector memoises them by vector_key)."""
+
+    space: tuple = ()
+
+    def __init__(self, index: ProjectIndex, cache, embedder: Embedder):
+        self._index = index
+        self.cache = cache
+        self._embedder = embedder
+
+    def __getattr__(self, name: str):
+        return getattr(self._index, name)
+
+    @property
+    def embedder(self) -> Embedder:
+        return self._embedder
+
+    @property
+    def semantic_available(self) -> bool:
+        return self._embedder.ready_for_queries()
+
+    @property
+    def vector_key(self) -> tuple:
+        return ("vector", id(self._embedder), *self.space)
+
+    def embed_query(self, text: str):
+        return self._embedder.embed_query(text)

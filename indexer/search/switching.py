@@ -22,7 +22,7 @@ from ..model.scale import ScaledVectors
 from ..store.project import PREVIOUS_META
 from . import chunk_reads as reads
 from .cache import VectorCache
-from .index import ProjectIndex
+from .index import MeaningView, ProjectIndex
 
 
 class PreviousVectors:
@@ -73,33 +73,14 @@ def _load(index: ProjectIndex) -> tuple[list[str], np.ndarray]:
     return [r[0] for r in rows], np.ascontiguousarray(matrix)
 
 
-class PreviousView:
-    """A project as the meaning legs see it during a switch: its own index in every respect but the vectors searched
-    (the previous model's) and the model that reads the question (that one)."""
+class PreviousView(MeaningView):
+    """A project as the meaning legs see it during a switch: the previous model's vectors, read by that model."""
+
+    space = ("previous",)
 
     def __init__(self, index: ProjectIndex, cache, embedder: Embedder, switch: dict):
-        self._index = index
-        self.cache = cache
-        self._embedder = embedder
+        super().__init__(index, cache, embedder)
         self.switch = switch
-
-    def __getattr__(self, name: str):
-        return getattr(self._index, name)
-
-    @property
-    def embedder(self) -> Embedder:
-        return self._embedder
-
-    @property
-    def semantic_available(self) -> bool:
-        return self._embedder.ready_for_queries()
-
-    @property
-    def vector_key(self) -> tuple:
-        return ("vector", id(self._embedder), "previous")
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._embedder.embed_query(text)
 
     def notice(self) -> str:
         done, total = self.switch.get("done", 0), self.switch.get("total", 0)
