@@ -97,7 +97,10 @@ class UnigramTokenizer:
         spec = json.loads(Path(path).read_text(encoding="utf-8"))
         if not readable(spec):
             return None
-        made = cls(spec, max_length)
+        try:
+            made = cls(spec, max_length)
+        except ValueError:  # a vocabulary this module cannot hold: `tokenizers` reads it
+            return None
         release_freed()
         return made
 
