@@ -275,13 +275,25 @@ class Engine:
         return next((s for s in states if s.preparing), next((s for s in states if s.loading), states[0]))
 
     def warm(self) -> None:
-        """Load every project's vector cache and Cluster View graph now (server start) instead of on first use."""
-        for info in self.home.projects():
+        """Load every project's vector cache and Cluster View graph now (server start) instead of on first use, and
+        the models the user's projects are searched with. A built-in project's model loads when it is first searched
+        if none of the user's projects is searched with it: the User Docs kept all-MiniLM-L6-v2 (about 180 MB) in
+        the memory of a server whose only project is Chinese."""
+        infos = self.home.projects()
+        mine = [info for info in infos if self.home.is_users(info)]
+        models = set()
+        for info in mine:
+            try:
+                models.add(self.index(info.name).embedder)
+            except SKMemoryError:
+                pass
+        for info in infos:
             if self._closed:  # the server stopped while the model loaded
                 return
             try:
                 index = self.index(info.name)
-                if index.embedder.load() and not self._closed:
+                wanted = not mine or index.embedder in models
+                if (not wanted or index.embedder.load()) and not self._closed:
                     index.cache.ensure_loaded()
                 if not self._closed and not self._embedding(info.name):
                     # Cluster View's graph too (seconds at thousands of notes), kept until its notes or vectors

@@ -628,6 +628,9 @@ class Project:
                 if is_full(exc):
                     raise DiskFull(self.space_sentence()) from None
                 raise
+        if not self.store.has_pending():  # nothing to embed: the model is not loaded for it (the server asks often)
+            self._end_switch_if_done()
+            return 0
         self._open_vectors_aside()
         if not self.embedder.load():
             raise EmbeddingsUnavailable(f"Embeddings are unavailable: {self.embedder.now.reason}")
