@@ -268,11 +268,12 @@ def meaning_index(index: ProjectIndex, query) -> ProjectIndex:
     """The project as this question's meaning legs search it: itself, or a view of it across languages (when the
     vectors that space needs are all there), whose similarities are each the question's own (QuestionScale); during
     a switch to another model, the previous model's vectors and query encoder (search/switching.py)."""
-    if (previous := previous_index(index)) is not None:
+    bound = MeaningView(index, index.cache, index.embedder)  # the model taken before the switch is read (a switch
+    if (previous := previous_index(index)) is not None:  # is written before the project's model changes)
         return previous
     asked = asking(index, query)
     if not asked.across or not asked.ready:
-        return index
+        return bound
     own = index.cache.inner if isinstance(index.cache, ScaledVectors) else index.cache
     vectors = index.across
     if asked.space == "across" and asked.total == 0 and isinstance(own, VectorCache):

@@ -90,19 +90,19 @@ class PreviousView(MeaningView):
 
 
 def switching(index: ProjectIndex) -> dict | None:
-    """The switch a project is in ({'name', 'fingerprint', 'key', 'done', 'total'}), None when it is in none (read
-    from its index_meta, kept until the writer commits again)."""
-    def read() -> dict | None:
-        raw = reads.index_meta(index, PREVIOUS_META)
-        try:
-            kept = json.loads(raw) if raw else None
-        except ValueError:
-            return None
-        if not isinstance(kept, dict) or not kept.get("name"):
-            return None
-        done, total = reads.embedded_of(index)
-        return {**kept, "key": raw, "done": done, "total": total}
-    return index.kept("model switch", read)
+    """The switch a project is in ({'name', 'fingerprint', 'key', 'done', 'total'}), None when it is in none: read
+    from its index_meta at every question (a value kept until the file's size or time moved could miss a switch
+    that had just begun, and search the old vectors with the new model), its progress kept until the writer
+    commits again."""
+    raw = reads.index_meta(index, PREVIOUS_META)
+    try:
+        kept = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    if not isinstance(kept, dict) or not kept.get("name"):
+        return None
+    done, total = index.kept("model switch progress", lambda: reads.embedded_of(index))
+    return {**kept, "key": raw, "done": done, "total": total}
 
 
 def previous_index(index: ProjectIndex) -> PreviousView | None:

@@ -151,14 +151,16 @@ class Project:
 
     # --- keeping the index current ----------------------------------------------------------------------
 
-    def _check_fingerprint(self) -> bool:
+    def _check_fingerprint(self, embedder: Embedder | None = None) -> bool:
         """Compare how the index was built with this code; drop vectors of another model. Say if re-chunking is due.
 
         A new chunker version re-chunks every document on the next full sync; chunks whose embedded text is
         unchanged keep their vectors (chunk ids and vector reuse both go by that text's hash). A new model or
         backend queues every chunk for embedding again: vectors of two models are never mixed in one project.
+        `embedder`: the model the project moves to, made its own only once the switch is written (a search that
+        found no switch yet still reads the old vectors with the old model).
         """
-        model = self.embedder.fingerprint
+        model = (embedder or self.embedder).fingerprint
         stored_model = self.store.meta("embedding_model")
         self.embedded_before_by = None  # the model and backend of vectors this open threw away, if any
         if stored_model is not None and stored_model != model and not self.store.query(
@@ -216,7 +218,12 @@ class Project:
     def _end_switch_if_done(self) -> None:
         """Once every passage has its new model's vector, the previous model's vectors go (search/switching.py)."""
         if self.store.meta(PREVIOUS_META) is not None and not self.store.has_pending():
-            self.store.end_switch(PREVIOUS_META)
+            with self._vector_lock:  # the vector cache keeps no vector of the old model (a passage that failed)
+                left = [r[0] for r in self.store.query(
+                    "SELECT chunk_id FROM chunks WHERE embed_state != 'embedded' AND NOT keyword_only")]
+                self.store.end_switch(PREVIOUS_META)
+                for listener in self.vector_listeners:
+                    listener([], None, left)
             logger.info("Project %s: every passage is embedded by %s; meaning search reads its vectors now",
                         self.name, self.embedder.name)
 
@@ -604,8 +611,8 @@ class Project:
         if embedder is self.embedder:
             return False
         logger.info("Project %s: %s; embedding it with %s", self.name, why, embedder.name)
+        self._check_fingerprint(embedder)  # the switch written first, then the model swapped (search/switching.py)
         self.embedder = embedder
-        self._check_fingerprint()
         return True
 
     def store_language_why(self) -> str:
