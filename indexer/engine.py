@@ -169,7 +169,7 @@ class Engine:
             project.across.listeners.append(across.apply)
             project.vector_listeners.append(lambda _ids, _vectors, removed: across.apply([], None, [], removed))
         # The vectors meaning search reads while the project moves to another model (search/switching.py).
-        previous = PreviousVectors(self.home.embedder_for)
+        previous = PreviousVectors(self.home.embedder_for, lambda: project.switch_meta)
         project.vector_listeners.append(lambda _ids, _vectors, removed: previous.removed(removed))
         return ProjectIndex(project.name, project.root, project.store.path, lambda: project.embedder, project.counter,
                             scaled, on_damage=self._damaged, across=across,

@@ -19,7 +19,6 @@ import numpy as np
 
 from ..model.embeddings import MODELS, Embedder
 from ..model.scale import ScaledVectors
-from ..store.project import PREVIOUS_META
 from . import chunk_reads as reads
 from .cache import VectorCache
 from .index import MeaningView, ProjectIndex
@@ -29,8 +28,9 @@ class PreviousVectors:
     """A project's previous model's vectors as search reads them during a switch: a vector cache loaded on the first
     question, kept until the switch is done (or another begins), and told of passages deleted meanwhile."""
 
-    def __init__(self, embedders: Callable[[str], Embedder]):
+    def __init__(self, embedders: Callable[[str], Embedder], state: Callable[[], str | None]):
         self._embedders = embedders  # each model's shared embedder (Home.embedder_for)
+        self.state = state  # the switch the project is in now (its index_meta value), as its writer or reader knows
         self._lock = threading.Lock()
         self._cache: VectorCache | None = None
         self._built: str | None = None  # the switch (its meta) the cache was loaded for
@@ -90,11 +90,11 @@ class PreviousView(MeaningView):
 
 
 def switching(index: ProjectIndex) -> dict | None:
-    """The switch a project is in ({'name', 'fingerprint', 'key', 'done', 'total'}), None when it is in none: read
-    from its index_meta at every question (a value kept until the file's size or time moved could miss a switch
-    that had just begun, and search the old vectors with the new model), its progress kept until the writer
-    commits again."""
-    raw = reads.index_meta(index, PREVIOUS_META)
+    """The switch a project is in ({'name', 'fingerprint', 'key', 'done', 'total'}), None when it is in none: asked
+    at every question of the project's writer (which knows it once written, before its model changes) or reader
+    (which reads the index), never a value kept until the file's size or time moved, which could miss a switch that
+    had just begun and search the old vectors with the new model; its progress kept until the writer commits."""
+    raw = index.previous.state()
     try:
         kept = json.loads(raw) if raw else None
     except ValueError:
@@ -109,7 +109,7 @@ def previous_index(index: ProjectIndex) -> PreviousView | None:
     """The project as a question's meaning legs search it during a switch; None when it is in none, or when the model
     it is moving from is not this SK Memory's any more (then the new vectors answer, as far as they are made)."""
     previous = getattr(index, "previous", None)
-    if previous is None or isinstance(index, PreviousView):
+    if previous is None or isinstance(index, MeaningView):
         return None
     switch = switching(index)
     if switch is None:

@@ -162,6 +162,9 @@ class Project:
         """
         model = (embedder or self.embedder).fingerprint
         stored_model = self.store.meta("embedding_model")
+        # The switch this project is in, as search reads it in this process (search/switching.py): set once written
+        # to SQLite and before the model changes, so that a search never pairs one model's vectors with the other.
+        self.switch_meta = self.store.meta(PREVIOUS_META)
         self.embedded_before_by = None  # the model and backend of vectors this open threw away, if any
         if stored_model is not None and stored_model != model and not self.store.query(
                 "SELECT 1 FROM chunks WHERE embed_state = 'embedded' AND NOT keyword_only LIMIT 1"):
@@ -186,6 +189,7 @@ class Project:
                 meta[PREVIOUS_META] = json.dumps({"name": _model_name(stored_model), "fingerprint": stored_model,
                                                   "at": round(time.time(), 3)})
             self.store.forget_vectors(keep_meanwhile=same_model, keep_previous=keep_previous, meta=meta)
+            self.switch_meta = self.store.meta(PREVIOUS_META)
             unfinished = unfinished or stored_model
         elif unfinished is not None:
             logger.warning("Project %s was being switched from %s to %s when it stopped; finishing the switch",
@@ -222,6 +226,7 @@ class Project:
                 left = [r[0] for r in self.store.query(
                     "SELECT chunk_id FROM chunks WHERE embed_state != 'embedded' AND NOT keyword_only")]
                 self.store.end_switch(PREVIOUS_META)
+                self.switch_meta = None
                 for listener in self.vector_listeners:
                     listener([], None, left)
             logger.info("Project %s: every passage is embedded by %s; meaning search reads its vectors now",

@@ -15,7 +15,7 @@ from ..registry import ProjectInfo
 from .across import load as load_across, progress as across_progress
 from .database import SQLITE_NAME, Store
 from .migrations import behind
-from .project import chosen_model, makes_across
+from .project import PREVIOUS_META, chosen_model, makes_across
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +54,11 @@ class ProjectReader:
                                   f"{info.name}` (or `skmemory serve`) once to bring its index up to date.")
         self.embedder = embedders(chosen_model(self.store, settings))  # the model its writer embedded it with
         self.vector_listeners: list = []  # nothing changes while it is open
+
+    @property
+    def switch_meta(self) -> str | None:
+        """The switch to another model its writer is in (search/switching.py), as the index says now."""
+        return self.store.meta(PREVIOUS_META)
 
     def load_vectors(self) -> tuple[list[str], np.ndarray]:
         ids, matrix, missing = self.store.load_vectors()
