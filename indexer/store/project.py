@@ -16,7 +16,7 @@ import numpy as np
 
 from ..ingest.chunking import CHUNKER_VERSION, TokenCounter
 from ..config import Settings
-from ..model.embeddings import MODELS, Embedder
+from ..model.embeddings import Embedder, embedder_named
 from ..text.language import SAMPLE as LANGUAGE_SAMPLE, Languages, kept as kept_languages, languages, model_for
 from ..text.segment import interrupted
 from ..errors import DiskFull, EmbeddingsUnavailable, IndexDamaged, SKMemoryError, is_damage, is_full
@@ -217,7 +217,7 @@ class Project:
         previous = previous_model(self.store)
         if previous is None:
             return None
-        return next((e for e in map(self._embedders, MODELS) if e.name == previous["name"]), None)
+        return embedder_named(self._embedders, previous["name"])
 
     def _end_switch_if_done(self) -> None:
         """Once every passage has its new model's vector, the previous model's vectors go (search/switching.py)."""
